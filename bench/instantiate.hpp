@@ -1,0 +1,24 @@
+// Instantiates run_trial for one data structure with every reclaimer.
+// Included once per data structure (ds_*.cpp), so the builds run in parallel.
+#pragma once
+
+#include <tuple>
+#include <vector>
+
+#include "registry.hpp"
+#include "runner.hpp"
+#include "smr/reclaim/all.hpp"
+
+namespace smrbench {
+
+template <template <class> class Structure, class... Domains>
+std::vector<combination> combinations_over(std::tuple<Domains...>*) {
+    return {combination{Structure<Domains>::name, Domains::traits, &run_trial<Domains, Structure>}...};
+}
+
+template <template <class> class Structure>
+std::vector<combination> combinations_for() {
+    return combinations_over<Structure>(static_cast<smr::all_domains*>(nullptr));
+}
+
+}  // namespace smrbench

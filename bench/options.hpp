@@ -1,0 +1,71 @@
+// smrbench's command line: every option, its default, and its validation.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "allocator.hpp"
+#include "pinning.hpp"
+#include "smr/free_policy.hpp"
+#include "smr/reclaim/domain_base.hpp"
+
+namespace smrbench {
+
+enum class prefill_mode { automatic, none, count };
+
+struct bench_config {
+    std::string ds = "dgt_bst";
+    std::string reclaimer = "debra";
+    smr::free_mode free = smr::free_mode::batch;
+    std::uint32_t free_k = 1;
+    std::uint32_t free_catchup_divisor = 1024;
+    allocator_kind alloc = allocator_kind::glibc;
+    int threads = 2;
+    std::int64_t key_range = 200000;
+    int insert_pct = 50;
+    int erase_pct = 50;
+    double duration_s = 1.0;
+    std::uint64_t ops_per_thread = 0;  // >0: run exactly this many operations instead of --duration
+    int trials = 1;
+    prefill_mode prefill = prefill_mode::automatic;
+    std::int64_t prefill_count = 0;  // prefill_mode::count only
+    std::uint64_t seed = 1;
+    pin_policy pin = pin_policy::none;
+    bool stall = false;
+    bool json = false;
+    bool list = false;
+    bool quiet = false;
+
+    // Reclaimer parameters (see smr::domain_config for what each one means).
+    std::uint64_t bag_size = 32768;
+    std::uint32_t advance_every = 100;
+    std::uint32_t check_every = 2;
+    std::uint32_t epoch_freq = 150;
+    std::uint32_t token_check_every = 100;
+
+    int contains_pct() const { return 100 - insert_pct - erase_pct; }
+
+    /// Nodes the structure holds once prefilled: the steady-state size of a
+    /// uniform workload, key_range x insert / (insert + erase), or half the
+    /// range for read-only workloads.
+    std::int64_t prefill_target() const;
+
+    smr::domain_config domain_config() const;
+};
+
+/// What parse_command_line decided.
+struct parse_outcome {
+    enum class action { run, exit } what = action::run;
+    int exit_code = 0;  // for action::exit: 0 after --help, 2 after an error
+    bench_config config;
+};
+
+/// Parses and validates argv. Bad input prints one line to stderr and yields
+/// action::exit with code 2; nothing has run.
+parse_outcome parse_command_line(int argc, char** argv);
+
+std::string to_string(prefill_mode mode, std::int64_t count);
+
+}  // namespace smrbench

@@ -1,0 +1,51 @@
+#include "registry.hpp"
+
+#include <algorithm>
+
+namespace smrbench {
+
+const std::vector<combination>& combinations() {
+    static const std::vector<combination> all = [] {
+        std::vector<combination> out = lazylist_combinations();
+        for (auto& c : dgt_bst_combinations()) out.push_back(c);
+        return out;
+    }();
+    return all;
+}
+
+const combination* find_combination(std::string_view ds, std::string_view reclaimer) {
+    for (const auto& c : combinations()) {
+        if (c.ds == ds && c.reclaimer.name == reclaimer) return &c;
+    }
+    return nullptr;
+}
+
+std::vector<std::string_view> ds_names() {
+    std::vector<std::string_view> names;
+    for (const auto& c : combinations()) {
+        if (std::find(names.begin(), names.end(), c.ds) == names.end()) names.push_back(c.ds);
+    }
+    return names;
+}
+
+std::vector<smr::reclaimer_traits> reclaimers() {
+    std::vector<smr::reclaimer_traits> out;
+    for (const auto& c : combinations()) {
+        const bool seen = std::any_of(out.begin(), out.end(),
+                                      [&](const auto& r) { return r.name == c.reclaimer.name; });
+        if (!seen) out.push_back(c.reclaimer);
+    }
+    return out;
+}
+
+bool is_ds_name(std::string_view name) {
+    const auto names = ds_names();
+    return std::find(names.begin(), names.end(), name) != names.end();
+}
+
+bool is_reclaimer_name(std::string_view name) {
+    const auto all = reclaimers();
+    return std::any_of(all.begin(), all.end(), [&](const auto& r) { return r.name == name; });
+}
+
+}  // namespace smrbench

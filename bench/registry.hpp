@@ -1,0 +1,34 @@
+// Every data structure x reclaimer combination compiled into smrbench.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "options.hpp"
+#include "smr/reclaim/traits.hpp"
+#include "trial.hpp"
+
+namespace smrbench {
+
+using trial_runner = trial_result (*)(const bench_config&, int trial_index);
+
+struct combination {
+    std::string_view ds;
+    smr::reclaimer_traits reclaimer;
+    trial_runner run;
+};
+
+/// Each data structure's translation unit (ds_*.cpp) contributes its list.
+std::vector<combination> lazylist_combinations();
+std::vector<combination> dgt_bst_combinations();
+
+/// All combinations, in a stable order (data structure, then reclaimer).
+const std::vector<combination>& combinations();
+const combination* find_combination(std::string_view ds, std::string_view reclaimer);
+std::vector<std::string_view> ds_names();
+std::vector<smr::reclaimer_traits> reclaimers();
+bool is_ds_name(std::string_view name);
+bool is_reclaimer_name(std::string_view name);
+
+}  // namespace smrbench

@@ -1,0 +1,245 @@
+#include "report.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <numeric>
+#include <ostream>
+#include <string>
+#include <thread>
+
+#include "pinning.hpp"
+#include "smr/free_policy.hpp"
+
+namespace smrbench {
+namespace {
+
+using nlohmann::json;
+
+json config_json(const bench_config& c) {
+    return json{
+        {"ds", c.ds},
+        {"reclaimer", c.reclaimer},
+        {"free", std::string(smr::to_string(c.free))},
+        {"free_k", c.free_k},
+        {"free_catchup_div", c.free_catchup_divisor},
+        {"alloc", std::string(to_string(c.alloc))},
+        {"threads", c.threads},
+        {"key_range", c.key_range},
+        {"insert", c.insert_pct},
+        {"erase", c.erase_pct},
+        {"contains", c.contains_pct()},
+        {"duration", c.duration_s},
+        {"ops", c.ops_per_thread},
+        {"trials", c.trials},
+        {"prefill", to_string(c.prefill, c.prefill_count)},
+        {"prefill_target", c.prefill_target()},
+        {"seed", c.seed},
+        {"pin", std::string(to_string(c.pin))},
+        {"stall", c.stall},
+        {"bag_size", c.bag_size},
+        {"advance_every", c.advance_every},
+        {"check_every", c.check_every},
+        {"epoch_freq", c.epoch_freq},
+        {"token_check_every", c.token_check_every},
+    };
+}
+
+json reclaimer_json(const reclaimer_report& r) {
+    return json{
+        {"allocated", r.allocated},
+        {"allocated_bytes", r.allocated_bytes},
+        {"retired", r.retired},
+        {"freed", r.freed},
+        {"discarded", r.discarded},
+        {"garbage_end", r.garbage_end},
+        {"garbage_peak", r.garbage_peak},
+        {"epochs", r.epochs},
+        {"signals", r.signals},
+        {"restarts", r.restarts},
+        {"free_seconds", r.free_seconds},
+        {"free_calls", r.free_calls},
+        {"free_latency_ns",
+         {{"p50", r.free_p50_ns}, {"p99", r.free_p99_ns}, {"p999", r.free_p999_ns}, {"max", r.free_max_ns}}},
+    };
+}
+
+json trial_json(const trial_result& t) {
+    return json{
+        {"trial", t.trial},
+        {"throughput_ops_per_s", t.throughput_ops_per_s},
+        {"operations", t.operations},
+        {"measured_seconds", t.measured_seconds},
+        {"ops_per_thread", t.ops_per_thread},
+        {"prefill_size", t.prefill_size},
+        {"prefill_seconds", t.prefill_seconds},
+        {"validated", t.validated},
+        {"validation",
+         {{"error", t.validation_error},
+          {"key_sum", t.key_sum},
+          {"expected_key_sum", t.expected_key_sum},
+          {"size", t.size},
+          {"expected_size", t.expected_size}}},
+        {"peak_rss_bytes", t.peak_rss_bytes},
+        {"reclaimer", reclaimer_json(t.reclaimer)},
+    };
+}
+
+std::string human_count(double value) {
+    char buffer[32];
+    if (value >= 1e9) {
+        std::snprintf(buffer, sizeof buffer, "%.2fG", value / 1e9);
+    } else if (value >= 1e6) {
+        std::snprintf(buffer, sizeof buffer, "%.2fM", value / 1e6);
+    } else if (value >= 1e3) {
+        std::snprintf(buffer, sizeof buffer, "%.1fk", value / 1e3);
+    } else {
+        std::snprintf(buffer, sizeof buffer, "%.0f", value);
+    }
+    return buffer;
+}
+
+std::string human_ns(std::uint64_t ns) {
+    char buffer[32];
+    if (ns >= 1000000) {
+        std::snprintf(buffer, sizeof buffer, "%.2f ms", static_cast<double>(ns) / 1e6);
+    } else if (ns >= 1000) {
+        std::snprintf(buffer, sizeof buffer, "%.1f us", static_cast<double>(ns) / 1e3);
+    } else {
+        std::snprintf(buffer, sizeof buffer, "%llu ns", static_cast<unsigned long long>(ns));
+    }
+    return buffer;
+}
+
+}  // namespace
+
+std::size_t median_trial(const std::vector<trial_result>& trials) {
+    std::vector<std::size_t> order(trials.size());
+    std::iota(order.begin(), order.end(), 0);
+    std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+        return trials[a].throughput_ops_per_s < trials[b].throughput_ops_per_s;
+    });
+    return order[(order.size() - 1) / 2];
+}
+
+json run_to_json(const bench_config& config, const combination& combo, const allocator_identity& allocator,
+                 const std::vector<trial_result>& trials) {
+    const trial_result& median = trials[median_trial(trials)];
+    std::vector<double> throughputs;
+    std::uint64_t peak_rss = 0;
+    bool all_validated = true;
+    json trial_list = json::array();
+    for (const auto& t : trials) {
+        throughputs.push_back(t.throughput_ops_per_s);
+        peak_rss = std::max(peak_rss, t.peak_rss_bytes);
+        all_validated = all_validated && t.validated;
+        trial_list.push_back(trial_json(t));
+    }
+    const auto [min_it, max_it] = std::minmax_element(throughputs.begin(), throughputs.end());
+
+    json reclaimer = reclaimer_json(median.reclaimer);
+    reclaimer["name"] = std::string(combo.reclaimer.name);
+    reclaimer["family"] = std::string(smr::to_string(combo.reclaimer.family));
+    reclaimer["garbage_bounded"] = combo.reclaimer.garbage_bounded;
+
+    return json{
+        {"smrbench_version", 1},
+        {"config", config_json(config)},
+        {"allocator", {{"name", allocator.name}, {"version", allocator.version}, {"library", allocator.library}}},
+        {"machine", {{"hardware_threads", std::thread::hardware_concurrency()}}},
+        {"throughput_ops_per_s", median.throughput_ops_per_s},
+        {"throughput_min_ops_per_s", *min_it},
+        {"throughput_max_ops_per_s", *max_it},
+        {"validated", all_validated},
+        {"peak_rss_bytes", peak_rss},
+        {"median_trial", median.trial},
+        {"reclaimer", reclaimer},
+        {"trials", trial_list},
+    };
+}
+
+void print_human(std::ostream& out, const bench_config& config, const combination& combo,
+                 const allocator_identity& allocator, const std::vector<trial_result>& trials) {
+    out << "smrbench  " << config.ds << " x " << combo.reclaimer.name << " (" << smr::to_string(config.free)
+        << " free) x " << allocator.name << ' ' << allocator.version << '\n'
+        << "workload  " << config.threads << " threads, keys [0, " << config.key_range << "), " << config.insert_pct
+        << "% insert " << config.erase_pct << "% erase " << config.contains_pct() << "% contains, "
+        << config.duration_s << " s" << (config.stall ? ", one stalled thread" : "") << "\n\n";
+    char line[256];
+    std::snprintf(line, sizeof line, "%-6s %12s %10s %10s %10s %10s %10s %10s %9s\n", "trial", "ops/s", "retired",
+                  "freed", "garb.peak", "epochs", "free p99.9", "free max", "valid");
+    out << line;
+    for (const auto& t : trials) {
+        const auto& r = t.reclaimer;
+        std::snprintf(line, sizeof line, "%-6d %12s %10s %10s %10s %10s %10s %10s %9s\n", t.trial + 1,
+                      human_count(t.throughput_ops_per_s).c_str(), human_count(double(r.retired)).c_str(),
+                      human_count(double(r.freed)).c_str(), human_count(double(r.garbage_peak)).c_str(),
+                      human_count(double(r.epochs)).c_str(), human_ns(r.free_p999_ns).c_str(),
+                      human_ns(r.free_max_ns).c_str(), t.validated ? "yes" : "NO");
+        out << line;
+        if (!t.validated) out << "       validation failed: " << t.validation_error << '\n';
+    }
+    const trial_result& median = trials[median_trial(trials)];
+    out << "\nmedian    " << human_count(median.throughput_ops_per_s) << " ops/s, peak RSS "
+        << human_count(double(median.peak_rss_bytes)) << "B, time in free " << median.reclaimer.free_seconds
+        << " s\n";
+}
+
+void print_list(std::ostream& out, bool as_json) {
+    if (as_json) {
+        json reclaimer_list = json::array();
+        for (const auto& r : reclaimers()) {
+            reclaimer_list.push_back({{"name", std::string(r.name)},
+                                      {"family", std::string(smr::to_string(r.family))},
+                                      {"garbage_bounded", r.garbage_bounded},
+                                      {"uses_signals", r.uses_signals},
+                                      {"needs_restart_from_root", r.needs_restart_from_root}});
+        }
+        json combos = json::array();
+        for (const auto& c : combinations()) {
+            combos.push_back({{"ds", std::string(c.ds)}, {"reclaimer", std::string(c.reclaimer.name)}, {"valid", true}});
+        }
+        json allocators = json::array();
+        for (auto name : allocator_names()) {
+            const auto kind = *parse_allocator(name);
+            allocators.push_back({{"name", std::string(name)},
+                                  {"available", kind == allocator_kind::glibc ||
+                                                    (allocator_selection_supported() && find_allocator_library(kind))}});
+        }
+        json ds_list = json::array();
+        for (auto name : ds_names()) ds_list.push_back(std::string(name));
+        out << json{{"data_structures", ds_list},
+                    {"reclaimers", reclaimer_list},
+                    {"free", {"batch", "amortized"}},
+                    {"allocators", allocators},
+                    {"pin", {"none", "compact", "scatter"}},
+                    {"combinations", combos}}
+                   .dump(2)
+            << '\n';
+        return;
+    }
+    out << "data structures:";
+    for (auto name : ds_names()) out << ' ' << name;
+    out << "\nreclaimers:\n";
+    for (const auto& r : reclaimers()) {
+        out << "  " << r.name << std::string(r.name.size() < 16 ? 16 - r.name.size() : 1, ' ')
+            << smr::to_string(r.family) << (r.garbage_bounded ? ", bounded garbage" : ", unbounded garbage")
+            << (r.uses_signals ? ", signals" : "") << (r.needs_quiescent_states ? ", quiescent states" : "") << '\n';
+    }
+    out << "free policies: batch amortized\nallocators:";
+    for (auto name : allocator_names()) {
+        const auto kind = *parse_allocator(name);
+        const bool available =
+            kind == allocator_kind::glibc || (allocator_selection_supported() && find_allocator_library(kind));
+        out << ' ' << name << (available ? "" : " (unavailable)");
+    }
+    out << "\npin policies: none compact scatter\n\nvalid combinations (ds x reclaimer):\n";
+    for (auto ds : ds_names()) {
+        out << "  " << ds << ':';
+        for (const auto& c : combinations()) {
+            if (c.ds == ds) out << ' ' << c.reclaimer.name;
+        }
+        out << '\n';
+    }
+}
+
+}  // namespace smrbench

@@ -1,0 +1,30 @@
+// smrbench's output: one JSON object (--json) or a human-readable table.
+#pragma once
+
+#include <iosfwd>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "allocator.hpp"
+#include "options.hpp"
+#include "registry.hpp"
+#include "trial.hpp"
+
+namespace smrbench {
+
+/// The run's summary: every option, the allocator really in use, the median
+/// trial's figures and every trial. docs/smrbench.md documents each field.
+nlohmann::json run_to_json(const bench_config& config, const combination& combo,
+                           const allocator_identity& allocator, const std::vector<trial_result>& trials);
+
+void print_human(std::ostream& out, const bench_config& config, const combination& combo,
+                 const allocator_identity& allocator, const std::vector<trial_result>& trials);
+
+/// --list: names and valid combinations, as text or (with --json) JSON.
+void print_list(std::ostream& out, bool json);
+
+/// Index of the trial whose throughput is the median (lower median).
+std::size_t median_trial(const std::vector<trial_result>& trials);
+
+}  // namespace smrbench

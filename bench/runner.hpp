@@ -1,0 +1,259 @@
+// One trial of one data structure x reclaimer: prefill, measure, validate.
+#pragma once
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <exception>
+#include <memory>
+#include <mutex>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "options.hpp"
+#include "pinning.hpp"
+#include "process_stats.hpp"
+#include "smr/core/clock.hpp"
+#include "smr/core/padded.hpp"
+#include "smr/ds/validation.hpp"
+#include "smr/reclaim/guards.hpp"
+#include "trial.hpp"
+#include "workload.hpp"
+
+namespace smrbench {
+
+namespace detail {
+
+/// What one worker adds up; compared with the structure at the end.
+struct worker_tally {
+    std::int64_t key_sum = 0;  // keys inserted minus keys erased (successful ops)
+    std::int64_t size = 0;     // successful inserts minus successful erases
+    std::uint64_t measured_ops = 0;
+    std::uint64_t end_ns = 0;
+};
+
+/// Shared between the trial's threads; written by the coordinator, polled by
+/// workers. Each flag is read on every operation, so each sits alone.
+struct trial_control {
+    alignas(smr::core::false_sharing_range) std::atomic<bool> go{false};
+    alignas(smr::core::false_sharing_range) std::atomic<bool> stop{false};
+    alignas(smr::core::false_sharing_range) std::atomic<std::int64_t> prefilled{0};
+    alignas(smr::core::false_sharing_range) std::atomic<int> ready{0};
+    std::mutex error_mutex;
+    std::exception_ptr error;
+
+    void fail(std::exception_ptr e) {
+        {
+            std::lock_guard lock(error_mutex);
+            if (!error) error = e;
+        }
+        prefilled.store(INT64_MAX / 2, std::memory_order_relaxed);  // end any prefill
+        stop.store(true, std::memory_order_relaxed);
+    }
+};
+
+/// Waits (futex-based, no spinning) until every participant has arrived.
+inline void wait_for_count(std::atomic<int>& counter, int expected) {
+    for (int seen = counter.load(std::memory_order_acquire); seen < expected;
+         seen = counter.load(std::memory_order_acquire)) {
+        counter.wait(seen, std::memory_order_acquire);
+    }
+}
+
+inline void arrive(std::atomic<int>& counter) {
+    counter.fetch_add(1, std::memory_order_release);  // pairs with wait_for_count's acquire
+    counter.notify_all();
+}
+
+inline void wait_for_flag(std::atomic<bool>& flag) {
+    while (!flag.load(std::memory_order_acquire)) flag.wait(false, std::memory_order_acquire);
+}
+
+}  // namespace detail
+
+template <class Domain, template <class> class Structure>
+trial_result run_trial(const bench_config& config, int trial_index) {
+    using structure_type = Structure<Domain>;
+    reset_peak_rss();
+
+    smr::domain_config domain_cfg = config.domain_config();
+    domain_cfg.max_threads = static_cast<std::size_t>(config.threads) + 2;  // workers, stall, spare
+    Domain domain(domain_cfg);
+    structure_type structure(domain);
+
+    detail::trial_control control;
+    std::vector<smr::core::padded<detail::worker_tally>> tallies(static_cast<std::size_t>(config.threads));
+    const std::vector<int> cpus = cpu_order(config.pin);
+    const std::int64_t prefill_target = config.prefill_target();
+    const op_mix mix{config.insert_pct, config.erase_pct};
+    const auto key_range = static_cast<std::uint64_t>(config.key_range);
+
+    auto do_operation = [&](int tid, op_kind kind, std::int64_t key, detail::worker_tally& tally) {
+        switch (kind) {
+            case op_kind::insert:
+                if (structure.insert(tid, key, key)) {
+                    tally.key_sum += key;
+                    ++tally.size;
+                }
+                break;
+            case op_kind::erase:
+                if (structure.erase(tid, key)) {
+                    tally.key_sum -= key;
+                    --tally.size;
+                }
+                break;
+            case op_kind::contains:
+                (void)structure.contains(tid, key);
+                break;
+        }
+        domain.quiescent(tid);  // an application quiescent state (QSBR); empty elsewhere
+    };
+
+    auto worker = [&](int index) {
+        try {
+            if (!cpus.empty() && config.pin != pin_policy::none) {
+                pin_current_thread(cpu_for_worker(cpus, static_cast<std::size_t>(index)));
+            }
+            smr::thread_handle handle(domain);
+            const int tid = handle.tid();
+            detail::worker_tally& tally = *tallies[static_cast<std::size_t>(index)];
+
+            // Prefill: grow to the steady-state size with every thread.
+            splitmix64 prefill_rng(stream_seed(config.seed, trial_index, index, 0));
+            while (control.prefilled.load(std::memory_order_relaxed) < prefill_target) {
+                const auto key = static_cast<std::int64_t>(prefill_rng.below(key_range));
+                const std::int64_t before = tally.size;
+                do_operation(tid, op_kind::insert, key, tally);
+                if (tally.size != before) control.prefilled.fetch_add(1, std::memory_order_relaxed);
+            }
+
+            detail::arrive(control.ready);
+            detail::wait_for_flag(control.go);
+
+            splitmix64 rng(stream_seed(config.seed, trial_index, index, 1));
+            std::uint64_t ops = 0;
+            // --ops: a fixed count; otherwise "unlimited" (stopped by the flag).
+            const std::uint64_t op_limit = config.ops_per_thread != 0 ? config.ops_per_thread : UINT64_MAX;
+            // relaxed: `stop` only ends the loop; the join publishes the tallies.
+            while (ops != op_limit && !control.stop.load(std::memory_order_relaxed)) {
+                const op_kind kind = mix.pick(rng);
+                const auto key = static_cast<std::int64_t>(rng.below(key_range));
+                do_operation(tid, kind, key, tally);
+                ++ops;
+            }
+            tally.end_ns = smr::core::now_ns();
+            tally.measured_ops = ops;
+        } catch (...) {
+            control.fail(std::current_exception());
+            detail::arrive(control.ready);
+        }
+    };
+
+    // --stall: a registered thread that enters an operation and stays in it
+    // for the whole measured interval (Hart's and NBR's stalled thread).
+    auto staller = [&] {
+        try {
+            smr::thread_handle handle(domain);
+            smr::op_guard guard(domain, handle.tid());
+            detail::arrive(control.ready);
+            while (!control.stop.load(std::memory_order_acquire)) {
+                std::this_thread::sleep_for(std::chrono::milliseconds(1));
+            }
+        } catch (...) {
+            control.fail(std::current_exception());
+            detail::arrive(control.ready);
+        }
+    };
+
+    const auto prefill_start = std::chrono::steady_clock::now();
+    std::vector<std::thread> threads;
+    threads.reserve(static_cast<std::size_t>(config.threads) + 1);
+    for (int i = 0; i < config.threads; ++i) threads.emplace_back(worker, i);
+    if (config.stall) threads.emplace_back(staller);
+    detail::wait_for_count(control.ready, static_cast<int>(threads.size()));
+    const double prefill_seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - prefill_start).count();
+
+    // Peak garbage: sampled every millisecond as well as at every epoch change.
+    std::thread sampler([&] {
+        while (!control.stop.load(std::memory_order_relaxed)) {
+            domain.sample_garbage();
+            std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        }
+    });
+
+    const std::uint64_t start_ns = smr::core::now_ns();
+    control.go.store(true, std::memory_order_release);  // pairs with wait_for_flag
+    control.go.notify_all();
+    std::uint64_t garbage_at_stop = 0;
+    if (config.ops_per_thread == 0) {
+        std::this_thread::sleep_for(std::chrono::duration<double>(config.duration_s));
+        garbage_at_stop = domain.sample_garbage();
+        control.stop.store(true, std::memory_order_release);
+        for (auto& t : threads) t.join();
+    } else {
+        const std::size_t workers = static_cast<std::size_t>(config.threads);
+        for (std::size_t i = 0; i < workers; ++i) threads[i].join();  // each stops after --ops
+        garbage_at_stop = domain.sample_garbage();
+        control.stop.store(true, std::memory_order_release);  // releases the stalled thread
+        for (std::size_t i = workers; i < threads.size(); ++i) threads[i].join();
+    }
+    sampler.join();
+    if (control.error) std::rethrow_exception(control.error);
+
+    trial_result result;
+    result.trial = trial_index;
+    result.prefill_size = control.prefilled.load();
+    result.prefill_seconds = prefill_seconds;
+    std::uint64_t end_ns = start_ns;
+    for (const auto& t : tallies) {
+        result.ops_per_thread.push_back(t->measured_ops);
+        result.operations += t->measured_ops;
+        result.expected_key_sum += t->key_sum;
+        result.expected_size += t->size;
+        end_ns = std::max(end_ns, t->end_ns);
+    }
+    result.measured_seconds = static_cast<double>(end_ns - start_ns) * 1e-9;
+    result.throughput_ops_per_s =
+        result.measured_seconds > 0 ? static_cast<double>(result.operations) / result.measured_seconds : 0;
+
+    const smr::ds::validation_result check = structure.validate();
+    result.key_sum = check.key_sum;
+    result.size = static_cast<std::int64_t>(check.size);
+    if (!check.ok) {
+        result.validation_error = "invariant violated: " + check.error;
+    } else if (check.key_sum != result.expected_key_sum) {
+        result.validation_error = "key sum " + std::to_string(check.key_sum) + " != expected " +
+                                  std::to_string(result.expected_key_sum);
+    } else if (result.size != result.expected_size) {
+        result.validation_error = "size " + std::to_string(result.size) + " != expected " +
+                                  std::to_string(result.expected_size);
+    }
+    result.validated = result.validation_error.empty();
+    result.peak_rss_bytes = peak_rss_bytes();
+
+    const smr::reclaimer_stats stats = domain.stats();
+    reclaimer_report& r = result.reclaimer;
+    r.allocated = stats.allocated;
+    r.allocated_bytes = stats.allocated_bytes;
+    r.retired = stats.retired;
+    r.freed = stats.freed;
+    r.discarded = stats.discarded;
+    r.garbage_end = std::max(stats.garbage, garbage_at_stop);
+    r.garbage_peak = stats.garbage_peak;
+    r.epochs = stats.epochs;
+    r.signals = stats.signals;
+    r.restarts = stats.restarts;
+    r.free_seconds = stats.free_seconds;
+    r.free_calls = stats.free_latency.count();
+    r.free_p50_ns = stats.free_latency.percentile(0.50);
+    r.free_p99_ns = stats.free_latency.percentile(0.99);
+    r.free_p999_ns = stats.free_latency.percentile(0.999);
+    r.free_max_ns = stats.free_latency.max_ns();
+    return result;
+}
+
+}  // namespace smrbench

@@ -1,0 +1,46 @@
+// What one trial measured.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "smr/reclaim/traits.hpp"
+
+namespace smrbench {
+
+struct reclaimer_report {
+    std::uint64_t allocated = 0;
+    std::uint64_t allocated_bytes = 0;
+    std::uint64_t retired = 0;
+    std::uint64_t freed = 0;
+    std::uint64_t discarded = 0;
+    std::uint64_t garbage_end = 0;  ///< unreclaimed when the workers stopped
+    std::uint64_t garbage_peak = 0;
+    std::uint64_t epochs = 0;
+    std::uint64_t signals = 0;
+    std::uint64_t restarts = 0;
+    double free_seconds = 0;
+    std::uint64_t free_calls = 0;
+    std::uint64_t free_p50_ns = 0, free_p99_ns = 0, free_p999_ns = 0, free_max_ns = 0;
+};
+
+struct trial_result {
+    int trial = 0;
+    double throughput_ops_per_s = 0;
+    std::uint64_t operations = 0;
+    double measured_seconds = 0;
+    std::vector<std::uint64_t> ops_per_thread;
+    std::int64_t prefill_size = 0;
+    double prefill_seconds = 0;
+
+    bool validated = false;
+    std::string validation_error;  ///< empty when validated
+    std::int64_t key_sum = 0, expected_key_sum = 0;
+    std::int64_t size = 0, expected_size = 0;
+
+    std::uint64_t peak_rss_bytes = 0;
+    reclaimer_report reclaimer;
+};
+
+}  // namespace smrbench

@@ -1,0 +1,137 @@
+// debra: Brown's distributed epoch-based reclamation (PODC 2015).
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+
+#include "smr/core/limbo_bag.hpp"
+#include "smr/core/padded.hpp"
+#include "smr/reclaim/domain_base.hpp"
+#include "smr/reclaim/epoch_bags.hpp"
+#include "smr/reclaim/traits.hpp"
+
+namespace smr {
+
+namespace detail {
+struct debra_local {
+    /// (epoch << 1) | quiescent. Read by other threads; alone on its lines so
+    /// the owner's bag updates do not evict it from their caches.
+    alignas(core::false_sharing_range) std::atomic<std::uint64_t> announce{1};
+    alignas(core::false_sharing_range) std::uint64_t epoch = 0;  // local epoch
+    epoch_bags bags;
+    std::uint32_t ops_since_check = 0;
+    int next_to_check = 0;
+
+    void drain_into(core::limbo_bag& out) noexcept { bags.drain_into(out); }
+};
+}  // namespace detail
+
+/// DEBRA. Each operation announces the global epoch in the thread's own slot
+/// (a single-writer, multi-reader array), and every `check_every` operations
+/// looks at *one* other thread's announcement, round robin. The thread that
+/// finds every thread either quiescent or in the current epoch advances the
+/// global epoch. Scanning cost is spread over many operations, which keeps
+/// per-operation overhead near QSBR's while, unlike QSBR, needing no
+/// application-placed quiescent states. Between operations a thread is
+/// quiescent and holds up nobody.
+///
+/// Progress: begin_op/end_op/retire are lock-free (begin_op retries only if
+/// the epoch advances while it announces). Memory: unbounded if a thread
+/// stalls inside an operation (the epoch cannot advance).
+class debra_domain : public domain_base<debra_domain, detail::debra_local> {
+public:
+    static constexpr reclaimer_traits traits{
+        .name = "debra",
+        .family = reclaimer_family::epoch,
+        .garbage_bounded = false,
+        .needs_restart_from_root = false,
+        .uses_signals = false,
+        .needs_quiescent_states = false,
+    };
+
+    using domain_base::domain_base;
+
+    // leaveQstate
+    void begin_op(int tid) noexcept {
+        auto& me = local(tid);
+        // acquire: pairs with the release of the CAS that advanced the epoch,
+        // which happened after every thread's announcement was checked.
+        std::uint64_t epoch = global_epoch_.load(std::memory_order_acquire);
+        if (epoch != me.epoch) enter_epoch(tid, epoch);  // frees while still quiescent
+        amortized_step(tid);
+        for (;;) {
+            // seq_cst store + seq_cst load: the announcement is visible before
+            // this operation reads any shared node (store-load order), and the
+            // re-read proves the epoch did not move past us while we were
+            // quiescent; otherwise our bags would be labelled two epochs stale
+            // and freed one epoch early.
+            me.announce.store(epoch << 1, std::memory_order_seq_cst);
+            const std::uint64_t now = global_epoch_.load(std::memory_order_seq_cst);
+            if (now == epoch) break;
+            epoch = now;
+            enter_epoch(tid, epoch);
+        }
+        if (++me.ops_since_check >= config().check_every) {
+            me.ops_since_check = 0;
+            check_next_thread(tid, epoch);
+        }
+    }
+
+    // enterQstate
+    void end_op(int tid) noexcept {
+        auto& me = local(tid);
+        // release: the operation's reads of shared nodes happen before a
+        // scanner that sees us quiescent lets the epoch (and frees) move on.
+        me.announce.store((me.epoch << 1) | 1, std::memory_order_release);
+    }
+
+    template <class T>
+    void retire(int tid, T* node) noexcept {
+        count_retired(tid);
+        auto& me = local(tid);
+        me.bags.add(me.epoch, node);
+    }
+
+    void on_thread_exit(int tid) noexcept { end_op(tid); }
+
+    std::uint64_t global_epoch() const noexcept {
+        return global_epoch_.load(std::memory_order_relaxed);
+    }
+
+private:
+    void enter_epoch(int tid, std::uint64_t epoch) noexcept {
+        auto& me = local(tid);
+        me.epoch = epoch;
+        me.next_to_check = 0;
+        core::limbo_bag safe;
+        me.bags.collect_safe(epoch, safe);
+        dispose_safe(tid, safe);
+    }
+
+    void check_next_thread(int tid, std::uint64_t epoch) noexcept {
+        auto& me = local(tid);
+        const int limit = threads().scan_limit();
+        if (me.next_to_check == tid) ++me.next_to_check;
+        if (me.next_to_check < limit) {
+            // acquire: pairs with the other thread's announcement stores.
+            const std::uint64_t seen = local(me.next_to_check).announce.load(std::memory_order_acquire);
+            const bool quiescent = (seen & 1) != 0;
+            if (!quiescent && (seen >> 1) != epoch) return;  // it still lags: look again later
+            ++me.next_to_check;
+            if (me.next_to_check == tid) ++me.next_to_check;
+            if (me.next_to_check < limit) return;
+        }
+        // Every thread was seen quiescent or in `epoch`.
+        std::uint64_t expected = epoch;
+        // acq_rel: release publishes our checks to whoever sees epoch + 1.
+        if (global_epoch_.compare_exchange_strong(expected, epoch + 1, std::memory_order_acq_rel,
+                                                  std::memory_order_relaxed)) {
+            note_epoch_advanced(tid);
+        }
+        me.next_to_check = 0;
+    }
+
+    alignas(core::false_sharing_range) std::atomic<std::uint64_t> global_epoch_{0};
+};
+
+}  // namespace smr

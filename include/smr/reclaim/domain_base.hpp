@@ -1,0 +1,316 @@
+// What every reclaimer shares: thread slots, node allocation, the one free
+// function, the free policy, and the statistics every reclaimer reports.
+//
+// A reclaimer is a class `R : domain_base<R, R's per-thread state, R's node
+// header>` that hides the hooks it needs (begin_op, retire, ...) and inherits
+// empty inline defaults for the rest, so a hook a scheme does not use costs
+// nothing after inlining. docs/design.md describes the hook contract.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+#include <memory>
+#include <new>
+#include <type_traits>
+#include <utility>
+
+#include "smr/core/clock.hpp"
+#include "smr/core/counters.hpp"
+#include "smr/core/limbo_bag.hpp"
+#include "smr/core/padded.hpp"
+#include "smr/core/retired_node.hpp"
+#include "smr/core/thread_registry.hpp"
+#include "smr/free_policy.hpp"
+#include "smr/reclaim/guards.hpp"
+#include "smr/trace/latency_histogram.hpp"
+
+namespace smr {
+
+/// Run-time parameters of every reclaimer. Each scheme reads the ones it
+/// documents and ignores the rest, so one struct configures any of them.
+struct domain_config {
+    /// Most threads registered at once (not in total: slots are reused).
+    std::size_t max_threads = 256;
+    free_policy free{};
+    /// Scan-based schemes (rcu; later hp, he, ibr, wfe, nbr) reclaim when a
+    /// thread's retire list reaches this many nodes. 32K is the Epochs
+    /// paper's uniform batch size (Section 5) and NBR's default.
+    std::size_t bag_threshold = 32768;
+    /// ebr, nebr: critical-region entries between epoch-advance attempts
+    /// (Hart et al. use 100).
+    std::uint32_t advance_every = 100;
+    /// debra, qsbr: operations between looks at the next thread's announcement.
+    std::uint32_t check_every = 2;
+    /// rcu: allocations by one thread between increments of the global epoch
+    /// (the IBR benchmark's epoch frequency).
+    std::uint32_t epoch_freq = 150;
+    /// token_periodic: frees between checks for the token while freeing.
+    std::uint32_t token_check_every = 100;
+};
+
+/// The counters every reclaimer reports. Garbage = nodes retired but not yet
+/// freed, including those in thread-local bags and freeable lists.
+struct reclaimer_stats {
+    std::uint64_t allocated = 0;
+    std::uint64_t allocated_bytes = 0;
+    std::uint64_t retired = 0;
+    std::uint64_t freed = 0;
+    std::uint64_t discarded = 0;  ///< allocated, never published, freed at once
+    std::uint64_t garbage = 0;
+    std::uint64_t garbage_peak = 0;
+    std::uint64_t epochs = 0;  ///< global epoch advances (or token rounds)
+    std::uint64_t signals = 0;
+    std::uint64_t restarts = 0;
+    double free_seconds = 0;  ///< time inside free() calls, summed over threads
+    trace::latency_histogram free_latency;
+};
+
+template <class Derived, class Local, class NodeHeader = core::retired_node>
+class domain_base {
+    static_assert(std::is_base_of_v<core::retired_node, NodeHeader>);
+
+public:
+    /// Data-structure nodes derive from this (see ds/lazylist.hpp).
+    using node_base = NodeHeader;
+
+    explicit domain_base(const domain_config& config)
+        : config_(config),
+          registry_(config.max_threads),
+          slots_(std::make_unique<core::padded<slot>[]>(config.max_threads)),
+          ns_per_tick_(core::ns_per_tick()) {}
+
+    domain_base(const domain_base&) = delete;
+    domain_base& operator=(const domain_base&) = delete;
+
+    /// Frees every node still held, safe or not: by now no thread may run.
+    ~domain_base() {
+        for (std::size_t i = 0; i < config_.max_threads; ++i) {
+            slot& s = *slots_[i];
+            if constexpr (requires(Local & l, core::limbo_bag & b) { l.drain_into(b); }) {
+                s.local.drain_into(s.freeable);
+            }
+            while (core::retired_node* node = s.freeable.pop_front()) release_memory(node);
+        }
+    }
+
+    // ---- thread registration -------------------------------------------------
+
+    /// Claims a slot for the calling thread. Prefer smr::thread_handle.
+    int register_thread() {
+        const int tid = registry_.acquire();
+        derived().on_thread_enter(tid);
+        return tid;
+    }
+    void unregister_thread(int tid) {
+        derived().on_thread_exit(tid);
+        registry_.release(tid);
+    }
+
+    // ---- hooks with empty defaults (a reclaimer hides the ones it needs) -----
+
+    void begin_op(int tid) noexcept { amortized_step(tid); }
+    void end_op(int) noexcept {}
+
+    /// Reads a shared pointer that will be dereferenced. Acquire: pairs with
+    /// the release (or CAS) that published the node, so its fields are
+    /// initialized. Reservation schemes announce and validate here.
+    template <class T>
+    T* protect(int, int /*slot*/, const std::atomic<T*>& source) noexcept {
+        return source.load(std::memory_order_acquire);
+    }
+    void read_phase_begin(int) noexcept {}
+    template <class... Reserved>
+    void read_phase_end(int, Reserved*...) noexcept {}
+    void quiescent(int) noexcept {}
+    /// Extended quiescent states, as in liburcu: an offline thread does not
+    /// hold up grace periods and must not touch shared nodes.
+    void thread_online(int) noexcept {}
+    void thread_offline(int) noexcept {}
+    void on_thread_enter(int) noexcept {}
+    void on_thread_exit(int) noexcept {}
+
+    // ---- allocation ----------------------------------------------------------
+
+    /// Allocates and constructs a node; the reclaimer may stamp it (birth era).
+    template <class T, class... Args>
+    T* allocate(int tid, Args&&... args) {
+        static_assert(std::is_base_of_v<node_base, T>, "nodes must derive from Domain::node_base");
+        void* memory = alignof(T) <= alignof(std::max_align_t)
+                           ? std::malloc(sizeof(T))
+                           : std::aligned_alloc(alignof(T), round_up(sizeof(T), alignof(T)));
+        if (memory == nullptr) throw std::bad_alloc();
+        T* node = ::new (memory) T(std::forward<Args>(args)...);
+        node->destroy = &core::destroy_as<T>;
+        slot& s = *slots_[tid];
+        s.allocated.add();
+        s.allocated_bytes.add(sizeof(T));
+        derived().on_allocate(tid, *node);
+        return node;
+    }
+    void on_allocate(int, node_base&) noexcept {}
+
+    /// Frees a node that was allocated but never made reachable (a failed
+    /// insert): no other thread can hold it, so no grace period is needed.
+    template <class T>
+    void discard(int tid, T* node) noexcept {
+        slot& s = *slots_[tid];
+        s.discarded.add();
+        free_timed(s, node);
+    }
+
+    /// Frees a node that no thread can reach any more, outside any thread
+    /// slot: for data-structure destructors, when no operation can be running.
+    template <class T>
+    void free_unshared(T* node) noexcept {
+        release_memory(node);
+    }
+
+    // ---- statistics ----------------------------------------------------------
+
+    /// Unreclaimed nodes now. Safe to call while threads run (relaxed reads:
+    /// a recent value, not a linearizable one).
+    std::uint64_t garbage() const noexcept {
+        std::uint64_t retired = 0;
+        std::uint64_t freed = 0;
+        const int limit = registry_.scan_limit();
+        for (int i = 0; i < limit; ++i) {
+            retired += slots_[i]->retired.get();
+            freed += slots_[i]->freed.get();
+        }
+        return retired > freed ? retired - freed : 0;
+    }
+
+    /// Reads garbage() and raises the recorded peak. Reclaimers call it at
+    /// every epoch change (garbage is highest just before frees); samplers may
+    /// call it from any thread.
+    std::uint64_t sample_garbage() noexcept {
+        const std::uint64_t now = garbage();
+        core::raise_to(garbage_peak_, now);
+        return now;
+    }
+
+    /// Totals over all slots. Latency histograms are written without
+    /// synchronization by their owners, so call this once threads are done.
+    reclaimer_stats stats() const {
+        reclaimer_stats out;
+        std::uint64_t free_ns = 0;
+        const int limit = registry_.scan_limit();
+        for (int i = 0; i < limit; ++i) {
+            const slot& s = *slots_[i];
+            out.allocated += s.allocated.get();
+            out.allocated_bytes += s.allocated_bytes.get();
+            out.retired += s.retired.get();
+            out.freed += s.freed.get();
+            out.discarded += s.discarded.get();
+            out.epochs += s.epochs.get();
+            out.signals += s.signals.get();
+            out.restarts += s.restarts.get();
+            free_ns += s.free_ns.get();
+            out.free_latency.merge(s.free_latency);
+        }
+        out.garbage = out.retired > out.freed ? out.retired - out.freed : 0;
+        out.garbage_peak = std::max(garbage_peak_.load(std::memory_order_relaxed), out.garbage);
+        out.free_seconds = static_cast<double>(free_ns) * 1e-9;
+        return out;
+    }
+
+    /// Nodes waiting in thread tid's amortized freeable list.
+    std::size_t freeable_size(int tid) const noexcept { return slots_[tid]->freeable.size(); }
+
+    const domain_config& config() const noexcept { return config_; }
+    const core::thread_registry& registry() const noexcept { return registry_; }
+
+protected:
+    struct slot {
+        Local local{};
+        core::limbo_bag freeable;  // amortized free: safe, not yet freed
+        core::owner_counter allocated, allocated_bytes, retired, freed, discarded;
+        core::owner_counter epochs, signals, restarts, free_ns;
+        trace::latency_histogram free_latency;
+    };
+
+    Local& local(int tid) noexcept { return slots_[tid]->local; }
+    const Local& local(int tid) const noexcept { return slots_[tid]->local; }
+    core::thread_registry& threads() noexcept { return registry_; }
+
+    void count_retired(int tid) noexcept { slots_[tid]->retired.add(); }
+    void count_signal(int tid) noexcept { slots_[tid]->signals.add(); }
+    void count_restart(int tid) noexcept { slots_[tid]->restarts.add(); }
+
+    /// Called by the thread whose CAS advanced the global epoch.
+    void note_epoch_advanced(int tid) noexcept {
+        slots_[tid]->epochs.add();
+        sample_garbage();
+    }
+
+    /// Every node of `safe` may be freed: free it now (batch) or queue it on
+    /// the freeable list (amortized). `safe` ends empty.
+    void dispose_safe(int tid, core::limbo_bag& safe) noexcept {
+        dispose_safe(tid, safe, 0, [] {});
+    }
+
+    /// As above; in batch mode calls `between()` after every `every` frees
+    /// (token_periodic passes the token while it frees; 0 = never).
+    template <class Between>
+    void dispose_safe(int tid, core::limbo_bag& safe, std::uint32_t every, Between&& between) {
+        slot& s = *slots_[tid];
+        if (config_.free.mode == free_mode::amortized) {
+            s.freeable.splice_back(safe);
+            return;
+        }
+        std::uint32_t since_check = 0;
+        while (core::retired_node* node = safe.pop_front()) {
+            free_timed(s, node);
+            s.freed.add();
+            if (every != 0 && ++since_check == every) {
+                since_check = 0;
+                between();
+            }
+        }
+    }
+
+    /// Amortized free's per-operation step: k nodes plus the catch-up share.
+    void amortized_step(int tid) noexcept {
+        slot& s = *slots_[tid];
+        if (s.freeable.empty()) return;  // also true for every batch-mode thread
+        std::size_t quota = config_.free.k;
+        if (config_.free.catchup_divisor != 0) quota += s.freeable.size() / config_.free.catchup_divisor;
+        for (; quota != 0; --quota) {
+            core::retired_node* node = s.freeable.pop_front();
+            if (node == nullptr) break;
+            free_timed(s, node);
+            s.freed.add();
+        }
+    }
+
+private:
+    Derived& derived() noexcept { return static_cast<Derived&>(*this); }
+
+    static constexpr std::size_t round_up(std::size_t n, std::size_t to) noexcept {
+        return (n + to - 1) / to * to;
+    }
+
+    /// The one place a node goes back to the allocator while threads run:
+    /// timed into the thread's latency histogram. Callers count it as freed
+    /// (retired garbage) or discarded (never published).
+    void free_timed(slot& s, core::retired_node* node) noexcept {
+        void* memory = node->destroy(node);
+        const std::uint64_t start = core::now_ticks();
+        std::free(memory);
+        const std::uint64_t ns = core::ticks_to_ns(core::now_ticks() - start, ns_per_tick_);
+        s.free_ns.add(ns);
+        s.free_latency.record(ns);
+    }
+
+    static void release_memory(core::retired_node* node) noexcept { std::free(node->destroy(node)); }
+
+    domain_config config_;
+    core::thread_registry registry_;
+    std::unique_ptr<core::padded<slot>[]> slots_;
+    double ns_per_tick_;
+    alignas(core::false_sharing_range) std::atomic<std::uint64_t> garbage_peak_{0};
+};
+
+}  // namespace smr

@@ -1,0 +1,48 @@
+// The three limbo bags of the epoch family (Fraser's EBR, DEBRA, NEBR, QSBR).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "smr/core/limbo_bag.hpp"
+
+namespace smr::detail {
+
+/// One thread's retired nodes, sorted by the thread's local epoch at retire.
+///
+/// Why three epochs: a thread's local epoch lags the global epoch by at most
+/// one. A node retired by a thread in local epoch e may be unlinked while the
+/// global epoch is already e+1, and a reader that entered e+1 may hold it;
+/// the global epoch can reach e+2 with that reader still inside. Only when
+/// the retiring thread has seen e+3 has every operation that overlapped the
+/// unlink finished (Hart et al., Section 2.2, Fig. 4). So a bag becomes safe
+/// when its owner's local epoch is at least three past the bag's epoch, and
+/// three bags (indexed by epoch mod 3) suffice.
+class epoch_bags {
+public:
+    void add(std::uint64_t local_epoch, core::retired_node* node) noexcept {
+        const std::size_t i = local_epoch % 3;
+        bags_[i].push_back(node);
+        epoch_of_[i] = local_epoch;
+    }
+
+    /// The owner's local epoch is now `epoch`: moves every bag retired three
+    /// or more epochs ago to `safe`. Call on every change of local epoch.
+    void collect_safe(std::uint64_t epoch, core::limbo_bag& safe) noexcept {
+        for (std::size_t i = 0; i < 3; ++i) {
+            if (!bags_[i].empty() && epoch_of_[i] + 3 <= epoch) safe.splice_back(bags_[i]);
+        }
+    }
+
+    void drain_into(core::limbo_bag& out) noexcept {
+        for (auto& bag : bags_) out.splice_back(bag);
+    }
+
+    std::size_t size() const noexcept { return bags_[0].size() + bags_[1].size() + bags_[2].size(); }
+
+private:
+    core::limbo_bag bags_[3];
+    std::uint64_t epoch_of_[3] = {0, 0, 0};
+};
+
+}  // namespace smr::detail

@@ -1,0 +1,89 @@
+// RAII guards and the read-phase checkpoint: how data structures call a reclaimer.
+//
+// Every data-structure operation has this shape (docs/design.md, "Restarts"):
+//
+//     bool erase(int tid, key_type key) {
+//         smr::op_guard guard(domain_, tid);          // begin_op ... end_op
+//         for (;;) {                                   // the restart loop
+//             SMR_READ_PHASE_BEGIN(domain_, tid);      // NBR checkpoint
+//             ... search with domain_.protect(tid, slot, source) ...
+//             domain_.read_phase_end(tid, pred, curr); // reserve, enter write phase
+//             ... lock, validate; on failure: continue (restart) ...
+//             ... unlink; domain_.retire(tid, curr); return true;
+//         }
+//     }
+//
+// The checkpoint must be a macro: sigsetjmp has to run in the frame of the
+// operation it returns into. Between the checkpoint and read_phase_end the
+// operation may be abandoned at any instruction by siglongjmp (NBR), so that
+// stretch must not allocate, lock, write shared memory or own anything with a
+// destructor, and any local it changes must be re-initialized after the
+// checkpoint. For every reclaimer that does not use signals the macro is just
+// read_phase_begin(tid), an empty inline function.
+#pragma once
+
+#include <csetjmp>
+#include <type_traits>
+#include <utility>
+
+namespace smr {
+
+/// Brackets one data-structure operation: begin_op on construction, end_op on
+/// destruction. Not copyable or movable, so an operation cannot outlive it.
+template <class Domain>
+class [[nodiscard]] op_guard {
+public:
+    op_guard(Domain& domain, int tid) : domain_(domain), tid_(tid) { domain_.begin_op(tid_); }
+    ~op_guard() { domain_.end_op(tid_); }
+    op_guard(const op_guard&) = delete;
+    op_guard& operator=(const op_guard&) = delete;
+
+private:
+    Domain& domain_;
+    int tid_;
+};
+
+/// A registered thread. Owns one slot of a domain from construction until
+/// destruction (or release()); movable, so it can be returned or stored.
+template <class Domain>
+class [[nodiscard]] thread_handle {
+public:
+    explicit thread_handle(Domain& domain) : domain_(&domain), tid_(domain.register_thread()) {}
+    ~thread_handle() { release(); }
+    thread_handle(thread_handle&& other) noexcept
+        : domain_(std::exchange(other.domain_, nullptr)), tid_(other.tid_) {}
+    thread_handle& operator=(thread_handle&& other) noexcept {
+        if (this != &other) {
+            release();
+            domain_ = std::exchange(other.domain_, nullptr);
+            tid_ = other.tid_;
+        }
+        return *this;
+    }
+    thread_handle(const thread_handle&) = delete;
+    thread_handle& operator=(const thread_handle&) = delete;
+
+    int tid() const noexcept { return tid_; }
+
+    void release() noexcept {
+        if (domain_ != nullptr) std::exchange(domain_, nullptr)->unregister_thread(tid_);
+    }
+
+private:
+    Domain* domain_;
+    int tid_;
+};
+
+}  // namespace smr
+
+/// The NBR restart point of a read phase; see the comment at the top of this
+/// file. `domain` and `tid` are evaluated more than once.
+#define SMR_READ_PHASE_BEGIN(domain, tid)                                                \
+    do {                                                                                 \
+        if constexpr (std::remove_cvref_t<decltype(domain)>::traits.uses_signals) {      \
+            if (sigsetjmp(*(domain).read_phase_checkpoint(tid), 1) != 0) {               \
+                (domain).on_neutralized(tid);                                            \
+            }                                                                            \
+        }                                                                                \
+        (domain).read_phase_begin(tid);                                                  \
+    } while (false)

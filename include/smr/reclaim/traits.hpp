@@ -1,0 +1,48 @@
+// What a reclaimer promises, declared next to its code.
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+
+namespace smr {
+
+/// The families of the literature. A data structure's safety depends mostly on
+/// the family: reservation schemes cannot protect a traversal that passes
+/// through already-unlinked nodes, neutralization schemes need the
+/// structure's operations split into read and write phases.
+enum class reclaimer_family : std::uint8_t {
+    leak,             ///< never frees while running
+    epoch,            ///< grace periods: EBR, DEBRA, QSBR, RCU, token
+    reservation,      ///< per-pointer or per-era reservations: HP, HE, IBR, WFE
+    neutralization,   ///< signals restart readers: NBR, NBR+
+    reference_count,  ///< LFRC
+    external,         ///< adapters over another library (liburcu)
+};
+
+inline constexpr std::string_view to_string(reclaimer_family family) noexcept {
+    switch (family) {
+        case reclaimer_family::leak: return "leak";
+        case reclaimer_family::epoch: return "epoch";
+        case reclaimer_family::reservation: return "reservation";
+        case reclaimer_family::neutralization: return "neutralization";
+        case reclaimer_family::reference_count: return "reference_count";
+        case reclaimer_family::external: return "external";
+    }
+    return "unknown";
+}
+
+struct reclaimer_traits {
+    std::string_view name;
+    reclaimer_family family;
+    /// Garbage stays bounded even if a thread stalls inside an operation.
+    bool garbage_bounded;
+    /// A failed protect or a neutralization restarts the operation from the
+    /// root (NBR) rather than from the last safe node.
+    bool needs_restart_from_root;
+    /// Sends POSIX signals to registered threads (NBR family).
+    bool uses_signals;
+    /// Needs quiescent(tid) calls from the application to make progress (QSBR).
+    bool needs_quiescent_states;
+};
+
+}  // namespace smr

@@ -1,0 +1,85 @@
+// Log-linear latency histogram in nanoseconds.
+//
+// Buckets: values below 16 ns are exact; above, each power of two is split
+// into 8 linear sub-buckets, so any reported percentile is within 12.5% of the
+// true value. 8 x 40 octaves covers up to ~18 minutes. Recording is a
+// bit_width, two shifts and an increment: cheap enough to run on every free.
+// Single writer (the owning thread); merge() after the writers are done.
+#pragma once
+
+#include <algorithm>
+#include <array>
+#include <bit>
+#include <cstdint>
+
+namespace smr::trace {
+
+class latency_histogram {
+public:
+    static constexpr unsigned sub_bucket_bits = 3;
+    static constexpr unsigned sub_buckets = 1u << sub_bucket_bits;
+    static constexpr unsigned exact_limit = 2 * sub_buckets;  // values below are exact
+    static constexpr unsigned octaves = 40;
+    static constexpr unsigned bucket_count = exact_limit + octaves * sub_buckets;
+
+    void record(std::uint64_t ns) noexcept {
+        ++counts_[bucket_of(ns)];
+        ++count_;
+        sum_ns_ += ns;
+        max_ns_ = std::max(max_ns_, ns);
+    }
+
+    void merge(const latency_histogram& other) noexcept {
+        for (unsigned i = 0; i < bucket_count; ++i) counts_[i] += other.counts_[i];
+        count_ += other.count_;
+        sum_ns_ += other.sum_ns_;
+        max_ns_ = std::max(max_ns_, other.max_ns_);
+    }
+
+    void reset() noexcept { *this = latency_histogram{}; }
+
+    std::uint64_t count() const noexcept { return count_; }
+    std::uint64_t sum_ns() const noexcept { return sum_ns_; }
+    std::uint64_t max_ns() const noexcept { return max_ns_; }
+
+    /// The smallest recorded-bucket upper bound at or below which a fraction q
+    /// (0..1) of the samples lie; exact maximum for q == 1; 0 when empty.
+    std::uint64_t percentile(double q) const noexcept {
+        if (count_ == 0) return 0;
+        if (q >= 1.0) return max_ns_;
+        const auto rank = static_cast<std::uint64_t>(q * static_cast<double>(count_ - 1)) + 1;
+        std::uint64_t seen = 0;
+        for (unsigned i = 0; i < bucket_count; ++i) {
+            seen += counts_[i];
+            if (seen >= rank) return std::min(bucket_upper_bound(i), max_ns_);
+        }
+        return max_ns_;
+    }
+
+    static unsigned bucket_of(std::uint64_t ns) noexcept {
+        if (ns < exact_limit) return static_cast<unsigned>(ns);
+        const unsigned exponent = static_cast<unsigned>(std::bit_width(ns)) - 1;  // >= 4
+        const unsigned octave = exponent - (sub_bucket_bits + 1);
+        if (octave >= octaves) return bucket_count - 1;
+        const unsigned sub = static_cast<unsigned>(ns >> (exponent - sub_bucket_bits)) & (sub_buckets - 1);
+        return exact_limit + octave * sub_buckets + sub;
+    }
+
+    /// Largest value that lands in bucket i.
+    static std::uint64_t bucket_upper_bound(unsigned i) noexcept {
+        if (i < exact_limit) return i;
+        const unsigned octave = (i - exact_limit) / sub_buckets;
+        const unsigned sub = (i - exact_limit) % sub_buckets;
+        const unsigned exponent = octave + sub_bucket_bits + 1;
+        const std::uint64_t width = std::uint64_t{1} << (exponent - sub_bucket_bits);
+        return (std::uint64_t{1} << exponent) + (sub + 1) * width - 1;
+    }
+
+private:
+    std::array<std::uint64_t, bucket_count> counts_{};
+    std::uint64_t count_ = 0;
+    std::uint64_t sum_ns_ = 0;
+    std::uint64_t max_ns_ = 0;
+};
+
+}  // namespace smr::trace
