@@ -21,7 +21,7 @@ int main(int argc, char** argv) {
     using namespace smrbench;
     const parse_outcome parsed = parse_command_line(argc, argv);
     if (parsed.what == parse_outcome::action::exit) return parsed.exit_code;
-    const bench_config& config = parsed.config;
+    bench_config config = parsed.config;
     if (config.list) {
         print_list(std::cout, config.json);
         return exit_ok;
@@ -32,6 +32,7 @@ int main(int argc, char** argv) {
         reexec_with_allocator_if_needed(config.alloc, argc, argv);  // returns only when done
         allocator = identify_malloc();
         verify_allocator(config.alloc, allocator);
+        config.allocator = allocator;
     } catch (const std::exception& e) {
         std::cerr << "smrbench: error: " << e.what() << '\n';
         return exit_bad_input;

@@ -7,6 +7,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "recording.hpp"
 #include "registry.hpp"
 
 namespace smrbench {
@@ -170,6 +171,14 @@ parse_outcome parse_command_line(int argc, char** argv) {
     app.add_option("--token-check-every", c.token_check_every, "token_periodic: frees between token checks")
         ->check(CLI::Range(1u, 1u << 30));
 
+    app.add_option("--timeline", c.timeline_path, "record per-thread events to FILE (docs/timeline-format.md)");
+    app.add_option("--timeline-min-ns", c.timeline_min_free_ns, "record free() calls at least this long (0: all)");
+    app.add_option("--timeline-capacity", c.timeline_capacity, "events per thread before recording stops")
+        ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1} << 28));
+    app.add_option("--garbage-series", c.garbage_series_path, "record garbage at every epoch change to FILE");
+    app.add_option("--sample-ms", c.sample_ms, "sample RSS, allocator bytes and garbage every N ms into the JSON")
+        ->check(CLI::Range(0u, 3600000u));
+
     try {
         app.parse(argc, argv);
         if (c.list) return outcome;
@@ -180,6 +189,11 @@ parse_outcome parse_command_line(int argc, char** argv) {
         check_names(c, free, alloc, pin, c);
         parse_prefill(prefill, c);
         check_allocator_available(c.alloc);
+        for (const auto* path : {&c.timeline_path, &c.garbage_series_path}) {
+            if (!path->empty() && !can_create(*path)) {
+                throw bad_input("cannot create " + *path + " (does its directory exist and is it writable?)");
+            }
+        }
     } catch (const CLI::CallForHelp&) {
         std::cout << app.help();
         outcome.what = parse_outcome::action::exit;

@@ -15,6 +15,8 @@ namespace {
 
 using nlohmann::json;
 
+}  // namespace
+
 json config_json(const bench_config& c) {
     return json{
         {"ds", c.ds},
@@ -41,8 +43,21 @@ json config_json(const bench_config& c) {
         {"check_every", c.check_every},
         {"epoch_freq", c.epoch_freq},
         {"token_check_every", c.token_check_every},
+        {"timeline", c.timeline_path},
+        {"timeline_min_ns", c.timeline_min_free_ns},
+        {"timeline_capacity", c.timeline_capacity},
+        {"garbage_series", c.garbage_series_path},
+        {"sample_ms", c.sample_ms},
     };
 }
+
+json recording_header(const bench_config& c, int trial) {
+    return json{{"config", config_json(c)},
+                {"allocator", {{"name", c.allocator.name}, {"version", c.allocator.version}}},
+                {"trial", trial}};
+}
+
+namespace {
 
 json reclaimer_json(const reclaimer_report& r) {
     return json{
@@ -63,6 +78,17 @@ json reclaimer_json(const reclaimer_report& r) {
     };
 }
 
+json samples_json(const std::vector<memory_sample>& samples) {
+    json out = json::array();
+    for (const auto& s : samples) {
+        out.push_back({{"time_ms", s.time_ms},
+                       {"rss_bytes", s.rss_bytes},
+                       {"allocator_bytes", s.allocator_bytes < 0 ? json(nullptr) : json(s.allocator_bytes)},
+                       {"garbage", s.garbage}});
+    }
+    return out;
+}
+
 json trial_json(const trial_result& t) {
     return json{
         {"trial", t.trial},
@@ -81,6 +107,7 @@ json trial_json(const trial_result& t) {
           {"expected_size", t.expected_size}}},
         {"peak_rss_bytes", t.peak_rss_bytes},
         {"reclaimer", reclaimer_json(t.reclaimer)},
+        {"samples", samples_json(t.samples)},
     };
 }
 

@@ -13,6 +13,12 @@
 
 namespace smrbench {
 
+/// Every option of the run, as in the JSON's "config".
+nlohmann::json config_json(const bench_config& config);
+
+/// The header fields every recording file shares (config, allocator, trial).
+nlohmann::json recording_header(const bench_config& config, int trial);
+
 /// The run's summary: every option, the allocator really in use, the median
 /// trial's figures and every trial. docs/smrbench.md documents each field.
 nlohmann::json run_to_json(const bench_config& config, const combination& combo,

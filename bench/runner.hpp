@@ -15,7 +15,10 @@
 
 #include "options.hpp"
 #include "pinning.hpp"
+#include "allocator_stats.hpp"
 #include "process_stats.hpp"
+#include "recording.hpp"
+#include "report.hpp"
 #include "smr/core/clock.hpp"
 #include "smr/core/padded.hpp"
 #include "smr/ds/validation.hpp"
@@ -82,6 +85,19 @@ trial_result run_trial(const bench_config& config, int trial_index) {
     smr::domain_config domain_cfg = config.domain_config();
     domain_cfg.max_threads = static_cast<std::size_t>(config.threads) + 2;  // workers, stall, spare
     Domain domain(domain_cfg);
+
+    // Recorders exist only when asked for; the domain's event sites then
+    // cost one predictable branch each.
+    const double ns_per_tick = smr::core::ns_per_tick();
+    std::unique_ptr<smr::trace::timeline> timeline;
+    std::unique_ptr<smr::trace::garbage_series> series;
+    if (!config.timeline_path.empty()) {
+        const auto min_ticks = static_cast<std::uint64_t>(static_cast<double>(config.timeline_min_free_ns) / ns_per_tick);
+        timeline = std::make_unique<smr::trace::timeline>(domain_cfg.max_threads, config.timeline_capacity, min_ticks);
+    }
+    if (!config.garbage_series_path.empty()) {
+        series = std::make_unique<smr::trace::garbage_series>(domain_cfg.max_threads);
+    }
     structure_type structure(domain);
 
     detail::trial_control control;
@@ -177,15 +193,33 @@ trial_result run_trial(const bench_config& config, int trial_index) {
     const double prefill_seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - prefill_start).count();
 
-    // Peak garbage: sampled every millisecond as well as at every epoch change.
+    // Recording covers the measured interval only (the prefill would fill
+    // the buffers with epoch changes of an empty workload). Attached while
+    // the workers wait for `go`: its release store publishes the pointers.
+    domain.attach_recorders(timeline.get(), series.get());
+    const std::uint64_t start_ns = smr::core::now_ns();
+    const std::uint64_t start_ticks = smr::core::now_ticks();
+
+    // Peak garbage: sampled every millisecond as well as at every epoch
+    // change; with --sample-ms, also a memory time series for the JSON.
+    std::vector<memory_sample> samples;
     std::thread sampler([&] {
+        using clock = std::chrono::steady_clock;
+        const auto period = std::chrono::milliseconds(config.sample_ms != 0 ? config.sample_ms : 1);
+        auto next_sample = clock::now();
         while (!control.stop.load(std::memory_order_relaxed)) {
-            domain.sample_garbage();
+            const std::uint64_t garbage = domain.sample_garbage();
+            if (config.sample_ms != 0 && clock::now() >= next_sample) {
+                const auto bytes = allocator_bytes_in_use(config.allocator.name);
+                samples.push_back(memory_sample{
+                    static_cast<double>(smr::core::now_ns() - start_ns) * 1e-6, current_rss_bytes(),
+                    bytes ? static_cast<std::int64_t>(*bytes) : -1, garbage});
+                next_sample += period;
+            }
             std::this_thread::sleep_for(std::chrono::milliseconds(1));
         }
     });
 
-    const std::uint64_t start_ns = smr::core::now_ns();
     control.go.store(true, std::memory_order_release);  // pairs with wait_for_flag
     control.go.notify_all();
     std::uint64_t garbage_at_stop = 0;
@@ -201,8 +235,18 @@ trial_result run_trial(const bench_config& config, int trial_index) {
         control.stop.store(true, std::memory_order_release);  // releases the stalled thread
         for (std::size_t i = workers; i < threads.size(); ++i) threads[i].join();
     }
+    const std::uint64_t end_ticks = smr::core::now_ticks();
     sampler.join();
     if (control.error) std::rethrow_exception(control.error);
+
+    if (timeline) {
+        write_timeline(per_trial_path(config.timeline_path, trial_index, config.trials),
+                       recording_header(config, trial_index), *timeline, start_ticks, end_ticks, ns_per_tick);
+    }
+    if (series) {
+        write_garbage_series(per_trial_path(config.garbage_series_path, trial_index, config.trials),
+                             recording_header(config, trial_index), *series, start_ticks, ns_per_tick);
+    }
 
     trial_result result;
     result.trial = trial_index;
@@ -253,6 +297,7 @@ trial_result run_trial(const bench_config& config, int trial_index) {
     r.free_p99_ns = stats.free_latency.percentile(0.99);
     r.free_p999_ns = stats.free_latency.percentile(0.999);
     r.free_max_ns = stats.free_latency.max_ns();
+    result.samples = std::move(samples);
     return result;
 }
 

@@ -25,6 +25,14 @@ struct reclaimer_report {
     std::uint64_t free_p50_ns = 0, free_p99_ns = 0, free_p999_ns = 0, free_max_ns = 0;
 };
 
+/// One --sample-ms sample.
+struct memory_sample {
+    double time_ms = 0;  ///< since the measured start
+    std::uint64_t rss_bytes = 0;
+    std::int64_t allocator_bytes = -1;  ///< -1: the allocator offers no figure
+    std::uint64_t garbage = 0;
+};
+
 struct trial_result {
     int trial = 0;
     double throughput_ops_per_s = 0;
@@ -41,6 +49,7 @@ struct trial_result {
 
     std::uint64_t peak_rss_bytes = 0;
     reclaimer_report reclaimer;
+    std::vector<memory_sample> samples;
 };
 
 }  // namespace smrbench

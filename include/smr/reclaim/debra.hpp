@@ -126,7 +126,7 @@ private:
         // acq_rel: release publishes our checks to whoever sees epoch + 1.
         if (global_epoch_.compare_exchange_strong(expected, epoch + 1, std::memory_order_acq_rel,
                                                   std::memory_order_relaxed)) {
-            note_epoch_advanced(tid);
+            note_epoch_advanced(tid, epoch + 1);
         }
         me.next_to_check = 0;
     }

@@ -25,6 +25,7 @@
 #include "smr/free_policy.hpp"
 #include "smr/reclaim/guards.hpp"
 #include "smr/trace/latency_histogram.hpp"
+#include "smr/trace/timeline.hpp"
 
 namespace smr {
 
@@ -157,7 +158,7 @@ public:
     void discard(int tid, T* node) noexcept {
         slot& s = *slots_[tid];
         s.discarded.add();
-        free_timed(s, node);
+        free_timed(tid, s, node);
     }
 
     /// Frees a node that no thread can reach any more, outside any thread
@@ -216,6 +217,15 @@ public:
         return out;
     }
 
+    /// Starts recording events into `timeline` and garbage at every epoch
+    /// change into `series` (either may be null). Both must outlive the
+    /// domain's threads; attach before threads register. Off by default: an
+    /// event site then costs one well-predicted branch.
+    void attach_recorders(trace::timeline* timeline, trace::garbage_series* series) noexcept {
+        timeline_ = timeline;
+        series_ = series;
+    }
+
     /// Nodes waiting in thread tid's amortized freeable list.
     std::size_t freeable_size(int tid) const noexcept { return slots_[tid]->freeable.size(); }
 
@@ -239,10 +249,22 @@ protected:
     void count_signal(int tid) noexcept { slots_[tid]->signals.add(); }
     void count_restart(int tid) noexcept { slots_[tid]->restarts.add(); }
 
-    /// Called by the thread whose CAS advanced the global epoch.
-    void note_epoch_advanced(int tid) noexcept {
+    /// Called by the thread whose CAS advanced the global epoch to `epoch`.
+    void note_epoch_advanced(int tid, std::uint64_t epoch = 0) {
         slots_[tid]->epochs.add();
-        sample_garbage();
+        const std::uint64_t garbage_now = sample_garbage();
+        if (timeline_ != nullptr || series_ != nullptr) [[unlikely]] {
+            const std::uint64_t now = core::now_ticks();
+            if (timeline_ != nullptr) timeline_->record_instant(tid, trace::event_kind::epoch_change, now, epoch);
+            if (series_ != nullptr) series_->record(tid, now, epoch, garbage_now);
+        }
+    }
+
+    /// An instant event for the timeline (token pass, signal sent, ...).
+    void record_event(int tid, trace::event_kind kind, std::uint64_t value) noexcept {
+        if (timeline_ != nullptr) [[unlikely]] {
+            timeline_->record_instant(tid, kind, core::now_ticks(), value);
+        }
     }
 
     /// Every node of `safe` may be freed: free it now (batch) or queue it on
@@ -260,14 +282,19 @@ protected:
             s.freeable.splice_back(safe);
             return;
         }
+        const std::size_t batch_size = safe.size();
+        const std::uint64_t batch_start = timeline_ != nullptr ? core::now_ticks() : 0;
         std::uint32_t since_check = 0;
         while (core::retired_node* node = safe.pop_front()) {
-            free_timed(s, node);
+            free_timed(tid, s, node);
             s.freed.add();
             if (every != 0 && ++since_check == every) {
                 since_check = 0;
                 between();
             }
+        }
+        if (timeline_ != nullptr && batch_size != 0) [[unlikely]] {
+            timeline_->record(tid, trace::event_kind::batch_free, batch_start, core::now_ticks(), batch_size);
         }
     }
 
@@ -280,7 +307,7 @@ protected:
         for (; quota != 0; --quota) {
             core::retired_node* node = s.freeable.pop_front();
             if (node == nullptr) break;
-            free_timed(s, node);
+            free_timed(tid, s, node);
             s.freed.add();
         }
     }
@@ -295,13 +322,17 @@ private:
     /// The one place a node goes back to the allocator while threads run:
     /// timed into the thread's latency histogram. Callers count it as freed
     /// (retired garbage) or discarded (never published).
-    void free_timed(slot& s, core::retired_node* node) noexcept {
+    void free_timed(int tid, slot& s, core::retired_node* node) noexcept {
         void* memory = node->destroy(node);
         const std::uint64_t start = core::now_ticks();
         std::free(memory);
-        const std::uint64_t ns = core::ticks_to_ns(core::now_ticks() - start, ns_per_tick_);
+        const std::uint64_t end = core::now_ticks();
+        const std::uint64_t ns = core::ticks_to_ns(end - start, ns_per_tick_);
         s.free_ns.add(ns);
         s.free_latency.record(ns);
+        if (timeline_ != nullptr && end - start >= timeline_->min_free_ticks()) [[unlikely]] {
+            timeline_->record(tid, trace::event_kind::free_call, start, end, 1);
+        }
     }
 
     static void release_memory(core::retired_node* node) noexcept { std::free(node->destroy(node)); }
@@ -310,6 +341,8 @@ private:
     core::thread_registry registry_;
     std::unique_ptr<core::padded<slot>[]> slots_;
     double ns_per_tick_;
+    trace::timeline* timeline_ = nullptr;
+    trace::garbage_series* series_ = nullptr;
     alignas(core::false_sharing_range) std::atomic<std::uint64_t> garbage_peak_{0};
 };
 
