@@ -1,0 +1,83 @@
+#!/usr/bin/env python3
+"""Single-thread instructions per operation of each reclaimer, by callgrind.
+
+Instruction counts are deterministic (same binary, inputs and environment),
+so unlike timings on a shared 2-core machine they compare reclaimers exactly.
+Each reclaimer runs twice under callgrind with one worker thread doing
+--ops N and then --ops 2N operations; the difference of the worker thread's
+instruction totals divided by N is the per-operation cost with the prefill,
+setup and teardown cancelled out. Other threads (the coordinator, the garbage
+sampler) are counted separately by --separate-threads and ignored.
+
+Usage: scripts/measure/instructions_per_op.py [--smrbench PATH] [--ds dgt_bst]
+       [--key-range 100000] [--ops 100000] [--reclaimers none,debra,...]
+"""
+
+from __future__ import annotations
+
+import argparse
+import glob
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def worker_instructions(smrbench: str, args: list[str], ops: int) -> int:
+    """Instructions executed by the single worker thread (callgrind thread 2)."""
+    with tempfile.TemporaryDirectory() as out_dir:
+        prefix = os.path.join(out_dir, "cg.out")
+        cmd = ["valgrind", "--tool=callgrind", "--separate-threads=yes",
+               f"--callgrind-out-file={prefix}", smrbench, *args, "--threads", "1",
+               "--ops", str(ops), "--trials", "1", "--quiet", "--json"]
+        subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        # Thread 1 is main; the first thread it creates is the only worker.
+        [path] = glob.glob(prefix + "-02")
+        with open(path, encoding="utf-8") as f:
+            for line in f:
+                match = re.match(r"(?:summary|totals):\s+(\d+)", line)
+                if match:
+                    return int(match.group(1))
+    raise RuntimeError(f"no instruction total in callgrind output for {args}")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--smrbench", default=os.path.join(ROOT, "build/release/bench/smrbench"))
+    parser.add_argument("--ds", default="dgt_bst")
+    parser.add_argument("--key-range", type=int, default=100000)
+    parser.add_argument("--ops", type=int, default=100000)
+    parser.add_argument("--free", default="batch")
+    parser.add_argument("--reclaimers", default="")
+    options = parser.parse_args()
+
+    listing = json.loads(subprocess.run([options.smrbench, "--list", "--json"], check=True,
+                                        capture_output=True, text=True).stdout)
+    reclaimers = (options.reclaimers.split(",") if options.reclaimers
+                  else [r["name"] for r in listing["reclaimers"]])
+    base = ["--ds", options.ds, "--key-range", str(options.key_range), "--free", options.free]
+    results = {}
+    for name in reclaimers:
+        args = [*base, "--reclaimer", name]
+        once = worker_instructions(options.smrbench, args, options.ops)
+        twice = worker_instructions(options.smrbench, args, 2 * options.ops)
+        results[name] = (twice - once) / options.ops
+        print(f"{name:16s} {results[name]:9.1f} instructions/op", file=sys.stderr, flush=True)
+
+    baseline = results.get("none")
+    print(f"# {options.ds}, {options.key_range} keys, 1 thread, {options.free} free, "
+          f"50% insert 50% erase, {options.ops} ops (difference of {options.ops} and {2 * options.ops})")
+    print("| reclaimer | instructions/op | vs none |")
+    print("|---|---:|---:|")
+    for name, value in results.items():
+        ratio = f"{100.0 * (value / baseline - 1):+.1f}%" if baseline else "n/a"
+        print(f"| {name} | {value:.1f} | {ratio} |")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

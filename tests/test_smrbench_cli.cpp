@@ -1,0 +1,261 @@
+// smrbench as a user meets it: every kind of bad input is refused with one
+// line on stderr and exit code 2, nothing on stdout; good input gives exactly
+// one JSON object with the documented fields.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <cctype>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace {
+
+namespace fs = std::filesystem;
+
+struct run_result {
+    int exit_code = -1;
+    std::string out;
+    std::string err;
+};
+
+std::string slurp(const fs::path& path) {
+    std::ifstream in(path);
+    std::stringstream buffer;
+    buffer << in.rdbuf();
+    return buffer.str();
+}
+
+/// Runs smrbench with `args` (a shell-quoted string), capturing both streams.
+run_result smrbench(const std::string& args) {
+    const fs::path dir = fs::temp_directory_path();
+    const std::string tag = std::to_string(::getpid()) + "-" + std::to_string(std::rand());
+    const fs::path out = dir / ("smrbench-out-" + tag), err = dir / ("smrbench-err-" + tag);
+    const std::string command = std::string(SMRBENCH_PATH) + " " + args + " >" + out.string() + " 2>" +
+                                err.string() + " </dev/null";
+    const int status = std::system(command.c_str());
+    run_result result;
+    result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    result.out = slurp(out);
+    result.err = slurp(err);
+    fs::remove(out);
+    fs::remove(err);
+    return result;
+}
+
+int count_lines(const std::string& text) {
+    int lines = 0;
+    for (char c : text) lines += c == '\n';
+    return lines;
+}
+
+bool sanitizer_build() {
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+    return true;
+#else
+    return false;
+#endif
+}
+
+const char* const quick = "--threads 2 --key-range 256 --duration 0.05 --quiet";
+
+// ---- bad input --------------------------------------------------------------
+
+struct bad_input_case {
+    const char* args;
+    const char* stderr_mentions;  // a word the one error line must contain
+};
+
+void PrintTo(const bad_input_case& c, std::ostream* out) { *out << '"' << c.args << '"'; }
+
+class BadInput : public testing::TestWithParam<bad_input_case> {};
+
+TEST_P(BadInput, IsRefusedWithOneLineAndExitCode2) {
+    const auto& c = GetParam();
+    const run_result r = smrbench(c.args);
+    EXPECT_EQ(r.exit_code, 2) << c.args;
+    EXPECT_EQ(count_lines(r.err), 1) << "stderr: " << r.err;
+    EXPECT_EQ(r.err.rfind("smrbench: error: ", 0), 0u) << r.err;
+    EXPECT_NE(r.err.find(c.stderr_mentions), std::string::npos) << r.err;
+    EXPECT_TRUE(r.out.empty()) << "stdout: " << r.out;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Cli, BadInput,
+    testing::Values(bad_input_case{"--ds no_such_ds", "no_such_ds"},
+                    bad_input_case{"--reclaimer no_such_reclaimer", "no_such_reclaimer"},
+                    bad_input_case{"--free sometimes", "sometimes"},
+                    bad_input_case{"--alloc no_such_alloc", "no_such_alloc"},
+                    bad_input_case{"--pin everywhere", "everywhere"},
+                    bad_input_case{"--insert 70 --erase 40", "exceed 100"},
+                    bad_input_case{"--insert 101", "--insert"},
+                    bad_input_case{"--erase -5", "--erase"},
+                    bad_input_case{"--threads 0", "--threads"},
+                    bad_input_case{"--threads many", "--threads"},
+                    bad_input_case{"--key-range 0", "--key-range"},
+                    bad_input_case{"--duration 0", "--duration"},
+                    bad_input_case{"--duration -1", "--duration"},
+                    bad_input_case{"--trials 0", "--trials"},
+                    bad_input_case{"--free-k 0", "--free-k"},
+                    bad_input_case{"--prefill lots", "--prefill"},
+                    bad_input_case{"--key-range 100 --prefill 101", "--prefill"},
+                    bad_input_case{"--no-such-option", "no-such-option"},
+                    bad_input_case{"stray_positional", "stray_positional"},
+                    bad_input_case{"--timeline /no/such/dir/run.timeline", "/no/such/dir"},
+                    bad_input_case{"--garbage-series /no/such/dir/g.csv", "/no/such/dir"}),
+    [](const testing::TestParamInfo<bad_input_case>& info) {
+        // "--key-range 100 --prefill 101" -> "key_range_100_prefill_101"
+        std::string name;
+        for (const char* c = info.param.args; *c != '\0'; ++c) {
+            if (std::isalnum(static_cast<unsigned char>(*c))) {
+                name += *c;
+            } else if (!name.empty() && name.back() != '_') {
+                name += '_';
+            }
+        }
+        return name;
+    });
+
+TEST(Cli, SanitizerBuildsRefuseOtherAllocators) {
+    if (!sanitizer_build()) GTEST_SKIP() << "release build: allocator selection is supported";
+    const run_result r = smrbench("--alloc jemalloc");
+    EXPECT_EQ(r.exit_code, 2);
+    EXPECT_EQ(count_lines(r.err), 1);
+    EXPECT_NE(r.err.find("sanitizer"), std::string::npos) << r.err;
+}
+
+// ---- good input -------------------------------------------------------------
+
+TEST(Cli, HelpExitsZero) {
+    const run_result r = smrbench("--help");
+    EXPECT_EQ(r.exit_code, 0);
+    EXPECT_NE(r.out.find("--reclaimer"), std::string::npos);
+}
+
+TEST(Cli, ListNamesEveryReclaimerAndCombination) {
+    const run_result r = smrbench("--list --json");
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const auto list = nlohmann::json::parse(r.out);
+    std::vector<std::string> names;
+    for (const auto& rec : list["reclaimers"]) names.push_back(rec["name"]);
+    for (const char* expected : {"none", "ebr", "nebr", "debra", "qsbr", "rcu", "token_naive", "token_passfirst",
+                                 "token_periodic"}) {
+        EXPECT_NE(std::find(names.begin(), names.end(), expected), names.end()) << expected;
+    }
+    EXPECT_EQ(list["combinations"].size(), list["data_structures"].size() * names.size());
+    const run_result text = smrbench("--list");
+    EXPECT_EQ(text.exit_code, 0);
+    EXPECT_NE(text.out.find("valid combinations"), std::string::npos);
+}
+
+TEST(Cli, JsonIsExactlyOneObjectWithTheDocumentedFields) {
+    const run_result r = smrbench(std::string(quick) + " --json --trials 3 --reclaimer debra --free amortized");
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(count_lines(r.out), 1) << "stdout must hold one JSON line";
+    const auto run = nlohmann::json::parse(r.out);
+    for (const char* key : {"config", "allocator", "throughput_ops_per_s", "validated", "peak_rss_bytes",
+                            "reclaimer", "trials"}) {
+        EXPECT_TRUE(run.contains(key)) << key;
+    }
+    for (const char* key : {"ds", "reclaimer", "free", "free_k", "alloc", "threads", "key_range", "insert",
+                            "erase", "duration", "trials", "prefill", "seed", "pin", "stall"}) {
+        EXPECT_TRUE(run["config"].contains(key)) << "config." << key;
+    }
+    for (const char* key : {"retired", "freed", "garbage_peak", "epochs", "free_seconds", "free_latency_ns"}) {
+        EXPECT_TRUE(run["reclaimer"].contains(key)) << "reclaimer." << key;
+    }
+    for (const char* key : {"p50", "p99", "p999", "max"}) {
+        EXPECT_TRUE(run["reclaimer"]["free_latency_ns"].contains(key)) << key;
+    }
+    EXPECT_EQ(run["config"]["free"], "amortized");
+    EXPECT_EQ(run["trials"].size(), 3u);
+    EXPECT_TRUE(run["validated"].get<bool>());
+    EXPECT_GT(run["throughput_ops_per_s"].get<double>(), 0);
+    EXPECT_FALSE(run["allocator"]["name"].get<std::string>().empty());
+    // The median of three trials is one of them, between the min and max.
+    std::vector<double> throughputs;
+    for (const auto& t : run["trials"]) throughputs.push_back(t["throughput_ops_per_s"]);
+    std::sort(throughputs.begin(), throughputs.end());
+    EXPECT_DOUBLE_EQ(run["throughput_ops_per_s"].get<double>(), throughputs[1]);
+}
+
+TEST(Cli, EveryCombinationRunsAndValidates) {
+    const auto list = nlohmann::json::parse(smrbench("--list --json").out);
+    for (const auto& combo : list["combinations"]) {
+        for (const char* free : {"batch", "amortized"}) {
+            const std::string args = std::string(quick) + " --json --ds " + combo["ds"].get<std::string>() +
+                                     " --reclaimer " + combo["reclaimer"].get<std::string>() + " --free " + free;
+            const run_result r = smrbench(args);
+            ASSERT_EQ(r.exit_code, 0) << args << "\n" << r.err;
+            EXPECT_TRUE(nlohmann::json::parse(r.out)["validated"].get<bool>()) << args;
+        }
+    }
+}
+
+TEST(Cli, OpsRunsAFixedNumberOfOperations) {
+    const run_result r = smrbench("--threads 3 --key-range 256 --ops 1000 --quiet --json");
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const auto run = nlohmann::json::parse(r.out);
+    EXPECT_EQ(run["trials"][0]["operations"].get<std::uint64_t>(), 3000u);
+}
+
+// ---- bounded vs unbounded garbage, measured end to end -------------------------
+
+TEST(Cli, StalledThreadMakesDebraGarbageGrow) {
+    const std::string base = "--reclaimer debra --threads 2 --key-range 1024 --duration 0.3 --quiet --json";
+    const auto stalled = nlohmann::json::parse(smrbench(base + " --stall").out);
+    const auto free_running = nlohmann::json::parse(smrbench(base).out);
+    const auto& s = stalled["reclaimer"];
+    const auto& f = free_running["reclaimer"];
+    ASSERT_GT(s["retired"].get<double>(), 10000);
+    // With a thread stuck in an operation no epoch can complete: nothing is freed.
+    EXPECT_EQ(s["freed"].get<std::uint64_t>(), 0u);
+    EXPECT_GE(s["garbage_peak"].get<double>(), 0.99 * s["retired"].get<double>());
+    // Without it, garbage stays a small fraction of what was retired.
+    EXPECT_LT(f["garbage_peak"].get<double>(), 0.25 * f["retired"].get<double>());
+    EXPECT_TRUE(stalled["validated"].get<bool>());
+}
+
+TEST(Cli, SelectedAllocatorReallyServesMalloc) {
+    if (sanitizer_build()) GTEST_SKIP() << "sanitizer builds refuse LD_PRELOAD allocators";
+    for (const char* name : {"jemalloc", "tcmalloc", "mimalloc", "tbbmalloc"}) {
+        const run_result r = smrbench(std::string(quick) + " --json --alloc " + name);
+        ASSERT_EQ(r.exit_code, 0) << name << ": " << r.err;
+        const auto run = nlohmann::json::parse(r.out);
+        EXPECT_EQ(run["allocator"]["name"], name);
+        EXPECT_FALSE(run["allocator"]["version"].get<std::string>().empty()) << name;
+        EXPECT_TRUE(run["validated"].get<bool>()) << name;
+    }
+}
+
+TEST(Cli, RecordingWritesVersionedFiles) {
+    const fs::path dir = fs::temp_directory_path() / ("smrbench-rec-" + std::to_string(::getpid()));
+    fs::create_directories(dir);
+    const run_result r = smrbench(std::string(quick) + " --json --trials 2 --timeline " + (dir / "run.timeline").string() +
+                                  " --garbage-series " + (dir / "run.garbage").string() + " --sample-ms 10");
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    for (int t = 0; t < 2; ++t) {
+        std::ifstream timeline(dir / ("run.t" + std::to_string(t) + ".timeline"));
+        std::string header, columns;
+        ASSERT_TRUE(std::getline(timeline, header));
+        const auto h = nlohmann::json::parse(header);
+        EXPECT_EQ(h["format"], "smrlab-timeline");
+        EXPECT_EQ(h["version"], 1);
+        EXPECT_EQ(h["trial"], t);
+        std::getline(timeline, columns);
+        EXPECT_EQ(columns, "thread,kind,start_ns,end_ns,value");
+        std::ifstream series(dir / ("run.t" + std::to_string(t) + ".garbage"));
+        ASSERT_TRUE(std::getline(series, header));
+        EXPECT_EQ(nlohmann::json::parse(header)["format"], "smrlab-garbage-series");
+    }
+    const auto run = nlohmann::json::parse(r.out);
+    EXPECT_FALSE(run["trials"][0]["samples"].empty());
+    fs::remove_all(dir);
+}
+
+}  // namespace
