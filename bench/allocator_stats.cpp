@@ -35,8 +35,8 @@ std::optional<std::uint64_t> tcmalloc_allocated() {
 }
 
 std::optional<std::uint64_t> mimalloc_committed() {
-    using info_fn = void(std::size_t*, std::size_t*, std::size_t*, std::size_t*, std::size_t*, std::size_t*,
-                         std::size_t*, std::size_t*);
+    using info_fn = void(std::size_t*, std::size_t*, std::size_t*, std::size_t*, std::size_t*,
+                         std::size_t*, std::size_t*, std::size_t*);
     auto* info = lookup<info_fn>("mi_process_info");
     if (info == nullptr) return std::nullopt;
     std::size_t elapsed, user, system, rss, peak_rss, commit = 0, peak_commit, faults;

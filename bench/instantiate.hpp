@@ -13,7 +13,8 @@ namespace smrbench {
 
 template <template <class> class Structure, class... Domains>
 std::vector<combination> combinations_over(std::tuple<Domains...>*) {
-    return {combination{Structure<Domains>::name, Domains::traits, &run_trial<Domains, Structure>}...};
+    return {
+        combination{Structure<Domains>::name, Domains::traits, &run_trial<Domains, Structure>}...};
 }
 
 template <template <class> class Structure>

@@ -49,11 +49,14 @@ int main(int argc, char** argv) {
             if (!config.quiet) {
                 std::cerr << "smrbench: trial " << i + 1 << '/' << config.trials << ": "
                           << t.throughput_ops_per_s / 1e6 << " Mops/s, "
-                          << (t.validated ? "validated" : "VALIDATION FAILED: " + t.validation_error) << '\n';
+                          << (t.validated ? "validated"
+                                          : "VALIDATION FAILED: " + t.validation_error)
+                          << '\n';
             }
         }
     } catch (const std::exception& e) {
-        std::cerr << "smrbench: error: trial " << trials.size() + 1 << " failed: " << e.what() << '\n';
+        std::cerr << "smrbench: error: trial " << trials.size() + 1 << " failed: " << e.what()
+                  << '\n';
         return exit_validation_failed;
     }
 

@@ -56,22 +56,26 @@ void parse_prefill(const std::string& text, bench_config& config) {
 void check_names(const bench_config& config, const std::string& free, const std::string& alloc,
                  const std::string& pin, bench_config& out) {
     if (!is_ds_name(config.ds)) {
-        throw bad_input("--ds: unknown data structure '" + config.ds + "' (known: " + join(ds_names()) + ")");
+        throw bad_input("--ds: unknown data structure '" + config.ds +
+                        "' (known: " + join(ds_names()) + ")");
     }
     if (!is_reclaimer_name(config.reclaimer)) {
         std::vector<std::string_view> names;
         for (const auto& r : reclaimers()) names.push_back(r.name);
-        throw bad_input("--reclaimer: unknown reclaimer '" + config.reclaimer + "' (known: " + join(names) + ")");
+        throw bad_input("--reclaimer: unknown reclaimer '" + config.reclaimer +
+                        "' (known: " + join(names) + ")");
     }
     if (find_combination(config.ds, config.reclaimer) == nullptr) {
-        throw bad_input("--reclaimer " + config.reclaimer + " is not available with --ds " + config.ds);
+        throw bad_input("--reclaimer " + config.reclaimer + " is not available with --ds " +
+                        config.ds);
     }
     const auto mode = smr::parse_free_mode(free);
     if (!mode) throw bad_input("--free: expected batch or amortized, got '" + free + "'");
     out.free = *mode;
     const auto kind = parse_allocator(alloc);
     if (!kind) {
-        throw bad_input("--alloc: unknown allocator '" + alloc + "' (known: " + join(allocator_names()) + ")");
+        throw bad_input("--alloc: unknown allocator '" + alloc +
+                        "' (known: " + join(allocator_names()) + ")");
     }
     out.alloc = *kind;
     const auto placement = parse_pin_policy(pin);
@@ -87,8 +91,9 @@ void check_allocator_available(allocator_kind kind) {
                         "replaces malloc); use a release build");
     }
     if (!find_allocator_library(kind)) {
-        throw bad_input("--alloc " + std::string(to_string(kind)) + ": its library (Debian package " +
-                        std::string(debian_package(kind)) + ") is not installed; run scripts/bootstrap");
+        throw bad_input("--alloc " + std::string(to_string(kind)) +
+                        ": its library (Debian package " + std::string(debian_package(kind)) +
+                        ") is not installed; run scripts/bootstrap");
     }
 }
 
@@ -96,9 +101,12 @@ void check_allocator_available(allocator_kind kind) {
 
 std::int64_t bench_config::prefill_target() const {
     switch (prefill) {
-        case prefill_mode::none: return 0;
-        case prefill_mode::count: return prefill_count;
-        case prefill_mode::automatic: break;
+        case prefill_mode::none:
+            return 0;
+        case prefill_mode::count:
+            return prefill_count;
+        case prefill_mode::automatic:
+            break;
     }
     const int updates = insert_pct + erase_pct;
     if (updates == 0) return key_range / 2;
@@ -120,9 +128,12 @@ smr::domain_config bench_config::domain_config() const {
 
 std::string to_string(prefill_mode mode, std::int64_t count) {
     switch (mode) {
-        case prefill_mode::automatic: return "auto";
-        case prefill_mode::none: return "none";
-        case prefill_mode::count: return std::to_string(count);
+        case prefill_mode::automatic:
+            return "auto";
+        case prefill_mode::none:
+            return "none";
+        case prefill_mode::count:
+            return std::to_string(count);
     }
     return "auto";
 }
@@ -133,50 +144,67 @@ parse_outcome parse_command_line(int argc, char** argv) {
     std::string free = "batch", alloc = "glibc", prefill = "auto", pin = "none";
 
     CLI::App app{
-        "smrbench: run one data structure x reclaimer x allocator x workload, validate every trial.\n"
+        "smrbench: run one data structure x reclaimer x allocator x workload, validate every "
+        "trial.\n"
         "Names of data structures and reclaimers: smrbench --list."};
     app.option_defaults()->always_capture_default();
     app.add_option("--ds", c.ds, "data structure");
     app.add_option("--reclaimer", c.reclaimer, "memory reclamation scheme");
     app.add_option("--free", free, "freeing policy: batch | amortized");
-    app.add_option("--free-k", c.free_k, "amortized: nodes freed per operation")->check(CLI::Range(1u, 1u << 20));
-    app.add_option("--free-catchup-div", c.free_catchup_divisor,
-                   "amortized: also free len/N per operation when the freeable list is long (0: off)");
-    app.add_option("--alloc", alloc, "allocator: glibc | jemalloc | tcmalloc | mimalloc | tbbmalloc");
+    app.add_option("--free-k", c.free_k, "amortized: nodes freed per operation")
+        ->check(CLI::Range(1u, 1u << 20));
+    app.add_option(
+        "--free-catchup-div", c.free_catchup_divisor,
+        "amortized: also free len/N per operation when the freeable list is long (0: off)");
+    app.add_option("--alloc", alloc,
+                   "allocator: glibc | jemalloc | tcmalloc | mimalloc | tbbmalloc");
     app.add_option("--threads", c.threads, "worker threads")->check(CLI::Range(1, 4096));
     app.add_option("--key-range", c.key_range, "keys are uniform in [0, N)")
         ->check(CLI::Range(std::int64_t{1}, std::int64_t{1} << 40));
     app.add_option("--insert", c.insert_pct, "percent inserts")->check(CLI::Range(0, 100));
-    app.add_option("--erase", c.erase_pct, "percent erases (contains: the rest)")->check(CLI::Range(0, 100));
+    app.add_option("--erase", c.erase_pct, "percent erases (contains: the rest)")
+        ->check(CLI::Range(0, 100));
     app.add_option("--duration", c.duration_s, "measured seconds per trial (fractions allowed)")
         ->check(CLI::Range(0.001, 86400.0));
-    app.add_option("--ops", c.ops_per_thread,
-                   "run exactly N operations per thread instead of --duration (deterministic: for callgrind)");
+    app.add_option(
+        "--ops", c.ops_per_thread,
+        "run exactly N operations per thread instead of --duration (deterministic: for callgrind)");
     app.add_option("--trials", c.trials, "trials (throughput: median)")->check(CLI::Range(1, 1000));
     app.add_option("--prefill", prefill, "auto (steady-state size) | none | N keys");
     app.add_option("--seed", c.seed, "random seed");
     app.add_option("--pin", pin, "thread placement: none | compact | scatter");
-    app.add_flag("--stall", c.stall, "one extra thread stays inside an operation for the whole trial");
+    app.add_flag("--stall", c.stall,
+                 "one extra thread stays inside an operation for the whole trial");
     app.add_flag("--json", c.json, "print exactly one JSON object on stdout");
-    app.add_flag("--list", c.list, "list data structures, reclaimers, allocators and valid combinations");
+    app.add_flag("--list", c.list,
+                 "list data structures, reclaimers, allocators and valid combinations");
     app.add_flag("--quiet", c.quiet, "no progress lines on stderr");
-    app.add_option("--bag-size", c.bag_size, "scan-based reclaimers: retire-list length that triggers a scan")
+    app.add_option("--bag-size", c.bag_size,
+                   "scan-based reclaimers: retire-list length that triggers a scan")
         ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1} << 32));
-    app.add_option("--advance-every", c.advance_every, "ebr, nebr: operations between epoch-advance attempts")
+    app.add_option("--advance-every", c.advance_every,
+                   "ebr, nebr: operations between epoch-advance attempts")
         ->check(CLI::Range(1u, 1u << 30));
-    app.add_option("--check-every", c.check_every, "debra, qsbr: operations between checks of another thread")
+    app.add_option("--check-every", c.check_every,
+                   "debra, qsbr: operations between checks of another thread")
         ->check(CLI::Range(1u, 1u << 30));
     app.add_option("--epoch-freq", c.epoch_freq, "rcu: allocations per global epoch increment")
         ->check(CLI::Range(1u, 1u << 30));
-    app.add_option("--token-check-every", c.token_check_every, "token_periodic: frees between token checks")
+    app.add_option("--token-check-every", c.token_check_every,
+                   "token_periodic: frees between token checks")
         ->check(CLI::Range(1u, 1u << 30));
 
-    app.add_option("--timeline", c.timeline_path, "record per-thread events to FILE (docs/timeline-format.md)");
-    app.add_option("--timeline-min-ns", c.timeline_min_free_ns, "record free() calls at least this long (0: all)");
-    app.add_option("--timeline-capacity", c.timeline_capacity, "events per thread before recording stops")
+    app.add_option("--timeline", c.timeline_path,
+                   "record per-thread events to FILE (docs/timeline-format.md)");
+    app.add_option("--timeline-min-ns", c.timeline_min_free_ns,
+                   "record free() calls at least this long (0: all)");
+    app.add_option("--timeline-capacity", c.timeline_capacity,
+                   "events per thread before recording stops")
         ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1} << 28));
-    app.add_option("--garbage-series", c.garbage_series_path, "record garbage at every epoch change to FILE");
-    app.add_option("--sample-ms", c.sample_ms, "sample RSS, allocator bytes and garbage every N ms into the JSON")
+    app.add_option("--garbage-series", c.garbage_series_path,
+                   "record garbage at every epoch change to FILE");
+    app.add_option("--sample-ms", c.sample_ms,
+                   "sample RSS, allocator bytes and garbage every N ms into the JSON")
         ->check(CLI::Range(0u, 3600000u));
 
     try {
@@ -191,7 +219,8 @@ parse_outcome parse_command_line(int argc, char** argv) {
         check_allocator_available(c.alloc);
         for (const auto* path : {&c.timeline_path, &c.garbage_series_path}) {
             if (!path->empty() && !can_create(*path)) {
-                throw bad_input("cannot create " + *path + " (does its directory exist and is it writable?)");
+                throw bad_input("cannot create " + *path +
+                                " (does its directory exist and is it writable?)");
             }
         }
     } catch (const CLI::CallForHelp&) {

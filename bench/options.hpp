@@ -39,11 +39,11 @@ struct bench_config {
     bool quiet = false;
 
     // Recording (docs/timeline-format.md).
-    std::string timeline_path;                  // --timeline: empty = off
-    std::uint64_t timeline_min_free_ns = 0;     // free_call events at least this long
-    std::uint64_t timeline_capacity = 100000;   // events per thread
-    std::string garbage_series_path;            // --garbage-series: empty = off
-    std::uint32_t sample_ms = 0;                // --sample-ms: 0 = no time series in the JSON
+    std::string timeline_path;                 // --timeline: empty = off
+    std::uint64_t timeline_min_free_ns = 0;    // free_call events at least this long
+    std::uint64_t timeline_capacity = 100000;  // events per thread
+    std::string garbage_series_path;           // --garbage-series: empty = off
+    std::uint32_t sample_ms = 0;               // --sample-ms: 0 = no time series in the JSON
 
     /// Filled in by main() after the allocator is verified, so trials can
     /// label what they record.

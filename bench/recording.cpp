@@ -23,14 +23,18 @@ void write_atomically(const std::string& path, Fill&& fill) {
     const std::string temporary = path + ".tmp";
     {
         std::ofstream out(temporary, std::ios::trunc);
-        if (!out) throw std::runtime_error("cannot write " + temporary + ": " + std::strerror(errno));
+        if (!out)
+            throw std::runtime_error("cannot write " + temporary + ": " + std::strerror(errno));
         fill(out);
         out.flush();
-        if (!out) throw std::runtime_error("cannot write " + temporary + ": " + std::strerror(errno));
+        if (!out)
+            throw std::runtime_error("cannot write " + temporary + ": " + std::strerror(errno));
     }
     std::error_code ec;
     fs::rename(temporary, path, ec);
-    if (ec) throw std::runtime_error("cannot rename " + temporary + " to " + path + ": " + ec.message());
+    if (ec)
+        throw std::runtime_error("cannot rename " + temporary + " to " + path + ": " +
+                                 ec.message());
 }
 
 }  // namespace
@@ -43,8 +47,9 @@ std::string per_trial_path(const std::string& path, int trial, int trials) {
     return result.string();
 }
 
-void write_timeline(const std::string& path, nlohmann::json header, const smr::trace::timeline& timeline,
-                    std::uint64_t start_ticks, std::uint64_t end_ticks, double ns_per_tick) {
+void write_timeline(const std::string& path, nlohmann::json header,
+                    const smr::trace::timeline& timeline, std::uint64_t start_ticks,
+                    std::uint64_t end_ticks, double ns_per_tick) {
     nlohmann::json truncated = nlohmann::json::array();
     std::size_t events = 0;
     int used_threads = 0;
@@ -58,7 +63,8 @@ void write_timeline(const std::string& path, nlohmann::json header, const smr::t
     header["version"] = 1;
     header["threads"] = used_threads;
     header["capacity_per_thread"] = timeline.capacity();
-    header["min_free_ns"] = static_cast<std::uint64_t>(static_cast<double>(timeline.min_free_ticks()) * ns_per_tick);
+    header["min_free_ns"] =
+        static_cast<std::uint64_t>(static_cast<double>(timeline.min_free_ticks()) * ns_per_tick);
     header["measured_start_ns"] = 0;
     header["measured_end_ns"] = relative_ns(end_ticks, start_ticks, ns_per_tick);
     header["truncated_threads"] = truncated;
@@ -70,14 +76,16 @@ void write_timeline(const std::string& path, nlohmann::json header, const smr::t
             for (std::size_t i = 0; i < timeline.size(tid); ++i) {
                 out << tid << ',' << smr::trace::to_string(e[i].kind) << ','
                     << relative_ns(e[i].start_ticks, start_ticks, ns_per_tick) << ','
-                    << relative_ns(e[i].end_ticks, start_ticks, ns_per_tick) << ',' << e[i].value << '\n';
+                    << relative_ns(e[i].end_ticks, start_ticks, ns_per_tick) << ',' << e[i].value
+                    << '\n';
             }
         }
     });
 }
 
-void write_garbage_series(const std::string& path, nlohmann::json header, const smr::trace::garbage_series& series,
-                          std::uint64_t start_ticks, double ns_per_tick) {
+void write_garbage_series(const std::string& path, nlohmann::json header,
+                          const smr::trace::garbage_series& series, std::uint64_t start_ticks,
+                          double ns_per_tick) {
     const auto points = series.merged();
     header["format"] = "smrlab-garbage-series";
     header["version"] = 1;
@@ -85,7 +93,8 @@ void write_garbage_series(const std::string& path, nlohmann::json header, const 
     write_atomically(path, [&](std::ostream& out) {
         out << header.dump() << "\ntime_ns,epoch,garbage\n";
         for (const auto& p : points) {
-            out << relative_ns(p.ticks, start_ticks, ns_per_tick) << ',' << p.epoch << ',' << p.garbage << '\n';
+            out << relative_ns(p.ticks, start_ticks, ns_per_tick) << ',' << p.epoch << ','
+                << p.garbage << '\n';
         }
     });
 }

@@ -74,17 +74,21 @@ json reclaimer_json(const reclaimer_report& r) {
         {"free_seconds", r.free_seconds},
         {"free_calls", r.free_calls},
         {"free_latency_ns",
-         {{"p50", r.free_p50_ns}, {"p99", r.free_p99_ns}, {"p999", r.free_p999_ns}, {"max", r.free_max_ns}}},
+         {{"p50", r.free_p50_ns},
+          {"p99", r.free_p99_ns},
+          {"p999", r.free_p999_ns},
+          {"max", r.free_max_ns}}},
     };
 }
 
 json samples_json(const std::vector<memory_sample>& samples) {
     json out = json::array();
     for (const auto& s : samples) {
-        out.push_back({{"time_ms", s.time_ms},
-                       {"rss_bytes", s.rss_bytes},
-                       {"allocator_bytes", s.allocator_bytes < 0 ? json(nullptr) : json(s.allocator_bytes)},
-                       {"garbage", s.garbage}});
+        out.push_back(
+            {{"time_ms", s.time_ms},
+             {"rss_bytes", s.rss_bytes},
+             {"allocator_bytes", s.allocator_bytes < 0 ? json(nullptr) : json(s.allocator_bytes)},
+             {"garbage", s.garbage}});
     }
     return out;
 }
@@ -148,8 +152,8 @@ std::size_t median_trial(const std::vector<trial_result>& trials) {
     return order[(order.size() - 1) / 2];
 }
 
-json run_to_json(const bench_config& config, const combination& combo, const allocator_identity& allocator,
-                 const std::vector<trial_result>& trials) {
+json run_to_json(const bench_config& config, const combination& combo,
+                 const allocator_identity& allocator, const std::vector<trial_result>& trials) {
     const trial_result& median = trials[median_trial(trials)];
     std::vector<double> throughputs;
     std::uint64_t peak_rss = 0;
@@ -171,7 +175,10 @@ json run_to_json(const bench_config& config, const combination& combo, const all
     return json{
         {"smrbench_version", 1},
         {"config", config_json(config)},
-        {"allocator", {{"name", allocator.name}, {"version", allocator.version}, {"library", allocator.library}}},
+        {"allocator",
+         {{"name", allocator.name},
+          {"version", allocator.version},
+          {"library", allocator.library}}},
         {"machine", {{"hardware_threads", std::thread::hardware_concurrency()}}},
         {"throughput_ops_per_s", median.throughput_ops_per_s},
         {"throughput_min_ops_per_s", *min_it},
@@ -186,20 +193,24 @@ json run_to_json(const bench_config& config, const combination& combo, const all
 
 void print_human(std::ostream& out, const bench_config& config, const combination& combo,
                  const allocator_identity& allocator, const std::vector<trial_result>& trials) {
-    out << "smrbench  " << config.ds << " x " << combo.reclaimer.name << " (" << smr::to_string(config.free)
-        << " free) x " << allocator.name << ' ' << allocator.version << '\n'
-        << "workload  " << config.threads << " threads, keys [0, " << config.key_range << "), " << config.insert_pct
-        << "% insert " << config.erase_pct << "% erase " << config.contains_pct() << "% contains, "
-        << config.duration_s << " s" << (config.stall ? ", one stalled thread" : "") << "\n\n";
+    out << "smrbench  " << config.ds << " x " << combo.reclaimer.name << " ("
+        << smr::to_string(config.free) << " free) x " << allocator.name << ' ' << allocator.version
+        << '\n'
+        << "workload  " << config.threads << " threads, keys [0, " << config.key_range << "), "
+        << config.insert_pct << "% insert " << config.erase_pct << "% erase "
+        << config.contains_pct() << "% contains, " << config.duration_s << " s"
+        << (config.stall ? ", one stalled thread" : "") << "\n\n";
     char line[256];
-    std::snprintf(line, sizeof line, "%-6s %12s %10s %10s %10s %10s %10s %10s %9s\n", "trial", "ops/s", "retired",
-                  "freed", "garb.peak", "epochs", "free p99.9", "free max", "valid");
+    std::snprintf(line, sizeof line, "%-6s %12s %10s %10s %10s %10s %10s %10s %9s\n", "trial",
+                  "ops/s", "retired", "freed", "garb.peak", "epochs", "free p99.9", "free max",
+                  "valid");
     out << line;
     for (const auto& t : trials) {
         const auto& r = t.reclaimer;
-        std::snprintf(line, sizeof line, "%-6d %12s %10s %10s %10s %10s %10s %10s %9s\n", t.trial + 1,
-                      human_count(t.throughput_ops_per_s).c_str(), human_count(double(r.retired)).c_str(),
-                      human_count(double(r.freed)).c_str(), human_count(double(r.garbage_peak)).c_str(),
+        std::snprintf(line, sizeof line, "%-6d %12s %10s %10s %10s %10s %10s %10s %9s\n",
+                      t.trial + 1, human_count(t.throughput_ops_per_s).c_str(),
+                      human_count(double(r.retired)).c_str(), human_count(double(r.freed)).c_str(),
+                      human_count(double(r.garbage_peak)).c_str(),
                       human_count(double(r.epochs)).c_str(), human_ns(r.free_p999_ns).c_str(),
                       human_ns(r.free_max_ns).c_str(), t.validated ? "yes" : "NO");
         out << line;
@@ -207,8 +218,8 @@ void print_human(std::ostream& out, const bench_config& config, const combinatio
     }
     const trial_result& median = trials[median_trial(trials)];
     out << "\nmedian    " << human_count(median.throughput_ops_per_s) << " ops/s, peak RSS "
-        << human_count(double(median.peak_rss_bytes)) << "B, time in free " << median.reclaimer.free_seconds
-        << " s\n";
+        << human_count(double(median.peak_rss_bytes)) << "B, time in free "
+        << median.reclaimer.free_seconds << " s\n";
 }
 
 void print_list(std::ostream& out, bool as_json) {
@@ -223,14 +234,17 @@ void print_list(std::ostream& out, bool as_json) {
         }
         json combos = json::array();
         for (const auto& c : combinations()) {
-            combos.push_back({{"ds", std::string(c.ds)}, {"reclaimer", std::string(c.reclaimer.name)}, {"valid", true}});
+            combos.push_back({{"ds", std::string(c.ds)},
+                              {"reclaimer", std::string(c.reclaimer.name)},
+                              {"valid", true}});
         }
         json allocators = json::array();
         for (auto name : allocator_names()) {
             const auto kind = *parse_allocator(name);
-            allocators.push_back({{"name", std::string(name)},
-                                  {"available", kind == allocator_kind::glibc ||
-                                                    (allocator_selection_supported() && find_allocator_library(kind))}});
+            allocators.push_back(
+                {{"name", std::string(name)},
+                 {"available", kind == allocator_kind::glibc || (allocator_selection_supported() &&
+                                                                 find_allocator_library(kind))}});
         }
         json ds_list = json::array();
         for (auto name : ds_names()) ds_list.push_back(std::string(name));
@@ -249,14 +263,16 @@ void print_list(std::ostream& out, bool as_json) {
     out << "\nreclaimers:\n";
     for (const auto& r : reclaimers()) {
         out << "  " << r.name << std::string(r.name.size() < 16 ? 16 - r.name.size() : 1, ' ')
-            << smr::to_string(r.family) << (r.garbage_bounded ? ", bounded garbage" : ", unbounded garbage")
-            << (r.uses_signals ? ", signals" : "") << (r.needs_quiescent_states ? ", quiescent states" : "") << '\n';
+            << smr::to_string(r.family)
+            << (r.garbage_bounded ? ", bounded garbage" : ", unbounded garbage")
+            << (r.uses_signals ? ", signals" : "")
+            << (r.needs_quiescent_states ? ", quiescent states" : "") << '\n';
     }
     out << "free policies: batch amortized\nallocators:";
     for (auto name : allocator_names()) {
         const auto kind = *parse_allocator(name);
-        const bool available =
-            kind == allocator_kind::glibc || (allocator_selection_supported() && find_allocator_library(kind));
+        const bool available = kind == allocator_kind::glibc ||
+                               (allocator_selection_supported() && find_allocator_library(kind));
         out << ' ' << name << (available ? "" : " (unavailable)");
     }
     out << "\npin policies: none compact scatter\n\nvalid combinations (ds x reclaimer):\n";

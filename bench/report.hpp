@@ -2,9 +2,8 @@
 #pragma once
 
 #include <iosfwd>
-#include <vector>
-
 #include <nlohmann/json.hpp>
+#include <vector>
 
 #include "allocator.hpp"
 #include "options.hpp"
@@ -22,7 +21,8 @@ nlohmann::json recording_header(const bench_config& config, int trial);
 /// The run's summary: every option, the allocator really in use, the median
 /// trial's figures and every trial. docs/smrbench.md documents each field.
 nlohmann::json run_to_json(const bench_config& config, const combination& combo,
-                           const allocator_identity& allocator, const std::vector<trial_result>& trials);
+                           const allocator_identity& allocator,
+                           const std::vector<trial_result>& trials);
 
 void print_human(std::ostream& out, const bench_config& config, const combination& combo,
                  const allocator_identity& allocator, const std::vector<trial_result>& trials);

@@ -13,9 +13,9 @@
 #include <thread>
 #include <vector>
 
+#include "allocator_stats.hpp"
 #include "options.hpp"
 #include "pinning.hpp"
-#include "allocator_stats.hpp"
 #include "process_stats.hpp"
 #include "recording.hpp"
 #include "report.hpp"
@@ -92,8 +92,10 @@ trial_result run_trial(const bench_config& config, int trial_index) {
     std::unique_ptr<smr::trace::timeline> timeline;
     std::unique_ptr<smr::trace::garbage_series> series;
     if (!config.timeline_path.empty()) {
-        const auto min_ticks = static_cast<std::uint64_t>(static_cast<double>(config.timeline_min_free_ns) / ns_per_tick);
-        timeline = std::make_unique<smr::trace::timeline>(domain_cfg.max_threads, config.timeline_capacity, min_ticks);
+        const auto min_ticks = static_cast<std::uint64_t>(
+            static_cast<double>(config.timeline_min_free_ns) / ns_per_tick);
+        timeline = std::make_unique<smr::trace::timeline>(domain_cfg.max_threads,
+                                                          config.timeline_capacity, min_ticks);
     }
     if (!config.garbage_series_path.empty()) {
         series = std::make_unique<smr::trace::garbage_series>(domain_cfg.max_threads);
@@ -101,7 +103,8 @@ trial_result run_trial(const bench_config& config, int trial_index) {
     structure_type structure(domain);
 
     detail::trial_control control;
-    std::vector<smr::core::padded<detail::worker_tally>> tallies(static_cast<std::size_t>(config.threads));
+    std::vector<smr::core::padded<detail::worker_tally>> tallies(
+        static_cast<std::size_t>(config.threads));
     const std::vector<int> cpus = cpu_order(config.pin);
     const std::int64_t prefill_target = config.prefill_target();
     const op_mix mix{config.insert_pct, config.erase_pct};
@@ -152,7 +155,8 @@ trial_result run_trial(const bench_config& config, int trial_index) {
             splitmix64 rng(stream_seed(config.seed, trial_index, index, 1));
             std::uint64_t ops = 0;
             // --ops: a fixed count; otherwise "unlimited" (stopped by the flag).
-            const std::uint64_t op_limit = config.ops_per_thread != 0 ? config.ops_per_thread : UINT64_MAX;
+            const std::uint64_t op_limit =
+                config.ops_per_thread != 0 ? config.ops_per_thread : UINT64_MAX;
             // relaxed: `stop` only ends the loop; the join publishes the tallies.
             while (ops != op_limit && !control.stop.load(std::memory_order_relaxed)) {
                 const op_kind kind = mix.pick(rng);
@@ -241,11 +245,13 @@ trial_result run_trial(const bench_config& config, int trial_index) {
 
     if (timeline) {
         write_timeline(per_trial_path(config.timeline_path, trial_index, config.trials),
-                       recording_header(config, trial_index), *timeline, start_ticks, end_ticks, ns_per_tick);
+                       recording_header(config, trial_index), *timeline, start_ticks, end_ticks,
+                       ns_per_tick);
     }
     if (series) {
         write_garbage_series(per_trial_path(config.garbage_series_path, trial_index, config.trials),
-                             recording_header(config, trial_index), *series, start_ticks, ns_per_tick);
+                             recording_header(config, trial_index), *series, start_ticks,
+                             ns_per_tick);
     }
 
     trial_result result;
@@ -262,7 +268,9 @@ trial_result run_trial(const bench_config& config, int trial_index) {
     }
     result.measured_seconds = static_cast<double>(end_ns - start_ns) * 1e-9;
     result.throughput_ops_per_s =
-        result.measured_seconds > 0 ? static_cast<double>(result.operations) / result.measured_seconds : 0;
+        result.measured_seconds > 0
+            ? static_cast<double>(result.operations) / result.measured_seconds
+            : 0;
 
     const smr::ds::validation_result check = structure.validate();
     result.key_sum = check.key_sum;

@@ -8,7 +8,7 @@ namespace smrbench {
 /// xoshiro-style generators are overkill here; splitmix64 passes BigCrush,
 /// is one multiply-xorshift chain per number and has no state to warm up.
 class splitmix64 {
-public:
+  public:
     explicit splitmix64(std::uint64_t seed) noexcept : state_(seed) {}
     std::uint64_t next() noexcept {
         std::uint64_t z = (state_ += 0x9e3779b97f4a7c15ULL);
@@ -21,7 +21,7 @@ public:
         return static_cast<std::uint64_t>((static_cast<unsigned __int128>(next()) * bound) >> 64);
     }
 
-private:
+  private:
     std::uint64_t state_;
 };
 

@@ -36,8 +36,8 @@ run_result smrbench(const std::string& args) {
     const fs::path dir = fs::temp_directory_path();
     const std::string tag = std::to_string(::getpid()) + "-" + std::to_string(std::rand());
     const fs::path out = dir / ("smrbench-out-" + tag), err = dir / ("smrbench-err-" + tag);
-    const std::string command = std::string(SMRBENCH_PATH) + " " + args + " >" + out.string() + " 2>" +
-                                err.string() + " </dev/null";
+    const std::string command = std::string(SMRBENCH_PATH) + " " + args + " >" + out.string() +
+                                " 2>" + err.string() + " </dev/null";
     const int status = std::system(command.c_str());
     run_result result;
     result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
@@ -87,27 +87,24 @@ TEST_P(BadInput, IsRefusedWithOneLineAndExitCode2) {
 
 INSTANTIATE_TEST_SUITE_P(
     Cli, BadInput,
-    testing::Values(bad_input_case{"--ds no_such_ds", "no_such_ds"},
-                    bad_input_case{"--reclaimer no_such_reclaimer", "no_such_reclaimer"},
-                    bad_input_case{"--free sometimes", "sometimes"},
-                    bad_input_case{"--alloc no_such_alloc", "no_such_alloc"},
-                    bad_input_case{"--pin everywhere", "everywhere"},
-                    bad_input_case{"--insert 70 --erase 40", "exceed 100"},
-                    bad_input_case{"--insert 101", "--insert"},
-                    bad_input_case{"--erase -5", "--erase"},
-                    bad_input_case{"--threads 0", "--threads"},
-                    bad_input_case{"--threads many", "--threads"},
-                    bad_input_case{"--key-range 0", "--key-range"},
-                    bad_input_case{"--duration 0", "--duration"},
-                    bad_input_case{"--duration -1", "--duration"},
-                    bad_input_case{"--trials 0", "--trials"},
-                    bad_input_case{"--free-k 0", "--free-k"},
-                    bad_input_case{"--prefill lots", "--prefill"},
-                    bad_input_case{"--key-range 100 --prefill 101", "--prefill"},
-                    bad_input_case{"--no-such-option", "no-such-option"},
-                    bad_input_case{"stray_positional", "stray_positional"},
-                    bad_input_case{"--timeline /no/such/dir/run.timeline", "/no/such/dir"},
-                    bad_input_case{"--garbage-series /no/such/dir/g.csv", "/no/such/dir"}),
+    testing::Values(
+        bad_input_case{"--ds no_such_ds", "no_such_ds"},
+        bad_input_case{"--reclaimer no_such_reclaimer", "no_such_reclaimer"},
+        bad_input_case{"--free sometimes", "sometimes"},
+        bad_input_case{"--alloc no_such_alloc", "no_such_alloc"},
+        bad_input_case{"--pin everywhere", "everywhere"},
+        bad_input_case{"--insert 70 --erase 40", "exceed 100"},
+        bad_input_case{"--insert 101", "--insert"}, bad_input_case{"--erase -5", "--erase"},
+        bad_input_case{"--threads 0", "--threads"}, bad_input_case{"--threads many", "--threads"},
+        bad_input_case{"--key-range 0", "--key-range"},
+        bad_input_case{"--duration 0", "--duration"}, bad_input_case{"--duration -1", "--duration"},
+        bad_input_case{"--trials 0", "--trials"}, bad_input_case{"--free-k 0", "--free-k"},
+        bad_input_case{"--prefill lots", "--prefill"},
+        bad_input_case{"--key-range 100 --prefill 101", "--prefill"},
+        bad_input_case{"--no-such-option", "no-such-option"},
+        bad_input_case{"stray_positional", "stray_positional"},
+        bad_input_case{"--timeline /no/such/dir/run.timeline", "/no/such/dir"},
+        bad_input_case{"--garbage-series /no/such/dir/g.csv", "/no/such/dir"}),
     [](const testing::TestParamInfo<bad_input_case>& info) {
         // "--key-range 100 --prefill 101" -> "key_range_100_prefill_101"
         std::string name;
@@ -143,8 +140,8 @@ TEST(Cli, ListNamesEveryReclaimerAndCombination) {
     const auto list = nlohmann::json::parse(r.out);
     std::vector<std::string> names;
     for (const auto& rec : list["reclaimers"]) names.push_back(rec["name"]);
-    for (const char* expected : {"none", "ebr", "nebr", "debra", "qsbr", "rcu", "token_naive", "token_passfirst",
-                                 "token_periodic"}) {
+    for (const char* expected : {"none", "ebr", "nebr", "debra", "qsbr", "rcu", "token_naive",
+                                 "token_passfirst", "token_periodic"}) {
         EXPECT_NE(std::find(names.begin(), names.end(), expected), names.end()) << expected;
     }
     EXPECT_EQ(list["combinations"].size(), list["data_structures"].size() * names.size());
@@ -154,19 +151,22 @@ TEST(Cli, ListNamesEveryReclaimerAndCombination) {
 }
 
 TEST(Cli, JsonIsExactlyOneObjectWithTheDocumentedFields) {
-    const run_result r = smrbench(std::string(quick) + " --json --trials 3 --reclaimer debra --free amortized");
+    const run_result r =
+        smrbench(std::string(quick) + " --json --trials 3 --reclaimer debra --free amortized");
     ASSERT_EQ(r.exit_code, 0) << r.err;
     EXPECT_EQ(count_lines(r.out), 1) << "stdout must hold one JSON line";
     const auto run = nlohmann::json::parse(r.out);
-    for (const char* key : {"config", "allocator", "throughput_ops_per_s", "validated", "peak_rss_bytes",
-                            "reclaimer", "trials"}) {
+    for (const char* key : {"config", "allocator", "throughput_ops_per_s", "validated",
+                            "peak_rss_bytes", "reclaimer", "trials"}) {
         EXPECT_TRUE(run.contains(key)) << key;
     }
-    for (const char* key : {"ds", "reclaimer", "free", "free_k", "alloc", "threads", "key_range", "insert",
-                            "erase", "duration", "trials", "prefill", "seed", "pin", "stall"}) {
+    for (const char* key :
+         {"ds", "reclaimer", "free", "free_k", "alloc", "threads", "key_range", "insert", "erase",
+          "duration", "trials", "prefill", "seed", "pin", "stall"}) {
         EXPECT_TRUE(run["config"].contains(key)) << "config." << key;
     }
-    for (const char* key : {"retired", "freed", "garbage_peak", "epochs", "free_seconds", "free_latency_ns"}) {
+    for (const char* key :
+         {"retired", "freed", "garbage_peak", "epochs", "free_seconds", "free_latency_ns"}) {
         EXPECT_TRUE(run["reclaimer"].contains(key)) << "reclaimer." << key;
     }
     for (const char* key : {"p50", "p99", "p999", "max"}) {
@@ -188,8 +188,9 @@ TEST(Cli, EveryCombinationRunsAndValidates) {
     const auto list = nlohmann::json::parse(smrbench("--list --json").out);
     for (const auto& combo : list["combinations"]) {
         for (const char* free : {"batch", "amortized"}) {
-            const std::string args = std::string(quick) + " --json --ds " + combo["ds"].get<std::string>() +
-                                     " --reclaimer " + combo["reclaimer"].get<std::string>() + " --free " + free;
+            const std::string args = std::string(quick) + " --json --ds " +
+                                     combo["ds"].get<std::string>() + " --reclaimer " +
+                                     combo["reclaimer"].get<std::string>() + " --free " + free;
             const run_result r = smrbench(args);
             ASSERT_EQ(r.exit_code, 0) << args << "\n" << r.err;
             EXPECT_TRUE(nlohmann::json::parse(r.out)["validated"].get<bool>()) << args;
@@ -207,7 +208,8 @@ TEST(Cli, OpsRunsAFixedNumberOfOperations) {
 // ---- bounded vs unbounded garbage, measured end to end -------------------------
 
 TEST(Cli, StalledThreadMakesDebraGarbageGrow) {
-    const std::string base = "--reclaimer debra --threads 2 --key-range 1024 --duration 0.3 --quiet --json";
+    const std::string base =
+        "--reclaimer debra --threads 2 --key-range 1024 --duration 0.3 --quiet --json";
     const auto stalled = nlohmann::json::parse(smrbench(base + " --stall").out);
     const auto free_running = nlohmann::json::parse(smrbench(base).out);
     const auto& s = stalled["reclaimer"];
@@ -236,8 +238,9 @@ TEST(Cli, SelectedAllocatorReallyServesMalloc) {
 TEST(Cli, RecordingWritesVersionedFiles) {
     const fs::path dir = fs::temp_directory_path() / ("smrbench-rec-" + std::to_string(::getpid()));
     fs::create_directories(dir);
-    const run_result r = smrbench(std::string(quick) + " --json --trials 2 --timeline " + (dir / "run.timeline").string() +
-                                  " --garbage-series " + (dir / "run.garbage").string() + " --sample-ms 10");
+    const run_result r = smrbench(std::string(quick) + " --json --trials 2 --timeline " +
+                                  (dir / "run.timeline").string() + " --garbage-series " +
+                                  (dir / "run.garbage").string() + " --sample-ms 10");
     ASSERT_EQ(r.exit_code, 0) << r.err;
     for (int t = 0; t < 2; ++t) {
         std::ifstream timeline(dir / ("run.t" + std::to_string(t) + ".timeline"));

@@ -10,14 +10,14 @@ namespace smr::core {
 /// load and store, not a read-modify-write: no lock prefix on the hot path.
 /// Readers (the garbage sampler, the final report) see a recent value.
 class owner_counter {
-public:
+  public:
     void add(std::uint64_t n = 1) noexcept {
         value_.store(value_.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
     }
     std::uint64_t get() const noexcept { return value_.load(std::memory_order_relaxed); }
     void reset() noexcept { value_.store(0, std::memory_order_relaxed); }
 
-private:
+  private:
     std::atomic<std::uint64_t> value_{0};
 };
 

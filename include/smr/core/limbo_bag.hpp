@@ -13,7 +13,7 @@ namespace smr::core {
 /// are O(1), so retire and "this whole bag is now safe" never walk a list.
 /// Not thread-safe: each bag belongs to one thread slot.
 class limbo_bag {
-public:
+  public:
     limbo_bag() = default;
     limbo_bag(const limbo_bag&) = delete;
     limbo_bag& operator=(const limbo_bag&) = delete;
@@ -86,7 +86,7 @@ public:
         std::swap(a.size_, b.size_);
     }
 
-private:
+  private:
     void steal(limbo_bag& other) noexcept {
         head_ = other.head_;
         tail_ = other.tail_;

@@ -20,7 +20,7 @@ namespace smr::core {
 /// Progress: acquire() is lock-free (one CAS per slot tried); release() and
 /// the queries are wait-free.
 class thread_registry {
-public:
+  public:
     explicit thread_registry(std::size_t capacity)
         : capacity_(capacity), in_use_(std::make_unique<padded<std::atomic<bool>>[]>(capacity)) {
         if (capacity == 0) throw std::invalid_argument("thread_registry: capacity must be > 0");
@@ -62,7 +62,7 @@ public:
 
     std::size_t capacity() const noexcept { return capacity_; }
 
-private:
+  private:
     void raise_scan_limit(int limit) noexcept {
         int current = scan_limit_.load(std::memory_order_relaxed);
         while (current < limit &&

@@ -4,13 +4,20 @@
 #include <tuple>
 
 #include "smr/reclaim/debra.hpp"
+#include "smr/reclaim/ebr.hpp"
+#include "smr/reclaim/nebr.hpp"
 #include "smr/reclaim/none.hpp"
+#include "smr/reclaim/qsbr.hpp"
+#include "smr/reclaim/rcu.hpp"
+#include "smr/reclaim/token.hpp"
 
 namespace smr {
 
 /// Every reclaimer domain type, in the order smrbench --list prints them.
 /// Adding a reclaimer: include its header above and add it here; smrbench and
 /// the stress tests pick it up from this list.
-using all_domains = std::tuple<leak_domain, debra_domain>;
+using all_domains =
+    std::tuple<leak_domain, ebr_domain, nebr_domain, debra_domain, qsbr_domain, rcu_epoch_domain,
+               token_naive_domain, token_passfirst_domain, token_periodic_domain>;
 
 }  // namespace smr

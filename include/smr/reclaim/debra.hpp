@@ -39,7 +39,7 @@ struct debra_local {
 /// the epoch advances while it announces). Memory: unbounded if a thread
 /// stalls inside an operation (the epoch cannot advance).
 class debra_domain : public domain_base<debra_domain, detail::debra_local> {
-public:
+  public:
     static constexpr reclaimer_traits traits{
         .name = "debra",
         .family = reclaimer_family::epoch,
@@ -98,7 +98,7 @@ public:
         return global_epoch_.load(std::memory_order_relaxed);
     }
 
-private:
+  private:
     void enter_epoch(int tid, std::uint64_t epoch) noexcept {
         auto& me = local(tid);
         me.epoch = epoch;
@@ -114,7 +114,8 @@ private:
         if (me.next_to_check == tid) ++me.next_to_check;
         if (me.next_to_check < limit) {
             // acquire: pairs with the other thread's announcement stores.
-            const std::uint64_t seen = local(me.next_to_check).announce.load(std::memory_order_acquire);
+            const std::uint64_t seen =
+                local(me.next_to_check).announce.load(std::memory_order_acquire);
             const bool quiescent = (seen & 1) != 0;
             if (!quiescent && (seen >> 1) != epoch) return;  // it still lags: look again later
             ++me.next_to_check;

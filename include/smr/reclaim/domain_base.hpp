@@ -72,7 +72,7 @@ template <class Derived, class Local, class NodeHeader = core::retired_node>
 class domain_base {
     static_assert(std::is_base_of_v<core::retired_node, NodeHeader>);
 
-public:
+  public:
     /// Data-structure nodes derive from this (see ds/lazylist.hpp).
     using node_base = NodeHeader;
 
@@ -232,7 +232,7 @@ public:
     const domain_config& config() const noexcept { return config_; }
     const core::thread_registry& registry() const noexcept { return registry_; }
 
-protected:
+  protected:
     struct slot {
         Local local{};
         core::limbo_bag freeable;  // amortized free: safe, not yet freed
@@ -255,7 +255,8 @@ protected:
         const std::uint64_t garbage_now = sample_garbage();
         if (timeline_ != nullptr || series_ != nullptr) [[unlikely]] {
             const std::uint64_t now = core::now_ticks();
-            if (timeline_ != nullptr) timeline_->record_instant(tid, trace::event_kind::epoch_change, now, epoch);
+            if (timeline_ != nullptr)
+                timeline_->record_instant(tid, trace::event_kind::epoch_change, now, epoch);
             if (series_ != nullptr) series_->record(tid, now, epoch, garbage_now);
         }
     }
@@ -294,7 +295,8 @@ protected:
             }
         }
         if (timeline_ != nullptr && batch_size != 0) [[unlikely]] {
-            timeline_->record(tid, trace::event_kind::batch_free, batch_start, core::now_ticks(), batch_size);
+            timeline_->record(tid, trace::event_kind::batch_free, batch_start, core::now_ticks(),
+                              batch_size);
         }
     }
 
@@ -303,7 +305,8 @@ protected:
         slot& s = *slots_[tid];
         if (s.freeable.empty()) return;  // also true for every batch-mode thread
         std::size_t quota = config_.free.k;
-        if (config_.free.catchup_divisor != 0) quota += s.freeable.size() / config_.free.catchup_divisor;
+        if (config_.free.catchup_divisor != 0)
+            quota += s.freeable.size() / config_.free.catchup_divisor;
         for (; quota != 0; --quota) {
             core::retired_node* node = s.freeable.pop_front();
             if (node == nullptr) break;
@@ -312,7 +315,7 @@ protected:
         }
     }
 
-private:
+  private:
     Derived& derived() noexcept { return static_cast<Derived&>(*this); }
 
     static constexpr std::size_t round_up(std::size_t n, std::size_t to) noexcept {
@@ -335,7 +338,9 @@ private:
         }
     }
 
-    static void release_memory(core::retired_node* node) noexcept { std::free(node->destroy(node)); }
+    static void release_memory(core::retired_node* node) noexcept {
+        std::free(node->destroy(node));
+    }
 
     domain_config config_;
     core::thread_registry registry_;

@@ -19,7 +19,7 @@ namespace smr::detail {
 /// when its owner's local epoch is at least three past the bag's epoch, and
 /// three bags (indexed by epoch mod 3) suffice.
 class epoch_bags {
-public:
+  public:
     void add(std::uint64_t local_epoch, core::retired_node* node) noexcept {
         const std::size_t i = local_epoch % 3;
         bags_[i].push_back(node);
@@ -38,9 +38,11 @@ public:
         for (auto& bag : bags_) out.splice_back(bag);
     }
 
-    std::size_t size() const noexcept { return bags_[0].size() + bags_[1].size() + bags_[2].size(); }
+    std::size_t size() const noexcept {
+        return bags_[0].size() + bags_[1].size() + bags_[2].size();
+    }
 
-private:
+  private:
     core::limbo_bag bags_[3];
     std::uint64_t epoch_of_[3] = {0, 0, 0};
 };

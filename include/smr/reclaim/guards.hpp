@@ -32,13 +32,13 @@ namespace smr {
 /// destruction. Not copyable or movable, so an operation cannot outlive it.
 template <class Domain>
 class [[nodiscard]] op_guard {
-public:
+  public:
     op_guard(Domain& domain, int tid) : domain_(domain), tid_(tid) { domain_.begin_op(tid_); }
     ~op_guard() { domain_.end_op(tid_); }
     op_guard(const op_guard&) = delete;
     op_guard& operator=(const op_guard&) = delete;
 
-private:
+  private:
     Domain& domain_;
     int tid_;
 };
@@ -47,7 +47,7 @@ private:
 /// destruction (or release()); movable, so it can be returned or stored.
 template <class Domain>
 class [[nodiscard]] thread_handle {
-public:
+  public:
     explicit thread_handle(Domain& domain) : domain_(&domain), tid_(domain.register_thread()) {}
     ~thread_handle() { release(); }
     thread_handle(thread_handle&& other) noexcept
@@ -69,7 +69,7 @@ public:
         if (domain_ != nullptr) std::exchange(domain_, nullptr)->unregister_thread(tid_);
     }
 
-private:
+  private:
     Domain* domain_;
     int tid_;
 };
@@ -78,12 +78,12 @@ private:
 
 /// The NBR restart point of a read phase; see the comment at the top of this
 /// file. `domain` and `tid` are evaluated more than once.
-#define SMR_READ_PHASE_BEGIN(domain, tid)                                                \
-    do {                                                                                 \
-        if constexpr (std::remove_cvref_t<decltype(domain)>::traits.uses_signals) {      \
-            if (sigsetjmp(*(domain).read_phase_checkpoint(tid), 1) != 0) {               \
-                (domain).on_neutralized(tid);                                            \
-            }                                                                            \
-        }                                                                                \
-        (domain).read_phase_begin(tid);                                                  \
+#define SMR_READ_PHASE_BEGIN(domain, tid)                                           \
+    do {                                                                            \
+        if constexpr (std::remove_cvref_t<decltype(domain)>::traits.uses_signals) { \
+            if (sigsetjmp(*(domain).read_phase_checkpoint(tid), 1) != 0) {          \
+                (domain).on_neutralized(tid);                                       \
+            }                                                                       \
+        }                                                                           \
+        (domain).read_phase_begin(tid);                                             \
     } while (false)

@@ -20,7 +20,7 @@ struct leak_local {
 ///
 /// Progress: every hook is wait-free. Memory: unbounded, by design.
 class leak_domain : public domain_base<leak_domain, detail::leak_local> {
-public:
+  public:
     static constexpr reclaimer_traits traits{
         .name = "none",
         .family = reclaimer_family::leak,

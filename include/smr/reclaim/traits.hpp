@@ -21,12 +21,18 @@ enum class reclaimer_family : std::uint8_t {
 
 inline constexpr std::string_view to_string(reclaimer_family family) noexcept {
     switch (family) {
-        case reclaimer_family::leak: return "leak";
-        case reclaimer_family::epoch: return "epoch";
-        case reclaimer_family::reservation: return "reservation";
-        case reclaimer_family::neutralization: return "neutralization";
-        case reclaimer_family::reference_count: return "reference_count";
-        case reclaimer_family::external: return "external";
+        case reclaimer_family::leak:
+            return "leak";
+        case reclaimer_family::epoch:
+            return "epoch";
+        case reclaimer_family::reservation:
+            return "reservation";
+        case reclaimer_family::neutralization:
+            return "neutralization";
+        case reclaimer_family::reference_count:
+            return "reference_count";
+        case reclaimer_family::external:
+            return "external";
     }
     return "unknown";
 }

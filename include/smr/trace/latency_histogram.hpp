@@ -15,7 +15,7 @@
 namespace smr::trace {
 
 class latency_histogram {
-public:
+  public:
     static constexpr unsigned sub_bucket_bits = 3;
     static constexpr unsigned sub_buckets = 1u << sub_bucket_bits;
     static constexpr unsigned exact_limit = 2 * sub_buckets;  // values below are exact
@@ -61,7 +61,8 @@ public:
         const unsigned exponent = static_cast<unsigned>(std::bit_width(ns)) - 1;  // >= 4
         const unsigned octave = exponent - (sub_bucket_bits + 1);
         if (octave >= octaves) return bucket_count - 1;
-        const unsigned sub = static_cast<unsigned>(ns >> (exponent - sub_bucket_bits)) & (sub_buckets - 1);
+        const unsigned sub =
+            static_cast<unsigned>(ns >> (exponent - sub_bucket_bits)) & (sub_buckets - 1);
         return exact_limit + octave * sub_buckets + sub;
     }
 
@@ -75,7 +76,7 @@ public:
         return (std::uint64_t{1} << exponent) + (sub + 1) * width - 1;
     }
 
-private:
+  private:
     std::array<std::uint64_t, bucket_count> counts_{};
     std::uint64_t count_ = 0;
     std::uint64_t sum_ns_ = 0;

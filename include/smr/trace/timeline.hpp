@@ -31,13 +31,20 @@ enum class event_kind : std::uint8_t {
 
 inline constexpr std::string_view to_string(event_kind kind) noexcept {
     switch (kind) {
-        case event_kind::batch_free: return "batch_free";
-        case event_kind::free_call: return "free_call";
-        case event_kind::epoch_change: return "epoch_change";
-        case event_kind::token_pass: return "token_pass";
-        case event_kind::signal_sent: return "signal_sent";
-        case event_kind::neutralized_restart: return "neutralized_restart";
-        case event_kind::alloc_failure: return "alloc_failure";
+        case event_kind::batch_free:
+            return "batch_free";
+        case event_kind::free_call:
+            return "free_call";
+        case event_kind::epoch_change:
+            return "epoch_change";
+        case event_kind::token_pass:
+            return "token_pass";
+        case event_kind::signal_sent:
+            return "signal_sent";
+        case event_kind::neutralized_restart:
+            return "neutralized_restart";
+        case event_kind::alloc_failure:
+            return "alloc_failure";
     }
     return "unknown";
 }
@@ -51,7 +58,7 @@ struct event {
 };
 
 class timeline {
-public:
+  public:
     /// `min_free_ns`: free_call events shorter than this are not recorded
     /// (0 records every call; the paper's Figure 9 used 0.1 ms).
     timeline(std::size_t threads, std::size_t capacity_per_thread, std::uint64_t min_free_ticks)
@@ -79,11 +86,17 @@ public:
     std::uint64_t min_free_ticks() const noexcept { return min_free_ticks_; }
     std::size_t threads() const noexcept { return threads_; }
     std::size_t capacity() const noexcept { return capacity_; }
-    std::size_t size(int tid) const noexcept { return buffers_[static_cast<std::size_t>(tid)]->size; }
-    bool truncated(int tid) const noexcept { return buffers_[static_cast<std::size_t>(tid)]->truncated; }
-    const event* events(int tid) const noexcept { return buffers_[static_cast<std::size_t>(tid)]->events.get(); }
+    std::size_t size(int tid) const noexcept {
+        return buffers_[static_cast<std::size_t>(tid)]->size;
+    }
+    bool truncated(int tid) const noexcept {
+        return buffers_[static_cast<std::size_t>(tid)]->truncated;
+    }
+    const event* events(int tid) const noexcept {
+        return buffers_[static_cast<std::size_t>(tid)]->events.get();
+    }
 
-private:
+  private:
     struct buffer {
         std::unique_ptr<event[]> events;
         std::size_t size = 0;
@@ -100,14 +113,16 @@ private:
 /// (only the advancing thread appends), merged by time when saved: no shared
 /// lock, and no limit on the number of epochs.
 class garbage_series {
-public:
+  public:
     struct point {
         std::uint64_t ticks;
         std::uint64_t epoch;
         std::uint64_t garbage;
     };
 
-    explicit garbage_series(std::size_t threads) : per_thread_(std::make_unique<core::padded<std::vector<point>>[]>(threads)), threads_(threads) {}
+    explicit garbage_series(std::size_t threads)
+        : per_thread_(std::make_unique<core::padded<std::vector<point>>[]>(threads)),
+          threads_(threads) {}
 
     void record(int tid, std::uint64_t ticks, std::uint64_t epoch, std::uint64_t garbage) {
         per_thread_[static_cast<std::size_t>(tid)]->push_back(point{ticks, epoch, garbage});
@@ -116,15 +131,17 @@ public:
     /// All points in time order; call after the threads have stopped.
     std::vector<point> merged() const;
 
-private:
+  private:
     std::unique_ptr<core::padded<std::vector<point>>[]> per_thread_;
     std::size_t threads_;
 };
 
 inline std::vector<garbage_series::point> garbage_series::merged() const {
     std::vector<point> all;
-    for (std::size_t i = 0; i < threads_; ++i) all.insert(all.end(), per_thread_[i]->begin(), per_thread_[i]->end());
-    std::sort(all.begin(), all.end(), [](const point& a, const point& b) { return a.ticks < b.ticks; });
+    for (std::size_t i = 0; i < threads_; ++i)
+        all.insert(all.end(), per_thread_[i]->begin(), per_thread_[i]->end());
+    std::sort(all.begin(), all.end(),
+              [](const point& a, const point& b) { return a.ticks < b.ticks; });
     return all;
 }
 

@@ -1,0 +1,405 @@
+// BST-TK: David, Guerraoui, Trigonakis, "Asynchronized Concurrency: The
+// Secret to Scaling Concurrent Search Data Structures" (ASPLOS 2015).
+//
+// An external (leaf-oriented) binary search tree: keys live in the leaves,
+// internal nodes only route (a key k goes left if k < node.key, else right).
+// Every internal node carries, per child pointer ("side"), a versioned
+// try-lock. An update first *parses* (searches) without locks or writes,
+// remembering the version of each side it followed, read before the child
+// pointer itself. It then try-locks exactly those sides with exactly those
+// versions: success proves that the pointers it followed have not changed
+// since the parse, so no separate validation is needed; failure restarts the
+// operation from the root. A removed internal node keeps both sides locked
+// forever, which makes any later try-lock on it fail: that is its "deleted"
+// mark. Searches never lock, never validate and never restart.
+#pragma once
+
+#include <atomic>
+#include <cassert>
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <vector>
+
+#include "smr/core/padded.hpp"
+#include "smr/ds/validation.hpp"
+#include "smr/reclaim/guards.hpp"
+
+namespace smr::ds {
+
+/// BST-TK as a set of Key (with a Value per key).
+///
+/// Keys must lie in [min_key, max_key] = [numeric_limits<Key>::min() + 1,
+/// numeric_limits<Key>::max() - 1]. The extremes belong to the sentinels: the
+/// root routes with key max() and has a leaf max() on its right (reached by no
+/// allowed key), and the leftmost leaf is a leaf min(), never removed. So
+/// every real leaf has a parent and a grandparent, and the root is never
+/// removed.
+///
+/// Progress: contains (the paper's search) is wait-free: one root-to-leaf
+/// walk, no lock, no restart. insert and erase are blocking with fine-grained
+/// locks: they never wait on a lock, but restart while a node they need is
+/// locked, so a stopped lock holder stops them. After a few consecutive
+/// restarts a thread yields (the benchmark oversubscribes cores: a preempted
+/// holder must get to run). Unsuccessful updates return after the parse
+/// without locking or writing (DGT's "ASCY 3").
+///
+/// Reclamation: traverses_unlinked_nodes (a parse may walk through removed
+/// routing nodes), so hazard pointers cannot protect it. A successful insert
+/// allocates two nodes (leaf + routing node); a successful erase retires two
+/// (the leaf and its parent).
+///
+/// Memory layout: one node type for leaves and routing nodes, as in the
+/// paper's code: the domain's header + key, value, two children, two 32-bit
+/// versioned locks and a leaf flag = 64 bytes with the 16-byte header of the
+/// epoch-family and leak domains (the paper pads its 40-byte node to a 64-byte
+/// cache line).
+///
+/// Deviations from the paper's code, both portability choices:
+/// - Each side's lock is one 32-bit counter, even = free, odd = held; lock and
+///   unlock each add 1 (the paper's 16-bit ticket and 16-bit version, with
+///   ticket - version in {0, 1}, carry the same information). A stale version
+///   could only be mistaken for the current one after 2^31 updates of that
+///   side during one parse (the paper's 16 bits wrap after 2^16).
+/// - The paper locks both sides of the parent in erase with one 64-bit CAS;
+///   standard C++ cannot CAS a word whose halves other threads CAS
+///   separately, so erase try-locks the two sides one after the other and
+///   reverts on failure. Nothing is ever waited for, so this cannot deadlock.
+template <class Domain, class Key = std::int64_t, class Value = std::int64_t>
+class dgt_bst {
+    enum side : int { left = 0, right = 1 };
+
+    struct node : Domain::node_base {
+        /// A leaf.
+        node(Key k, Value v) noexcept : key(k), value(v), leaf(true) {}
+        /// A routing node.
+        node(Key k, node* l, node* r) noexcept : key(k), value(), child{l, r}, leaf(false) {}
+
+        /// Routing nodes: left subtree < key <= right subtree. Written only
+        /// before the node is published (insert may re-target an unpublished
+        /// routing node when it restarts).
+        Key key;
+        Value value;  // leaves only
+        std::atomic<node*> child[2]{nullptr, nullptr};
+        /// Versioned try-lock of each side (routing nodes only): even = free,
+        /// odd = held. child[s] changes only while version[s] is held.
+        std::atomic<std::uint32_t> version[2]{0, 0};
+        const bool leaf;
+
+        /// The lock must still be free with the version read in the parse
+        /// (the paper's tl_trylock_version).
+        bool try_lock(side s, std::uint32_t seen) noexcept {
+            if ((seen & 1) != 0) return false;  // held (or removed) when parsed
+            // acquire: pairs with the release of the last unlock/revert, so
+            // the writes of the previous holder are visible to us.
+            return version[s].compare_exchange_strong(seen, seen + 1, std::memory_order_acquire,
+                                                      std::memory_order_relaxed);
+        }
+        /// Locks a side if it is free now, whatever its version.
+        bool try_lock_now(side s) noexcept {
+            return try_lock(s, version[s].load(std::memory_order_relaxed));
+        }
+        /// Ends a hold that changed child[s]: the version moves on, so every
+        /// parse that saw the old one fails its try-lock.
+        void unlock(side s) noexcept {
+            // release: publishes the new child[s]; pairs with the parse's
+            // acquire load of the version and with the next try_lock.
+            version[s].store(version[s].load(std::memory_order_relaxed) + 1,
+                             std::memory_order_release);
+        }
+        /// Ends a hold that changed nothing (the paper's tl_revert): the old
+        /// version is restored, so parses that saw it stay valid.
+        void revert(side s, std::uint32_t seen) noexcept {
+            // release: pairs with the next try_lock's acquire (a holder's
+            // reads stay before the next holder's writes).
+            version[s].store(seen, std::memory_order_release);
+        }
+    };
+
+    /// What a parse found: the leaf where `key` is or would be, its parent
+    /// and grandparent (the paper's curr, pred, ppred), the side taken at
+    /// each, and the version of that side read before its child pointer.
+    struct parse_result {
+        node* gparent;  // nullptr when parent is the root
+        node* parent;
+        node* leaf;
+        side gparent_side;
+        side parent_side;
+        std::uint32_t gparent_version;
+        std::uint32_t parent_version;
+    };
+
+  public:
+    using domain_type = Domain;
+    using key_type = Key;
+    using value_type = Value;
+
+    static constexpr std::string_view name = "dgt_bst";
+    /// A parse may walk through routing nodes already removed from the tree.
+    static constexpr bool traverses_unlinked_nodes = true;
+    /// Grandparent, parent and child, rotating.
+    static constexpr int protect_slots = 3;
+    static constexpr Key min_key = std::numeric_limits<Key>::min() + 1;
+    static constexpr Key max_key = std::numeric_limits<Key>::max() - 1;
+    /// Bytes of one node (for allocator studies).
+    static constexpr std::size_t node_size = sizeof(node);
+
+    /// `domain` must outlive the tree.
+    explicit dgt_bst(Domain& domain)
+        : domain_(domain),
+          root_(std::numeric_limits<Key>::max(), &min_leaf_, &max_leaf_),
+          min_leaf_(std::numeric_limits<Key>::min(), Value{}),
+          max_leaf_(std::numeric_limits<Key>::max(), Value{}) {}
+
+    dgt_bst(const dgt_bst&) = delete;
+    dgt_bst& operator=(const dgt_bst&) = delete;
+
+    /// Frees every node still in the tree. No operation may be running.
+    /// Retired nodes belong to the domain, which frees them.
+    ~dgt_bst() {
+        std::vector<node*> stack{root_.child[left].load(std::memory_order_relaxed)};
+        while (!stack.empty()) {
+            node* n = stack.back();
+            stack.pop_back();
+            if (!n->leaf) {
+                stack.push_back(n->child[left].load(std::memory_order_relaxed));
+                stack.push_back(n->child[right].load(std::memory_order_relaxed));
+            }
+            if (n != &min_leaf_) domain_.free_unshared(n);
+        }
+    }
+
+    bool insert(int tid, Key key, Value value) {
+        smr::op_guard guard(domain_, tid);
+        // Allocated in a write phase, kept across restarts.
+        node* new_leaf = nullptr;
+        node* new_router = nullptr;
+        unsigned failures = 0;
+        for (;;) {
+            SMR_READ_PHASE_BEGIN(domain_, tid);
+            const parse_result p = parse(tid, key);
+            const Key leaf_key = p.leaf->key;
+            domain_.read_phase_end(tid, p.parent, p.leaf);
+
+            if (leaf_key == key) {
+                if (new_leaf != nullptr) {
+                    domain_.discard(tid, new_leaf);
+                    domain_.discard(tid, new_router);
+                }
+                return false;
+            }
+            if (new_leaf == nullptr) {
+                new_leaf = domain_.template allocate<node>(tid, key, value);
+                new_router = domain_.template allocate<node>(tid, key, nullptr, nullptr);
+            }
+            // The routing node replaces the leaf: both leaves under it, the
+            // larger key routes. Not shared yet, so plain relaxed stores.
+            const bool new_is_left = key < leaf_key;
+            new_router->key = new_is_left ? leaf_key : key;
+            new_router->child[left].store(new_is_left ? new_leaf : p.leaf,
+                                          std::memory_order_relaxed);
+            new_router->child[right].store(new_is_left ? p.leaf : new_leaf,
+                                           std::memory_order_relaxed);
+
+            if (!p.parent->try_lock(p.parent_side, p.parent_version)) {
+                back_off(failures);
+                continue;
+            }
+            // release: publishes both new nodes; pairs with the acquire load
+            // of this pointer in every parse (protect).
+            p.parent->child[p.parent_side].store(new_router, std::memory_order_release);
+            p.parent->unlock(p.parent_side);
+            return true;
+        }
+    }
+
+    bool erase(int tid, Key key) {
+        smr::op_guard guard(domain_, tid);
+        unsigned failures = 0;
+        for (;;) {
+            SMR_READ_PHASE_BEGIN(domain_, tid);
+            const parse_result p = parse(tid, key);
+            const Key leaf_key = p.leaf->key;
+            domain_.read_phase_end(tid, p.gparent, p.parent, p.leaf);
+
+            if (leaf_key != key) return false;
+            // A real leaf is never the root's child (see the class comment).
+            assert(p.gparent != nullptr);
+
+            // Lock the grandparent's side that leads to the parent, then both
+            // sides of the parent; the versions prove nothing changed since
+            // the parse (gparent -> parent -> leaf still linked, neither
+            // removed).
+            if (!p.gparent->try_lock(p.gparent_side, p.gparent_version)) {
+                back_off(failures);
+                continue;
+            }
+            if (!p.parent->try_lock(p.parent_side, p.parent_version)) {
+                p.gparent->revert(p.gparent_side, p.gparent_version);
+                back_off(failures);
+                continue;
+            }
+            const side sibling_side = p.parent_side == left ? right : left;
+            if (!p.parent->try_lock_now(sibling_side)) {
+                p.parent->revert(p.parent_side, p.parent_version);
+                p.gparent->revert(p.gparent_side, p.gparent_version);
+                back_off(failures);
+                continue;
+            }
+            // Stable: we hold that side, and try_lock's acquire made the last
+            // write to it visible.
+            node* sibling = p.parent->child[sibling_side].load(std::memory_order_relaxed);
+            // release: pairs with the parses' acquire load of this pointer;
+            // publishes the sibling's fields along the locks' acquire chain.
+            p.gparent->child[p.gparent_side].store(sibling, std::memory_order_release);
+            p.gparent->unlock(p.gparent_side);
+            // The parent stays locked on both sides for good: any parse that
+            // went through it will fail its try-lock on it and restart.
+            domain_.retire(tid, p.parent);
+            domain_.retire(tid, p.leaf);
+            return true;
+        }
+    }
+
+    bool contains(int tid, Key key) {
+        smr::op_guard guard(domain_, tid);
+        for (;;) {  // search never restarts by itself; NBR may neutralize its read phase
+            SMR_READ_PHASE_BEGIN(domain_, tid);
+            node* curr = &root_;
+            for (int slot = 0; !curr->leaf; slot = slot == 1 ? 0 : 1) {
+                const side s = key < curr->key ? left : right;
+                curr = domain_.protect(tid, slot, curr->child[s]);
+            }
+            domain_.read_phase_end(tid, curr);
+            return curr->key == key;
+        }
+    }
+
+    /// Quiescent only. Checks: sentinels intact; every routing node has two
+    /// children and no held lock; routing invariant (left subtree < key <=
+    /// right subtree) along every path, which also excludes cycles; leaves
+    /// strictly ascending from the min sentinel to the max sentinel. Sums
+    /// keys and counts leaves other than the sentinels.
+    validation_result validate() const {
+        validation_result result;
+        constexpr Key lowest = std::numeric_limits<Key>::min();
+        constexpr Key highest = std::numeric_limits<Key>::max();
+        if (root_.leaf || root_.key != highest) result.fail("root sentinel changed");
+        if (root_.child[right].load(std::memory_order_relaxed) != &max_leaf_) {
+            result.fail("root's right child is not the max sentinel leaf");
+        }
+        if (!min_leaf_.leaf || min_leaf_.key != lowest || !max_leaf_.leaf ||
+            max_leaf_.key != highest) {
+            result.fail("sentinel leaf changed");
+        }
+
+        // Iterative in-order walk (an external BST can be as deep as it is
+        // large). Every node carries its key bounds [lo, hi); hi is absent
+        // on the root's right spine.
+        struct frame {
+            const node* n;
+            Key lo;
+            Key hi;
+            bool has_hi;
+        };
+        std::vector<frame> stack{{&root_, lowest, highest, false}};
+        std::uint64_t sum = 0;  // wraps: the sum of arbitrary keys may overflow
+        const node* previous_leaf = nullptr;
+        while (!stack.empty() && result.ok) {
+            const frame f = stack.back();
+            stack.pop_back();
+            const node* n = f.n;
+            if (n->leaf) {
+                if (n->key < f.lo || (f.has_hi && !(n->key < f.hi))) {
+                    result.fail("leaf " + std::to_string(n->key) + " outside its routing range");
+                }
+                if (n->child[left].load(std::memory_order_relaxed) != nullptr ||
+                    n->child[right].load(std::memory_order_relaxed) != nullptr) {
+                    result.fail("leaf " + std::to_string(n->key) + " has children");
+                }
+                if (previous_leaf == nullptr ? n != &min_leaf_ : !(previous_leaf->key < n->key)) {
+                    result.fail("leaves not strictly ascending from the min sentinel at leaf " +
+                                std::to_string(n->key));
+                }
+                if (n != &min_leaf_ && n != &max_leaf_) {
+                    sum += static_cast<std::uint64_t>(n->key);
+                    ++result.size;
+                }
+                previous_leaf = n;
+                continue;
+            }
+            // Both subtrees hold a leaf, so lo < key (left non-empty) and
+            // key < hi (right non-empty).
+            if (!(f.lo < n->key) || (f.has_hi && !(n->key < f.hi))) {
+                result.fail("routing node " + std::to_string(n->key) + " outside its range");
+            }
+            const node* l = n->child[left].load(std::memory_order_relaxed);
+            const node* r = n->child[right].load(std::memory_order_relaxed);
+            if (l == nullptr || r == nullptr) {
+                result.fail("routing node " + std::to_string(n->key) + " lacks a child");
+                break;
+            }
+            if ((n->version[left].load(std::memory_order_relaxed) & 1) != 0 ||
+                (n->version[right].load(std::memory_order_relaxed) & 1) != 0) {
+                result.fail("routing node " + std::to_string(n->key) + " is locked or removed");
+            }
+            stack.push_back({r, n->key, f.hi, f.has_hi});  // popped after the left subtree
+            stack.push_back({l, f.lo, n->key, true});
+        }
+        if (result.ok && previous_leaf != &max_leaf_) {
+            result.fail("the last leaf is not the max sentinel");
+        }
+        result.key_sum = static_cast<std::int64_t>(sum);
+        return result;
+    }
+
+  private:
+    /// Consecutive failed try-locks of one operation before it yields.
+    static constexpr unsigned restarts_before_yield = 8;
+
+    /// The paper's parse: the read phase of insert and erase. From the root
+    /// down to a leaf, reading each side's version before its child pointer;
+    /// protect slots rotate over grandparent, parent and child. Writes
+    /// nothing shared and keeps no state across a neutralization restart.
+    parse_result parse(int tid, Key key) noexcept {
+        parse_result p{nullptr, nullptr, &root_, left, left, 0, 0};
+        for (int slot = 0; !p.leaf->leaf; slot = slot == 2 ? 0 : slot + 1) {
+            node* n = p.leaf;
+            const side s = key < n->key ? left : right;
+            // acquire: pairs with unlock's release, so the child read next is
+            // at least as new as this version (and is not read before it).
+            const std::uint32_t v = n->version[s].load(std::memory_order_acquire);
+            p.gparent = p.parent;
+            p.gparent_side = p.parent_side;
+            p.gparent_version = p.parent_version;
+            p.parent = n;
+            p.parent_side = s;
+            p.parent_version = v;
+            p.leaf = domain_.protect(tid, slot, n->child[s]);
+        }
+        return p;
+    }
+
+    /// Called after a failed try-lock: the holder is usually running and
+    /// done in a moment, so retry at once; but if it keeps failing, the
+    /// holder may be preempted (more threads than cores), so let it run.
+    static void back_off(unsigned& failures) noexcept {
+        if (++failures == restarts_before_yield) {
+            failures = 0;
+            std::this_thread::yield();
+        }
+    }
+
+    Domain& domain_;
+    /// Sentinels live in the tree object (never allocated, retired or
+    /// freed). The root is read by every operation and written rarely; the
+    /// sentinel leaves are read-only.
+    alignas(core::false_sharing_range) node root_;
+    alignas(core::false_sharing_range) node min_leaf_;
+    node max_leaf_;
+};
+
+}  // namespace smr::ds

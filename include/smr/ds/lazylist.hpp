@@ -1,0 +1,314 @@
+// Lazy list: Heller, Herlihy, Luchangco, Moir, Scherer, Shavit, "A Lazy
+// Concurrent List-Based Set Algorithm" (OPODIS 2005).
+//
+// A sorted singly linked list between two sentinels. Removal is "lazy": erase
+// first marks the node (logical delete, the linearization point), then
+// unlinks it (physical delete). Because a node is marked before it leaves the
+// list and marks are permanent, contains needs no lock and no validation: it
+// walks the list, possibly through nodes that were already unlinked, and reads
+// the mark of the node it stops at. Updates lock pred and curr (in list order,
+// so they cannot deadlock) and validate that both are unmarked and still
+// adjacent; if not, they restart from the head.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <string_view>
+#include <thread>
+
+#include "smr/core/padded.hpp"
+#include "smr/ds/validation.hpp"
+#include "smr/reclaim/guards.hpp"
+
+namespace smr::ds {
+
+namespace detail {
+
+/// Test-and-test-and-set lock of one list node (1 byte).
+///
+/// The benchmark runs more threads than cores, so the holder of a lock may be
+/// preempted while others wait for it: a waiter spins only briefly (the
+/// common case: the holder is running and holds the lock for a few dozen
+/// instructions), then yields its time slice so a preempted holder can run.
+class lazylist_lock {
+  public:
+    void lock() noexcept {
+        for (;;) {
+            // acquire: pairs with unlock()'s release, so the previous holder's
+            // writes to the node (next, marked) are visible to us.
+            if (!held_.exchange(true, std::memory_order_acquire)) return;
+            int spins = 0;
+            while (held_.load(std::memory_order_relaxed)) {  // the "test" part: read-only spin
+                if (++spins <= spins_before_yield) {
+                    cpu_relax();
+                } else {
+                    std::this_thread::yield();
+                    spins = 0;
+                }
+            }
+        }
+    }
+
+    // release: pairs with lock()'s acquire (publishes the critical section).
+    void unlock() noexcept { held_.store(false, std::memory_order_release); }
+
+    /// For quiescent checks (validate) only.
+    bool is_locked() const noexcept { return held_.load(std::memory_order_relaxed); }
+
+  private:
+    /// About 1-5 microseconds of pause instructions, far longer than a lazy
+    /// list critical section, far shorter than a scheduler time slice.
+    static constexpr int spins_before_yield = 64;
+
+    static void cpu_relax() noexcept {
+#if defined(__x86_64__) || defined(__i386__)
+        __builtin_ia32_pause();
+#elif defined(__aarch64__) || defined(__arm__)
+        asm volatile("yield" ::: "memory");
+#endif
+    }
+
+    std::atomic<bool> held_{false};
+};
+
+}  // namespace detail
+
+/// The lazy list of Heller et al. as a set of Key (with a Value per key).
+///
+/// Keys must lie in [min_key, max_key] = [numeric_limits<Key>::min() + 1,
+/// numeric_limits<Key>::max() - 1]: the head and tail sentinels hold the two
+/// extremes.
+///
+/// Progress: contains is wait-free (no lock, no restart; it walks at most the
+/// keys between the head and its key). insert and erase are blocking: they
+/// lock two adjacent nodes and restart when validation fails. Unsuccessful
+/// updates (key present for insert, absent for erase) return after the
+/// traversal without locking or writing, like contains (DGT's "ASCY 3").
+///
+/// Reclamation: traverses_unlinked_nodes, so a scheme that validates each
+/// reservation against its source pointer (hazard pointers) cannot protect a
+/// traversal; epoch, era and neutralization schemes can. erase retires one
+/// node (the erased one); a successful insert allocates one node.
+///
+/// Memory layout: a node is the domain's header + 32 bytes (key, value, next,
+/// lock, mark); 48 bytes with the 16-byte header of the epoch-family and
+/// leak domains.
+template <class Domain, class Key = std::int64_t, class Value = std::int64_t>
+class lazylist {
+    struct node : Domain::node_base {
+        node(Key k, Value v, node* successor) noexcept : key(k), value(v), next(successor) {}
+
+        const Key key;
+        const Value value;
+        std::atomic<node*> next;
+        detail::lazylist_lock lock;
+        /// Logically deleted. Written once (false -> true) under `lock`, never
+        /// cleared. Relaxed everywhere: it carries no data; updaters read it
+        /// under the lock (whose acquire orders it), and contains needs only
+        /// the flag itself.
+        std::atomic<bool> marked{false};
+    };
+
+    /// Result of the read phase: pred.key < key <= curr.key, curr == pred.next
+    /// at the time curr was read.
+    struct window {
+        node* pred;
+        node* curr;
+    };
+
+  public:
+    using domain_type = Domain;
+    using key_type = Key;
+    using value_type = Value;
+
+    static constexpr std::string_view name = "lazylist";
+    /// contains and the updates' traversal walk through unlinked nodes.
+    static constexpr bool traverses_unlinked_nodes = true;
+    /// pred and curr, hand over hand.
+    static constexpr int protect_slots = 2;
+    static constexpr Key min_key = std::numeric_limits<Key>::min() + 1;
+    static constexpr Key max_key = std::numeric_limits<Key>::max() - 1;
+    /// Bytes of one node (for allocator studies).
+    static constexpr std::size_t node_size = sizeof(node);
+
+    /// `domain` must outlive the list.
+    explicit lazylist(Domain& domain)
+        : domain_(domain),
+          head_(std::numeric_limits<Key>::min(), Value{}, &tail_),
+          tail_(std::numeric_limits<Key>::max(), Value{}, nullptr) {}
+
+    lazylist(const lazylist&) = delete;
+    lazylist& operator=(const lazylist&) = delete;
+
+    /// Frees every node still in the list. No operation may be running.
+    /// Retired nodes belong to the domain, which frees them.
+    ~lazylist() {
+        node* curr = head_.next.load(std::memory_order_relaxed);
+        while (curr != &tail_) {
+            node* next = curr->next.load(std::memory_order_relaxed);
+            domain_.free_unshared(curr);
+            curr = next;
+        }
+    }
+
+    bool insert(int tid, Key key, Value value) {
+        smr::op_guard guard(domain_, tid);
+        node* fresh = nullptr;  // allocated in a write phase, kept across restarts
+        for (;;) {
+            SMR_READ_PHASE_BEGIN(domain_, tid);
+            const window w = search(tid, key);
+            domain_.read_phase_end(tid, w.pred, w.curr);
+
+            const bool present = w.curr->key == key;
+            if (present && !w.curr->marked.load(std::memory_order_relaxed)) {
+                // Linearized like a successful contains: curr was in the list.
+                if (fresh != nullptr) domain_.discard(tid, fresh);
+                return false;
+            }
+            // A present but marked curr is being erased: locking it waits for
+            // the eraser, then validation fails and we restart.
+            if (!present && fresh == nullptr) {
+                fresh = domain_.template allocate<node>(tid, key, value, nullptr);
+            }
+            w.pred->lock.lock();
+            w.curr->lock.lock();
+            if (validate(w.pred, w.curr)) {
+                // Here curr.key != key: a node with our key that is not marked
+                // made us return above, and a marked one fails validation.
+                fresh->next.store(w.curr, std::memory_order_relaxed);  // not yet shared
+                // release: publishes fresh's fields; pairs with the acquire
+                // load of pred.next in every traversal (protect).
+                w.pred->next.store(fresh, std::memory_order_release);
+                w.curr->lock.unlock();
+                w.pred->lock.unlock();
+                return true;
+            }
+            w.curr->lock.unlock();
+            w.pred->lock.unlock();
+        }
+    }
+
+    bool erase(int tid, Key key) {
+        smr::op_guard guard(domain_, tid);
+        for (;;) {
+            SMR_READ_PHASE_BEGIN(domain_, tid);
+            const window w = search(tid, key);
+            domain_.read_phase_end(tid, w.pred, w.curr);
+
+            // Key absent, or already logically deleted by another erase:
+            // linearized like an unsuccessful contains; nothing is written.
+            if (w.curr->key != key || w.curr->marked.load(std::memory_order_relaxed)) {
+                return false;
+            }
+            w.pred->lock.lock();
+            w.curr->lock.lock();
+            if (validate(w.pred, w.curr)) {
+                // Logical delete: the linearization point. Ordered before the
+                // unlink by the release store below.
+                w.curr->marked.store(true, std::memory_order_relaxed);
+                // curr.next is stable: we hold curr's lock, and every writer
+                // of it held that lock, whose acquire made its write visible.
+                node* succ = w.curr->next.load(std::memory_order_relaxed);
+                // release: pairs with traversals' acquire of pred.next (which
+                // then see curr marked) and publishes succ's fields, known to
+                // us through the locks' acquire chain.
+                w.pred->next.store(succ, std::memory_order_release);
+                w.curr->lock.unlock();
+                w.pred->lock.unlock();
+                domain_.retire(tid, w.curr);
+                return true;
+            }
+            w.curr->lock.unlock();
+            w.pred->lock.unlock();
+        }
+    }
+
+    bool contains(int tid, Key key) {
+        smr::op_guard guard(domain_, tid);
+        for (;;) {  // contains never restarts by itself; NBR may neutralize its read phase
+            SMR_READ_PHASE_BEGIN(domain_, tid);
+            // The whole traversal is the read phase.
+            node* curr = domain_.protect(tid, 0, head_.next);
+            for (int slot = 1; curr->key < key; slot ^= 1) {
+                curr = domain_.protect(tid, slot, curr->next);
+            }
+            domain_.read_phase_end(tid, curr);
+            return curr->key == key && !curr->marked.load(std::memory_order_relaxed);
+        }
+    }
+
+    /// Quiescent only. Checks: sentinels intact, keys strictly ascending from
+    /// head to tail, no reachable node marked or locked; sums keys and counts
+    /// nodes between the sentinels.
+    validation_result validate() const {
+        validation_result result;
+        std::uint64_t sum = 0;  // wraps: the sum of arbitrary keys may overflow
+        if (head_.key != std::numeric_limits<Key>::min()) result.fail("head sentinel key changed");
+        if (tail_.key != std::numeric_limits<Key>::max()) result.fail("tail sentinel key changed");
+        if (tail_.next.load(std::memory_order_relaxed) != nullptr) {
+            result.fail("tail sentinel has a successor");
+        }
+        const node* pred = &head_;
+        for (;;) {
+            if (pred->marked.load(std::memory_order_relaxed)) {
+                result.fail("reachable marked node, key " + std::to_string(pred->key));
+            }
+            if (pred->lock.is_locked()) {
+                result.fail("reachable locked node, key " + std::to_string(pred->key));
+            }
+            if (pred == &tail_) break;
+            const node* curr = pred->next.load(std::memory_order_relaxed);
+            if (curr == nullptr) {
+                result.fail("list ends before the tail sentinel");
+                break;
+            }
+            if (!(pred->key < curr->key)) {
+                // Also what a cycle would look like: stop instead of looping.
+                result.fail("keys not strictly ascending: " + std::to_string(pred->key) + " then " +
+                            std::to_string(curr->key));
+                break;
+            }
+            if (curr != &tail_) {
+                sum += static_cast<std::uint64_t>(curr->key);
+                ++result.size;
+            }
+            pred = curr;
+        }
+        result.key_sum = static_cast<std::int64_t>(sum);
+        return result;
+    }
+
+  private:
+    /// The read phase of insert and erase: the wait-free traversal of the
+    /// paper, hand over hand in two protect slots. Writes nothing shared and
+    /// keeps no state across a neutralization restart.
+    window search(int tid, Key key) noexcept {
+        node* pred = &head_;  // sentinels are never freed: no slot needed
+        node* curr = domain_.protect(tid, 0, head_.next);
+        for (int slot = 1; curr->key < key; slot ^= 1) {
+            pred = curr;  // stays protected in slot `slot ^ 1`
+            curr = domain_.protect(tid, slot, curr->next);
+        }
+        return {pred, curr};
+    }
+
+    /// The paper's validate: called with both locks held, so relaxed loads
+    /// see the latest values (every writer of these fields held the lock).
+    static bool validate(const node* pred, const node* curr) noexcept {
+        return !pred->marked.load(std::memory_order_relaxed) &&
+               !curr->marked.load(std::memory_order_relaxed) &&
+               pred->next.load(std::memory_order_relaxed) == curr;
+    }
+
+    Domain& domain_;
+    /// Sentinels live in the list object (never allocated, retired or freed),
+    /// each on its own cache lines: head is written by every update at the
+    /// front of the list, tail is only read.
+    alignas(core::false_sharing_range) node head_;
+    alignas(core::false_sharing_range) node tail_;
+};
+
+}  // namespace smr::ds

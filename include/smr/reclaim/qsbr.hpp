@@ -1,0 +1,181 @@
+// qsbr: quiescent-state-based reclamation with a fuzzy barrier (Hart et al.,
+// JPDC 2007, Section 2.1; the fuzzy barrier is Gupta's).
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+
+#include "smr/core/limbo_bag.hpp"
+#include "smr/core/padded.hpp"
+#include "smr/reclaim/domain_base.hpp"
+#include "smr/reclaim/epoch_bags.hpp"
+#include "smr/reclaim/traits.hpp"
+
+namespace smr {
+
+namespace detail {
+struct qsbr_local {
+    /// (epoch of the last quiescent state << 1) | offline. Read by checkers;
+    /// alone on its lines.
+    alignas(core::false_sharing_range) std::atomic<std::uint64_t> announce{1};
+    alignas(core::false_sharing_range) std::uint64_t epoch = 0;  // owner's copy
+    epoch_bags bags;
+    std::uint32_t since_check = 0;
+    int next_to_check = 0;
+
+    void drain_into(core::limbo_bag& out) noexcept { bags.drain_into(out); }
+};
+}  // namespace detail
+
+/// QSBR. The application declares quiescent states, points where the thread
+/// holds no reference to a shared node, by calling quiescent(tid) (smrbench
+/// does after every operation, Hart's Listing 1). At each one the thread enters
+/// a fuzzy barrier: it reads the global epoch, and if it moved, frees its bags
+/// three epochs old and announces the new epoch. Every `check_every` quiescent
+/// states it looks at one other thread's announcement, round robin (as DEBRA
+/// does); the thread that finds every online thread announced in the current
+/// epoch advances it. Operations themselves do no epoch work: begin_op only
+/// runs amortized free's step, end_op nothing. thread_offline declares an
+/// extended quiescent state (the thread holds up nobody until thread_online).
+///
+/// Why a release store suffices to announce (no fence): an announcement of
+/// epoch e says "since my previous announcement I passed a quiescent state".
+/// Release orders every read of the previous interval before it, so a checker
+/// that sees e (acquire) knows those reads are done. A store-load reordering
+/// that lets the *next* interval's reads run before the store is visible is
+/// harmless: those reads happen after the thread read the global epoch e
+/// (acquire), so they cannot reach a node unlinked before epoch e - 1 was
+/// left, and the thread's old announcement, until the new one is visible,
+/// only keeps the epoch from advancing (a late announcement delays, never
+/// permits). Only going from offline to online needs the Dekker fence.
+///
+/// Progress: begin_op, end_op, retire and quiescent are wait-free (quiescent
+/// reads one other slot). Blocking for reclamation: an online thread that
+/// stops declaring quiescent states, even outside any operation, stalls every
+/// other thread's reclamation (Hart, Fig. 3). Memory: about three epochs of
+/// retirements per thread while all online threads keep declaring quiescent
+/// states; unbounded otherwise.
+class qsbr_domain : public domain_base<qsbr_domain, detail::qsbr_local> {
+  public:
+    static constexpr reclaimer_traits traits{
+        .name = "qsbr",
+        .family = reclaimer_family::epoch,
+        .garbage_bounded = false,
+        .needs_restart_from_root = false,
+        .uses_signals = false,
+        .needs_quiescent_states = true,
+    };
+
+    using domain_base::domain_base;
+
+    // begin_op (amortized free's step) and end_op (empty) are inherited.
+
+    template <class T>
+    void retire(int tid, T* node) noexcept {
+        count_retired(tid);
+        auto& me = local(tid);
+        me.bags.add(me.epoch, node);
+    }
+
+    /// The fuzzy barrier (Hart's quiescent_state()).
+    void quiescent(int tid) noexcept {
+        auto& me = local(tid);
+        // acquire: pairs with the CAS that advanced the epoch, which happened
+        // after the advancer saw every thread announce the previous epoch.
+        const std::uint64_t epoch = global_epoch_.load(std::memory_order_acquire);
+        if (epoch != me.epoch) {
+            enter_epoch(tid, epoch);
+            // release: this thread's reads of shared nodes so far happen
+            // before a checker that sees the announcement lets the epoch move
+            // on. No fence: see the class comment.
+            me.announce.store(epoch << 1, std::memory_order_release);
+        }
+        if (++me.since_check >= config().check_every) {
+            me.since_check = 0;
+            check_next_thread(tid, epoch);
+        }
+    }
+
+    /// Leaves the extended quiescent state, with the fence QSBR otherwise
+    /// avoids, and the re-read (a thread that read epoch e while offline must
+    /// not announce e after the global epoch moved to e + 2).
+    void thread_online(int tid) noexcept {
+        auto& me = local(tid);
+        // acquire: as in quiescent().
+        std::uint64_t epoch = global_epoch_.load(std::memory_order_acquire);
+        if (epoch != me.epoch) enter_epoch(tid, epoch);
+        for (;;) {
+            // seq_cst store + seq_cst re-read: a Dekker pair with the
+            // checker's seq_cst announcement load and CAS; either the checker
+            // sees us online, or we see its new epoch.
+            me.announce.store(epoch << 1, std::memory_order_seq_cst);
+            const std::uint64_t now = global_epoch_.load(std::memory_order_seq_cst);
+            if (now == epoch) break;
+            epoch = now;
+            enter_epoch(tid, epoch);
+        }
+    }
+
+    /// Enters an extended quiescent state: never blocks, holds up nobody.
+    void thread_offline(int tid) noexcept {
+        auto& me = local(tid);
+        // release: the online stretch's reads happen before a checker that
+        // sees us offline advances the epoch.
+        me.announce.store((me.epoch << 1) | 1, std::memory_order_release);
+    }
+
+    void on_thread_enter(int tid) noexcept { thread_online(tid); }
+    void on_thread_exit(int tid) noexcept { thread_offline(tid); }
+
+    std::uint64_t global_epoch() const noexcept {
+        return global_epoch_.load(std::memory_order_relaxed);
+    }
+
+  private:
+    void enter_epoch(int tid, std::uint64_t epoch) noexcept {
+        auto& me = local(tid);
+        me.epoch = epoch;
+        me.next_to_check = 0;
+        core::limbo_bag safe;
+        me.bags.collect_safe(epoch, safe);
+        dispose_safe(tid, safe);
+    }
+
+    /// One step of the fuzzy barrier: look at one thread; when all have been
+    /// seen offline or in `epoch`, advance.
+    void check_next_thread(int tid, std::uint64_t epoch) noexcept {
+        auto& me = local(tid);
+        const int limit = threads().scan_limit();
+        if (me.next_to_check == tid) ++me.next_to_check;
+        if (me.next_to_check < limit) {
+            // seq_cst (the same instruction as quiescent()'s acquire load on
+            // x86 and ARMv8): thread_online's Dekker argument needs the epoch
+            // we check against to precede the announcement load in S.
+            if (global_epoch_.load(std::memory_order_seq_cst) != epoch) return;
+            // seq_cst: the other half of thread_online's Dekker pair; the
+            // acquire half pairs with quiescent()'s and thread_offline's
+            // release stores.
+            const std::uint64_t seen =
+                local(me.next_to_check).announce.load(std::memory_order_seq_cst);
+            const bool offline = (seen & 1) != 0;
+            if (!offline && (seen >> 1) != epoch) return;  // it lags: look again later
+            ++me.next_to_check;
+            if (me.next_to_check == tid) ++me.next_to_check;
+            if (me.next_to_check < limit) return;
+        }
+        me.next_to_check = 0;
+        // Every thread was seen offline or in `epoch` (possibly over several
+        // quiescent states, all in `epoch`: an epoch change resets the round).
+        std::uint64_t expected = epoch;
+        // seq_cst: ordered after the announcement loads in S (Dekker); release
+        // publishes the round of checks to every thread that reads epoch + 1.
+        if (global_epoch_.compare_exchange_strong(expected, epoch + 1, std::memory_order_seq_cst,
+                                                  std::memory_order_relaxed)) {
+            note_epoch_advanced(tid);
+        }
+    }
+
+    alignas(core::false_sharing_range) std::atomic<std::uint64_t> global_epoch_{0};
+};
+
+}  // namespace smr

@@ -1,0 +1,329 @@
+"""Experiment files: load, validate and expand a TOML grid into smrbench jobs.
+
+An experiment is the product of its ``[grid]`` lists plus the ``[fixed]`` options, repeated for
+each trial. Everything a user can get wrong in the file is checked here, before any process
+runs, so a typo costs one clear line and exit status 2 rather than half a night of benchmarks.
+"""
+
+from __future__ import annotations
+
+import difflib
+import itertools
+import json
+import os
+import re
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from smrlab.errors import UsageError
+from smrlab.options import DEFAULT_SEED, OPTIONS, Option
+
+Value = str | int | float | bool
+Options = dict[str, Value]
+
+_TABLES = ("experiment", "grid", "fixed")
+_EXPERIMENT_KEYS = ("name", "description", "skip_unavailable")
+_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
+_RELATIVE_THREADS_RE = re.compile(r"^\s*(\d+(?:\.\d+)?|\.\d+)\s*x\s*$")
+_WORKLOAD_RE = re.compile(r"^\s*(\d+)\s*/\s*(\d+)\s*$")
+
+
+def machine_cpus() -> int:
+    """CPUs this process may run on: what relative thread counts ("2x") multiply.
+
+    The affinity mask is used rather than os.cpu_count() because in a container or under
+    taskset the process can use fewer CPUs than the machine has; both agree on a plain machine.
+    """
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):  # pragma: no cover - non-Linux
+        return os.cpu_count() or 1
+
+
+@dataclass(frozen=True)
+class Experiment:
+    """A validated experiment file (thread counts still possibly relative)."""
+
+    name: str
+    description: str
+    path: Path
+    source: str
+    grid: dict[str, list[Value]]
+    fixed: Options
+    trials: int
+    skip_unavailable: bool = False
+
+
+@dataclass(frozen=True)
+class Job:
+    """One smrbench process: an option set and a trial index."""
+
+    experiment: str
+    options: Options
+    trial: int
+    trials: int
+    label: str = field(compare=False, default="")
+
+    @property
+    def key(self) -> str:
+        """Canonical config key: sorted JSON of the options plus the trial index.
+
+        It identifies a result in the store, so re-running an experiment skips what is stored.
+        """
+        return config_key(self.options, self.trial)
+
+    @property
+    def seed(self) -> int:
+        """Seed for this trial: the base seed plus the trial index (trials must differ)."""
+        return int(self.options.get("seed", DEFAULT_SEED)) + self.trial
+
+
+def config_key(options: Options, trial: int) -> str:
+    """The canonical JSON key of an option set and trial (see Job.key)."""
+    return json.dumps({**options, "trial": trial}, sort_keys=True, separators=(",", ":"))
+
+
+def load_experiment(path: str | Path) -> Experiment:
+    """Reads and validates an experiment file; raises UsageError naming the problem."""
+    path = Path(path)
+    try:
+        source = path.read_text(encoding="utf-8")
+    except OSError as error:
+        raise UsageError(f"cannot read experiment file {path}: {error.strerror}") from None
+    return parse_experiment(source, path)
+
+
+def parse_experiment(source: str, path: Path = Path("<string>")) -> Experiment:
+    """Validates experiment TOML text (see load_experiment)."""
+
+    def fail(message: str) -> UsageError:
+        return UsageError(f"{path}: {message}")
+
+    try:
+        document = tomllib.loads(source)
+    except tomllib.TOMLDecodeError as error:
+        raise fail(f"invalid TOML: {error}") from None
+
+    for key, value in document.items():
+        if key not in _TABLES:
+            raise fail(f"unknown table [{key}] (expected [experiment], [grid] and [fixed])")
+        if not isinstance(value, dict):
+            raise fail(f"'{key}' must be a table: [{key}]")
+    if "experiment" not in document:
+        raise fail("missing [experiment] table with a name")
+
+    header = document["experiment"]
+    for key in header:
+        if key not in _EXPERIMENT_KEYS:
+            raise fail(f"unknown key '{key}' in [experiment]{_suggest(key, _EXPERIMENT_KEYS)}"
+                       f" (expected {', '.join(_EXPERIMENT_KEYS)})")
+    name = header.get("name")
+    if not isinstance(name, str) or not _NAME_RE.match(name):
+        raise fail("[experiment] name must be a string of letters, digits, '_', '-' or '.'")
+    description = header.get("description", "")
+    if not isinstance(description, str):
+        raise fail("[experiment] description must be a string")
+    skip_unavailable = header.get("skip_unavailable", False)
+    if not isinstance(skip_unavailable, bool):
+        raise fail("[experiment] skip_unavailable must be true or false")
+
+    grid: dict[str, list[Value]] = {}
+    for key, raw in document.get("grid", {}).items():
+        option = _option(key, "grid", fail)
+        values = raw if isinstance(raw, list) else [raw]
+        if not values:
+            raise fail(f"[grid] {key} is an empty list")
+        grid[key] = _dedupe([_check_value(option, value, f"[grid] {key}", fail)
+                             for value in values])
+
+    fixed: Options = {}
+    for key, value in document.get("fixed", {}).items():
+        option = _option(key, "fixed", fail)
+        if isinstance(value, list):
+            raise fail(f"[fixed] {key} is a list; options that vary belong in [grid]")
+        if key in grid:
+            raise fail(f"'{key}' is in both [grid] and [fixed]")
+        fixed[key] = _check_value(option, value, f"[fixed] {key}", fail)
+
+    present = set(grid) | set(fixed)
+    if "workload" in present and present & {"insert", "erase"}:
+        raise fail("use either workload or insert/erase, not both")
+    trials_values = grid.pop("trials", None)
+    if trials_values is not None and len(trials_values) != 1:
+        raise fail("trials must be a single number (it repeats every configuration)")
+    trials = int(trials_values[0] if trials_values else fixed.pop("trials", 1))
+    fixed.pop("trials", None)
+
+    experiment = Experiment(name=name, description=description.strip(), path=path,
+                            source=source, grid=grid, fixed=fixed, trials=trials,
+                            skip_unavailable=skip_unavailable)
+    for options in expand(experiment, cpus=1):  # percentages are checked once, up front
+        _check_percentages(options, fail)
+    return experiment
+
+
+def expand(experiment: Experiment, cpus: int | None = None) -> list[Options]:
+    """The grid's configurations: the product of its lists merged with [fixed].
+
+    Relative thread counts are resolved against ``cpus`` (default: this machine), the
+    ``workload`` shorthand becomes insert/erase, and configurations that become identical
+    after that (e.g. "1x" and 2 on two CPUs) appear once. Order follows the file.
+    """
+    cpus = machine_cpus() if cpus is None else cpus
+    keys = list(experiment.grid)
+    configurations: list[Options] = []
+    seen: set[str] = set()
+    for values in itertools.product(*(experiment.grid[key] for key in keys)):
+        options = {**experiment.fixed, **dict(zip(keys, values, strict=True))}
+        options = _resolve(options, cpus)
+        signature = json.dumps(options, sort_keys=True)
+        if signature not in seen:
+            seen.add(signature)
+            configurations.append(options)
+    return configurations
+
+
+def jobs(experiment: Experiment, configurations: list[Options]) -> list[Job]:
+    """One job per configuration and trial, trial-major.
+
+    Running every configuration's trial 0 before any trial 1 gives a complete (if noisier)
+    picture early when a long run is interrupted, and spreads slow drifts of the machine
+    across all configurations instead of concentrating them in one.
+    """
+    varying = [key for key, values in experiment.grid.items() if len(values) > 1]
+    if "workload" in varying:
+        varying[varying.index("workload")] = "insert"
+    return [
+        Job(experiment.name, options, trial, experiment.trials,
+            label=describe(options, varying, trial, experiment.trials))
+        for trial in range(experiment.trials)
+        for options in configurations
+    ]
+
+
+def describe(options: Options, keys: list[str], trial: int, trials: int) -> str:
+    """A short human label of a job: the values of the options that vary, and the trial."""
+    parts = []
+    for key in keys:
+        if key not in options:
+            continue
+        value = options[key]
+        if key in {"ds", "reclaimer", "free", "alloc"}:
+            parts.append(str(value))
+        elif key == "insert":
+            parts.append(f"{value}/{options.get('erase', 50)}")
+        elif key == "threads":
+            parts.append(f"{value} thr")
+        elif isinstance(value, bool):
+            parts.append(key if value else f"no {key}")
+        else:
+            parts.append(f"{key}={value}")
+    parts.append(f"trial {trial + 1}/{trials}")
+    return " ".join(parts)
+
+
+def parse_threads(value: Value, cpus: int) -> int:
+    """A thread count: an integer, or "Nx" meaning N × cpus (at least 1)."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    match = _RELATIVE_THREADS_RE.match(str(value))
+    if not match:
+        raise ValueError(f"not a thread count: {value!r}")
+    return max(1, round(float(match.group(1)) * cpus))
+
+
+def _resolve(options: Options, cpus: int) -> Options:
+    resolved = dict(options)
+    if "threads" in resolved:
+        resolved["threads"] = parse_threads(resolved["threads"], cpus)
+    if "workload" in resolved:
+        insert, erase = _parse_workload(str(resolved.pop("workload")))
+        resolved["insert"], resolved["erase"] = insert, erase
+    return resolved
+
+
+def _parse_workload(value: str) -> tuple[int, int]:
+    match = _WORKLOAD_RE.match(value)
+    if not match:
+        raise ValueError(f"not a workload: {value!r}")
+    return int(match.group(1)), int(match.group(2))
+
+
+def _check_percentages(options: Options, fail: Any) -> None:
+    insert = int(options.get("insert", 50))
+    erase = int(options.get("erase", 50))
+    if insert + erase > 100:
+        raise fail(f"insert {insert} + erase {erase} is over 100 percent")
+
+
+def _option(key: str, table: str, fail: Any) -> Option:
+    option = OPTIONS.get(key)
+    if option is None:
+        hint = _suggest(key.replace("-", "_"), list(OPTIONS))
+        raise fail(f"unknown option '{key}' in [{table}]{hint}")
+    return option
+
+
+def _suggest(key: str, candidates: Any) -> str:
+    close = difflib.get_close_matches(key, list(candidates), n=1, cutoff=0.6)
+    return f" (did you mean '{close[0]}'?)" if close else ""
+
+
+def _dedupe(values: list[Value]) -> list[Value]:
+    unique: list[Value] = []
+    for value in values:
+        if not any(type(value) is type(other) and value == other for other in unique):
+            unique.append(value)
+    return unique
+
+
+def _check_value(option: Option, value: Any, where: str, fail: Any) -> Value:
+    """Checks one value against its option's kind; returns it (normalized)."""
+    kind = option.kind
+    is_int = isinstance(value, int) and not isinstance(value, bool)
+    if kind in {"bool", "path_flag"}:
+        if not isinstance(value, bool):
+            raise fail(f"{where}: expected true or false, got {value!r}")
+        return value
+    if kind == "str":
+        if not isinstance(value, str) or not value:
+            raise fail(f"{where}: expected a name (string), got {value!r}")
+        if option.key == "workload":
+            try:
+                insert, erase = _parse_workload(value)
+            except ValueError:
+                raise fail(f'{where}: expected "INSERT/ERASE" percentages such as "50/50", '
+                           f"got {value!r}") from None
+            if insert + erase > 100:
+                raise fail(f"{where}: {value!r} is over 100 percent")
+            return value
+        if option.choices and value not in option.choices:
+            raise fail(f"{where}: {value!r} is not one of {', '.join(option.choices)}")
+        return value
+    if kind == "threads":
+        if is_int and value >= 1:
+            return value
+        if isinstance(value, str) and _RELATIVE_THREADS_RE.match(value):
+            if float(_RELATIVE_THREADS_RE.match(value).group(1)) <= 0:  # type: ignore[union-attr]
+                raise fail(f"{where}: {value!r} must be a positive multiple")
+            return value.strip().replace(" ", "")
+        raise fail(f'{where}: {value!r} is not a thread count (a positive integer, or a '
+                   f'multiple of the CPUs such as "1x" or "2x")')
+    if kind == "prefill":
+        if value in ("auto", "none") or (is_int and value >= 0):
+            return value
+        raise fail(f'{where}: expected "auto", "none" or a number of keys, got {value!r}')
+    if kind == "int":
+        if not is_int:
+            raise fail(f"{where}: expected an integer, got {value!r}")
+    elif kind == "float":
+        if not (is_int or isinstance(value, float)):
+            raise fail(f"{where}: expected a number, got {value!r}")
+        value = float(value) if not is_int else value
+    if option.minimum is not None and value < option.minimum:
+        raise fail(f"{where}: {value!r} is below the minimum {option.minimum:g}")
+    if option.maximum is not None and value > option.maximum:
+        raise fail(f"{where}: {value!r} is above the maximum {option.maximum:g}")
+    return value

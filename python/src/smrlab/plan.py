@@ -1,0 +1,81 @@
+"""Turns a validated experiment into the jobs to run on a given smrbench build.
+
+The grid is checked against what the binary reports (``--list --json``, ``--help``): a name it
+does not know is an error, or — with ``skip_unavailable = true`` in ``[experiment]`` — a note,
+so experiment files can list a paper's full set of reclaimers and run whatever the current build
+has. Data-structure × reclaimer pairs that smrbench declares invalid are dropped with a note:
+a product grid naturally contains some.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from smrlab.errors import UsageError
+from smrlab.grid import Experiment, Job, Options, expand, jobs
+from smrlab.options import NAMED_OPTIONS, OPTIONS
+from smrlab.smrbench import Smrbench
+
+
+@dataclass
+class Plan:
+    """The jobs of an experiment and the notes explaining what was left out."""
+
+    jobs: list[Job]
+    notes: list[str] = field(default_factory=list)
+
+
+def make_plan(experiment: Experiment, bench: Smrbench | None, cpus: int | None = None) -> Plan:
+    """Expands the experiment; checks it against ``bench`` unless that is None (dry run
+    without a build), in which case nothing is filtered."""
+    configurations = expand(experiment, cpus)
+    notes: list[str] = []
+    if bench is not None:
+        configurations = _check_against(experiment, configurations, bench, notes)
+    if not configurations:
+        raise UsageError(f"experiment {experiment.name}: nothing to run with this smrbench"
+                         + (f" ({'; '.join(notes)})" if notes else ""))
+    return Plan(jobs(experiment, configurations), notes)
+
+
+def _check_against(experiment: Experiment, configurations: list[Options], bench: Smrbench,
+                   notes: list[str]) -> list[Options]:
+    used = {key for options in configurations for key in options}
+    for key in sorted(used):
+        option = OPTIONS[key]
+        if option.passed and not bench.has_option(key):
+            raise UsageError(f"experiment {experiment.name} sets {key}, but smrbench at "
+                             f"{bench.path} has no {option.flag} option yet")
+
+    unavailable: dict[str, set[str]] = {}
+    for key in NAMED_OPTIONS:
+        wanted = {str(options[key]) for options in configurations if key in options}
+        if not wanted:
+            continue
+        known = bench.names(key)
+        missing = sorted(wanted - set(known))
+        if not missing:
+            continue
+        if not experiment.skip_unavailable:
+            raise UsageError(
+                f"experiment {experiment.name}: {key} {', '.join(missing)} not in this smrbench "
+                f"(available: {', '.join(known)}); set skip_unavailable = true in [experiment] "
+                f"to run the rest")
+        unavailable[key] = set(missing)
+        notes.append(f"skipping {key} {', '.join(missing)}: not in this smrbench")
+
+    kept: list[Options] = []
+    invalid: set[tuple[str, str]] = set()
+    for options in configurations:
+        if any(str(options.get(key)) in names for key, names in unavailable.items()):
+            continue
+        ds = str(options.get("ds", "dgt_bst"))
+        reclaimer = str(options.get("reclaimer", "debra"))
+        if not options.get("allow_unsafe") and not bench.valid_combination(ds, reclaimer):
+            invalid.add((ds, reclaimer))
+            continue
+        kept.append(options)
+    if invalid:
+        pairs = ", ".join(f"{ds}×{reclaimer}" for ds, reclaimer in sorted(invalid))
+        notes.append(f"skipping invalid combinations (smrbench --list): {pairs}")
+    return kept

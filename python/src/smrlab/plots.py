@@ -1,0 +1,434 @@
+"""Figures from the result store, in the layouts of the Epochs paper.
+
+- throughput vs threads (Figures 1a, 10a, 11a): median over trials, min–max error bars, one line
+  per reclaimer and free policy, one figure per data structure × allocator × workload;
+- peak memory vs threads (Figures 1b, 10b; NBR Figure 4c/d);
+- batch vs amortized free per reclaimer at the highest thread count (Figure 11b);
+- free-call latency percentiles per reclaimer × free policy (log scale; cf. Figure 3);
+- garbage per epoch from garbage-series files (Figure 4).
+
+Options other than threads, reclaimer and free that vary within an experiment (stall, key range,
+free_k, …) split figures rather than being averaged together: a point is only ever the median
+of trials of one configuration. Builders return figures (for tests and the report) and
+``plot_store`` saves them as PNG and SVG.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from matplotlib.figure import Figure
+from matplotlib.ticker import EngFormatter
+
+from smrlab import style
+from smrlab.store import Store
+from smrlab.timeline import read_garbage_series
+
+# Config fields that are never a figure facet: the x axis and series, per-trial values, and
+# values smrbench derives from others.
+_NOT_FACETS = {"threads", "reclaimer", "free", "seed", "trials", "contains", "prefill_target",
+               "ds", "alloc", "insert", "erase"}
+FREE_SUFFIX = {"batch": "", "amortized": "_af"}
+MIB = 1024 * 1024
+
+
+@dataclass
+class Plot:
+    """A built figure: its file stem, what it shows, and the matplotlib figure."""
+
+    name: str
+    kind: str  # throughput | memory | af_bars | free_latency | garbage
+    title: str
+    figure: Figure
+    facet: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class _Point:
+    values: list[float]
+
+    @property
+    def median(self) -> float:
+        return float(np.median(self.values))
+
+    @property
+    def low(self) -> float:
+        return float(np.min(self.values))
+
+    @property
+    def high(self) -> float:
+        return float(np.max(self.values))
+
+
+def series_label(reclaimer: str, free: str) -> str:
+    """Series names as in the paper: 'debra' (batch free) and 'debra_af' (amortized free)."""
+    return reclaimer + FREE_SUFFIX.get(free, f"_{free}")
+
+
+def _config(run: dict[str, Any]) -> dict[str, Any]:
+    config = dict(run["result"].get("config", {}))
+    config["alloc"] = run.get("alloc") or config.get("alloc")
+    return config
+
+
+def _facet_fields(runs: list[dict[str, Any]]) -> list[str]:
+    """Config fields (beyond the standard facets) that vary between runs."""
+    values: dict[str, set[str]] = defaultdict(set)
+    for run in runs:
+        for key, value in _config(run).items():
+            if key not in _NOT_FACETS:
+                values[key].add(repr(value))
+    return sorted(key for key, seen in values.items() if len(seen) > 1)
+
+
+def _facet(run: dict[str, Any], extra: list[str]) -> tuple:
+    config = _config(run)
+    return (config.get("ds"), config.get("alloc"), config.get("insert"), config.get("erase"),
+            *(config.get(key) for key in extra))
+
+
+def _facet_dict(key: tuple, extra: list[str]) -> dict[str, Any]:
+    names = ["ds", "alloc", "insert", "erase", *extra]
+    return dict(zip(names, key, strict=True))
+
+
+def _facet_title(facet: dict[str, Any]) -> str:
+    insert, erase = facet["insert"], facet["erase"]
+    contains = 100 - int(insert or 0) - int(erase or 0)
+    parts = [str(facet["ds"]), str(facet["alloc"]),
+             f"{insert}% ins / {erase}% del" + (f" / {contains}% find" if contains else "")]
+    for key, value in facet.items():
+        if key in {"ds", "alloc", "insert", "erase"}:
+            continue
+        if isinstance(value, bool):
+            parts.append(("" if value else "no ") + key.replace("_", " "))
+        else:
+            parts.append(f"{key.replace('_', ' ')} {value}")
+    return " · ".join(parts)
+
+
+def _facet_stem(facet: dict[str, Any]) -> str:
+    stem = f"{facet['ds']}-{facet['alloc']}-i{facet['insert']}-d{facet['erase']}"
+    for key, value in facet.items():
+        if key in {"ds", "alloc", "insert", "erase"}:
+            continue
+        if isinstance(value, bool):
+            stem += f"-{'' if value else 'no'}{key}"
+        else:
+            stem += f"-{key}{value}"
+    return re.sub(r"[^A-Za-z0-9_.=-]+", "_", stem)
+
+
+def _series_order(keys: Iterable[tuple[str, str]]) -> list[tuple[str, str]]:
+    order = style._RECLAIMER_ORDER  # noqa: SLF001 - shared ordering of reclaimers
+    def rank(key: tuple[str, str]) -> tuple:
+        reclaimer, free = key
+        return (order.index(reclaimer) if reclaimer in order else len(order), reclaimer,
+                free != "batch", free)
+    return sorted(keys, key=rank)
+
+
+def _grouped(runs: list[dict[str, Any]]):
+    """{facet: {(reclaimer, free): {threads: [run, ...]}}} plus the extra facet fields."""
+    extra = _facet_fields(runs)
+    groups: dict[tuple, dict[tuple[str, str], dict[int, list]]] = defaultdict(
+        lambda: defaultdict(lambda: defaultdict(list)))
+    for run in runs:
+        config = _config(run)
+        series = (str(config.get("reclaimer")), str(config.get("free")))
+        groups[_facet(run, extra)][series][int(config.get("threads", 0))].append(run)
+    return groups, extra
+
+
+def _hardware_threads(runs: Iterable[dict[str, Any]]) -> int | None:
+    for run in runs:
+        value = run["result"].get("machine", {}).get("hardware_threads")
+        if value:
+            return int(value)
+    return None
+
+
+def _metric_vs_threads(runs: list[dict[str, Any]], kind: str) -> list[Plot]:
+    groups, extra = _grouped(runs)
+    plots = []
+    for facet_key, by_series in groups.items():
+        facet = _facet_dict(facet_key, extra)
+        fig = style.figure(6.4, 4.2)
+        ax = fig.add_subplot()
+        frees = {free for _, free in by_series}
+        all_threads: set[int] = {t for points in by_series.values() for t in points}
+        span = (max(all_threads) - min(all_threads)) or 1
+        ordered = _series_order(by_series)
+        facet_runs = []
+        for position, series in enumerate(ordered):
+            reclaimer, free = series
+            points = by_series[series]
+            xs = sorted(points)
+            # A small sideways offset per series keeps min-max bars at one x from overlapping.
+            dodge = (position - (len(ordered) - 1) / 2) * span * 0.006
+            stats = []
+            for x in xs:
+                facet_runs.extend(points[x])
+                if kind == "throughput":
+                    values = [r["throughput"] / 1e6 for r in points[x]]
+                else:
+                    values = [r["peak_rss_bytes"] / MIB for r in points[x]]
+                stats.append(_Point(values))
+            medians = np.array([p.median for p in stats])
+            yerr = np.array([[p.median - p.low for p in stats], [p.high - p.median for p in stats]])
+            label = series_label(reclaimer, free) if len(frees) > 1 else reclaimer
+            ax.errorbar(np.array(xs) + dodge, medians, yerr=yerr, label=label, color=style.reclaimer_color(reclaimer),
+                        marker=style.FREE_MARKERS.get(free, "^"),
+                        linestyle=style.FREE_LINESTYLES.get(free, ":") if len(frees) > 1 else "-",
+                        capsize=3, elinewidth=1.0, markersize=5)
+        hardware = _hardware_threads(facet_runs)
+        if hardware and all_threads and min(all_threads) < hardware < max(all_threads):
+            ax.axvline(hardware, color="#d62728", linewidth=1.0, alpha=0.7, zorder=0)
+            ax.annotate("hardware threads", xy=(hardware, 1.0), xycoords=("data", "axes fraction"),
+                        xytext=(3, -3), textcoords="offset points", ha="left", va="top",
+                        fontsize=8, color="#d62728")
+        threads = sorted(all_threads)
+        if len(threads) <= 12:
+            ax.set_xticks(threads)
+        ax.set_xlabel("threads")
+        ax.set_ylim(bottom=0)
+        if kind == "throughput":
+            ax.set_ylabel("throughput (Mops/s)")
+            what = "Throughput"
+        else:
+            ax.set_ylabel("peak memory, RSS (MiB)")
+            what = "Peak memory"
+        title = _facet_title(facet)
+        ax.set_title(f"{what} — {title}", loc="left", fontsize=10)
+        legend_title = "reclaimer" + (" (_af: amortized free)" if len(frees) > 1 else "")
+        ax.legend(title=legend_title, fontsize=8, title_fontsize=8, frameon=False,
+                  loc="center left", bbox_to_anchor=(1.01, 0.5))
+        _note(ax, "median of trials; bars: min–max")
+        plots.append(Plot(f"{kind}-{_facet_stem(facet)}", kind, f"{what} vs threads: {title}",
+                          fig, facet))
+    return plots
+
+
+def _note(ax, text: str) -> None:
+    ax.annotate(text, xy=(1.0, -0.16), xycoords="axes fraction", ha="right", va="top",
+                fontsize=7, color="#666666")
+
+
+def _af_bars(runs: list[dict[str, Any]]) -> list[Plot]:
+    """Figure 11b: ORIG (batch) vs AF (amortized) bars per reclaimer at the most threads."""
+    groups, extra = _grouped(runs)
+    plots = []
+    for facet_key, by_series in groups.items():
+        if {free for _, free in by_series} < {"batch", "amortized"}:
+            continue
+        both = [reclaimer for reclaimer in {r for r, _ in by_series}
+                if (reclaimer, "batch") in by_series and (reclaimer, "amortized") in by_series]
+        if not both:
+            continue
+        threads = max(set(by_series[(both[0], "batch")]) & set(by_series[(both[0], "amortized")]))
+        for reclaimer in both:
+            common = set(by_series[(reclaimer, "batch")]) & set(by_series[(reclaimer, "amortized")])
+            if common:
+                threads = max(threads, max(common))
+        reclaimers = [r for r, _ in _series_order((r, "batch") for r in both)
+                      if threads in by_series[(r, "batch")] and threads in by_series[(r, "amortized")]]
+        if not reclaimers:
+            continue
+        facet = _facet_dict(facet_key, extra)
+        fig = style.figure(max(4.5, 1.1 * len(reclaimers) + 2.2), 4.0)
+        ax = fig.add_subplot()
+        width = 0.38
+        x = np.arange(len(reclaimers))
+        for offset, free, label, hatch in ((-width / 2, "batch", "ORIG (batch free)", "//"),
+                                           (width / 2, "amortized", "AF (amortized free)", "")):
+            points = [_Point([r["throughput"] / 1e6 for r in by_series[(rec, free)][threads]])
+                      for rec in reclaimers]
+            medians = [p.median for p in points]
+            yerr = [[p.median - p.low for p in points], [p.high - p.median for p in points]]
+            colors = [style.reclaimer_color(rec) for rec in reclaimers]
+            ax.bar(x + offset, medians, width, yerr=yerr, capsize=3, label=label,
+                   color=colors, alpha=0.55 if free == "batch" else 1.0, hatch=hatch,
+                   edgecolor="#333333", linewidth=0.6, error_kw={"elinewidth": 1.0})
+        for index, rec in enumerate(reclaimers):
+            orig = _Point([r["throughput"] for r in by_series[(rec, "batch")][threads]]).median
+            af = _Point([r["throughput"] for r in by_series[(rec, "amortized")][threads]]).median
+            if orig > 0:
+                top = max(_Point([r["throughput"] / 1e6 for r in by_series[(rec, f)][threads]]).high
+                          for f in ("batch", "amortized"))
+                ax.annotate(f"×{af / orig:.2f}", xy=(index, top), xytext=(0, 4),
+                            textcoords="offset points", ha="center", fontsize=8)
+        ax.set_xticks(x, reclaimers)
+        ax.set_ylabel("throughput (Mops/s)")
+        ax.set_ylim(0, ax.get_ylim()[1] * 1.1)
+        ax.grid(axis="x", visible=False)
+        title = _facet_title(facet)
+        ax.set_title(f"Batch vs amortized free, {threads} threads — {title}", loc="left",
+                     fontsize=10)
+        ax.legend(frameon=False, fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+        _note(ax, "median of trials; bars: min–max; ×: AF / ORIG")
+        plots.append(Plot(f"af_vs_batch-{_facet_stem(facet)}", "af_bars",
+                          f"Batch vs amortized free at {threads} threads: {title}", fig, facet))
+    return plots
+
+
+PERCENTILES = (("p50", "p50"), ("p99", "p99"), ("p999", "p99.9"), ("max", "max"))
+
+
+def _free_latency(runs: list[dict[str, Any]]) -> list[Plot]:
+    """Free-call latency percentiles per reclaimer × free policy at the most threads."""
+    groups, extra = _grouped(runs)
+    plots = []
+    for facet_key, by_series in groups.items():
+        facet = _facet_dict(facet_key, extra)
+        threads = max(t for points in by_series.values() for t in points)
+        series = [s for s in _series_order(by_series) if threads in by_series[s]]
+        rows = []
+        for reclaimer, free in series:
+            trials = by_series[(reclaimer, free)][threads]
+            latencies = [r["result"].get("reclaimer", {}).get("free_latency_ns", {}) for r in trials]
+            calls = [r["result"].get("reclaimer", {}).get("free_calls", 0) for r in trials]
+            if not any(calls) or not any(latencies):
+                continue  # e.g. none: it never frees
+            values = []
+            for key, _ in PERCENTILES:
+                samples = [float(lat.get(key, 0) or 0) for lat in latencies]
+                values.append(max(samples) if key == "max" else float(np.median(samples)))
+            rows.append((series_label(reclaimer, free), reclaimer, values))
+        if not rows:
+            continue
+        fig = style.figure(max(5.0, 0.9 * len(rows) + 2.8), 4.0)
+        ax = fig.add_subplot()
+        x = np.arange(len(rows))
+        width = 0.8 / len(PERCENTILES)
+        shades = ("#c6dbef", "#6baed6", "#2171b5", "#08306b")
+        for index, ((_, name), shade) in enumerate(zip(PERCENTILES, shades, strict=True)):
+            heights = [max(values[index], 1.0) for _, _, values in rows]
+            ax.bar(x + (index - 1.5) * width, heights, width, label=name, color=shade,
+                   edgecolor="#333333", linewidth=0.4)
+        ax.set_yscale("log")
+        ax.yaxis.set_major_formatter(_ns_formatter())
+        ax.set_xticks(x, [label for label, _, _ in rows], rotation=20 if len(rows) > 5 else 0,
+                      ha="right" if len(rows) > 5 else "center")
+        ax.set_ylabel("free() call latency")
+        ax.grid(axis="x", visible=False)
+        title = _facet_title(facet)
+        ax.set_title(f"Free latency, {threads} threads — {title}", loc="left", fontsize=10)
+        ax.legend(title="percentile", frameon=False, fontsize=8, title_fontsize=8,
+                  loc="upper left", bbox_to_anchor=(1.01, 1.0))
+        _note(ax, "percentiles: median of trials; max: over all trials")
+        plots.append(Plot(f"free_latency-{_facet_stem(facet)}", "free_latency",
+                          f"Free-call latency at {threads} threads: {title}", fig, facet))
+    return plots
+
+
+def _ns_formatter():
+    from matplotlib.ticker import FuncFormatter
+
+    def format_ns(value: float, _pos: object) -> str:
+        for unit, scale in (("s", 1e9), ("ms", 1e6), ("µs", 1e3)):
+            if value >= scale:
+                return f"{value / scale:g} {unit}"
+        return f"{value:g} ns"
+
+    return FuncFormatter(format_ns)
+
+
+def _garbage(entries: list[dict[str, Any]], notes: list[str]) -> list[Plot]:
+    """Figure 4: garbage at each epoch, one panel per free policy, from garbage-series files."""
+    missing = [entry for entry in entries if not entry["exists"]]
+    if missing:
+        notes.append(f"garbage per epoch: {len(missing)} referenced garbage-series files are "
+                     f"missing (first: {missing[0]['path']})")
+    entries = [entry for entry in entries if entry["exists"]]
+    if not entries:
+        return []
+    extra = [key for key in _facet_fields(entries) if key != "free"]
+    groups: dict[tuple, dict[str, dict]] = defaultdict(dict)
+    for entry in entries:
+        config = _config(entry)
+        key = (*_facet(entry, extra), config.get("reclaimer"), config.get("threads"))
+        free = str(config.get("free"))
+        current = groups[key].get(free)
+        if current is None or entry["trial"] < current["trial"]:
+            groups[key][free] = entry  # the lowest trial: one representative series
+    plots = []
+    for key, by_free in groups.items():
+        facet = _facet_dict(key[:-2], extra)
+        reclaimer, threads = key[-2], key[-1]
+        frees = sorted(by_free, key=lambda f: (f != "batch", f))
+        fig = style.figure(7.5, 1.9 * len(frees) + 0.9)
+        axes = fig.subplots(len(frees), 1, sharey=True, squeeze=False)[:, 0]
+        for ax, free in zip(axes, frees, strict=True):
+            series = read_garbage_series(by_free[free]["path"])
+            ax.plot(series.epoch, series.garbage, color=style.reclaimer_color(str(reclaimer)),
+                    linewidth=0.9, drawstyle="steps-mid")
+            ax.fill_between(series.epoch, series.garbage, step="mid", alpha=0.25,
+                            color=style.reclaimer_color(str(reclaimer)))
+            ax.set_ylabel("garbage (nodes)")
+            ax.yaxis.set_major_formatter(EngFormatter(sep=""))
+            ax.set_ylim(bottom=0)
+            ax.set_title(f"{series_label(str(reclaimer), free)}: {free} free "
+                         f"({len(series)} epochs, trial {by_free[free]['trial']})",
+                         loc="left", fontsize=9)
+        axes[-1].set_xlabel("epoch")
+        fig.suptitle(f"Garbage per epoch — {reclaimer}, {threads} threads, {_facet_title(facet)}",
+                     x=0.01, ha="left", fontsize=10)
+        stem = f"garbage-{reclaimer}-t{threads}-{_facet_stem(facet)}"
+        plots.append(Plot(stem, "garbage", f"Garbage per epoch: {reclaimer}, {threads} threads, "
+                          f"{_facet_title(facet)}", fig, facet))
+    return plots
+
+
+def build_plots(store: Store, experiment: str) -> tuple[list[Plot], list[str]]:
+    """Every figure of one experiment's stored results, and notes on what was skipped."""
+    notes: list[str] = []
+    runs = store.runs(experiment)
+    if not runs:
+        return [], [f"{experiment}: no stored runs"]
+    plots = _metric_vs_threads(runs, "throughput") + _metric_vs_threads(runs, "memory")
+    bars = _af_bars(runs)
+    if not bars:
+        notes.append(f"{experiment}: batch vs amortized bars skipped (no reclaimer ran with "
+                     f"both free policies)")
+    latency = _free_latency(runs)
+    if not latency:
+        notes.append(f"{experiment}: free-latency figure skipped (no run freed anything)")
+    files = store.files(experiment, "garbage_series")
+    garbage = _garbage(files, notes)
+    if not files:
+        notes.append(f"{experiment}: garbage per epoch skipped (no garbage-series files in the "
+                     f"store; set garbage_series = true in the experiment's [fixed] table)")
+    return plots + bars + latency + garbage, notes
+
+
+def plot_store(store: Store, out: Path, experiment: str | None = None
+               ) -> tuple[list[Path], list[str]]:
+    """Writes every figure as PNG and SVG under out/<experiment>/; returns paths and notes."""
+    from smrlab.errors import UsageError
+
+    names = store.experiments()
+    if experiment is not None:
+        if experiment not in names:
+            raise UsageError(f"no stored runs of experiment {experiment!r} in {store.path} "
+                             f"(stored: {', '.join(names) or 'none'})")
+        names = [experiment]
+    written: list[Path] = []
+    notes: list[str] = []
+    for name in names:
+        plots, plot_notes = build_plots(store, name)
+        notes += plot_notes
+        directory = out / name
+        directory.mkdir(parents=True, exist_ok=True)
+        for plot in plots:
+            for suffix in (".png", ".svg"):
+                path = directory / f"{plot.name}{suffix}"
+                plot.figure.savefig(path, metadata={"Date": None} if suffix == ".svg" else None)
+                written.append(path)
+            style.close(plot.figure)
+    return written, notes

@@ -1,0 +1,196 @@
+"""Runs jobs: one smrbench process per trial, a timeout each, every outcome stored at once.
+
+Each trial is its own process so one crash, hang or leak cannot spoil the others, and so a
+trial's peak RSS is its own. Results are committed one by one: Ctrl-C (or a killed machine)
+loses at most the trial in flight, and the next run resumes from the store.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import signal
+import subprocess
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from smrlab.grid import Job
+from smrlab.options import DEFAULT_DURATION_S, OPTIONS
+from smrlab.progress import Progress, format_throughput
+from smrlab.smrbench import command
+from smrlab.store import Failure, Store
+
+FILE_SUFFIXES = {"timeline": ".timeline", "garbage_series": ".garbage"}
+
+
+def default_timeout(job: Job) -> float:
+    """A generous per-trial limit: 60 s for start-up and prefill plus 20 × the duration."""
+    duration = float(job.options.get("duration", DEFAULT_DURATION_S))
+    return 60.0 + 20.0 * duration
+
+
+def job_files(job: Job, directory: Path) -> dict[str, Path]:
+    """Paths of the files a job asks smrbench to write (timeline, garbage series).
+
+    Named by a hash of the config key, so they are stable across re-runs and unique per job.
+    """
+    wanted = [key for key, value in job.options.items()
+              if OPTIONS[key].kind == "path_flag" and value]
+    if not wanted:
+        return {}
+    digest = hashlib.sha1(job.key.encode()).hexdigest()[:16]
+    return {key: directory / job.experiment / f"{digest}{FILE_SUFFIXES[key]}" for key in wanted}
+
+
+def job_command(job: Job, binary: Path, files_dir: Path) -> list[str]:
+    """The exact argv run for a job."""
+    return command(binary, job.options, job.seed, job_files(job, files_dir))
+
+
+@dataclass
+class Summary:
+    """What a run did."""
+
+    ran: int = 0
+    skipped: int = 0
+    failures: list[Failure] = field(default_factory=list)
+    seconds: float = 0.0
+
+
+@dataclass
+class _Outcome:
+    result: dict[str, Any] | None
+    failure_kind: str = ""
+    message: str = ""
+    exit_code: int | None = None
+    stdout: str = ""
+    stderr: str = ""
+
+
+class Runner:
+    """Runs jobs against one smrbench binary into one store."""
+
+    def __init__(self, store: Store, binary: Path, progress: Progress,
+                 timeout: float | None = None, files_dir: Path | None = None) -> None:
+        self.store = store
+        self.binary = binary
+        self.progress = progress
+        self.timeout = timeout
+        self.files_dir = files_dir or store.path.parent / "files"
+
+    def run(self, jobs: list[Job]) -> Summary:
+        """Runs every job not already stored. KeyboardInterrupt propagates after the trial in
+        flight is killed; everything finished before it is committed."""
+        summary = Summary()
+        started = time.monotonic()
+        stored = self.store.stored_keys(jobs[0].experiment) if jobs else set()
+        todo = [job for job in jobs if job.key not in stored]
+        summary.skipped = len(jobs) - len(todo)
+        if summary.skipped:
+            self.progress.note(f"{summary.skipped} of {len(jobs)} trials already stored; "
+                               f"running {len(todo)}")
+        self.progress.start(len(todo))
+        try:
+            for job in todo:
+                self.progress.begin(job)
+                self._run_one(job, summary)
+        finally:
+            self.progress.close()
+            summary.seconds = time.monotonic() - started
+        return summary
+
+    def _run_one(self, job: Job, summary: Summary) -> None:
+        files = job_files(job, self.files_dir)
+        for path in files.values():
+            path.parent.mkdir(parents=True, exist_ok=True)
+        argv = command(self.binary, job.options, job.seed, files)
+        timeout = self.timeout if self.timeout is not None else default_timeout(job)
+        begun = time.monotonic()
+        outcome = _execute(argv, timeout)
+        elapsed = time.monotonic() - begun
+        summary.ran += 1
+        if outcome.result is not None:
+            present = {kind: path for kind, path in files.items() if path.is_file()}
+            for kind in sorted(set(files) - set(present)):
+                self.progress.note(f"note: smrbench wrote no {kind} file for {job.label}")
+            self.store.add_run(job.experiment, job.key, job.trial, outcome.result, argv,
+                               elapsed_s=elapsed, files=present)
+            throughput = outcome.result.get("throughput_ops_per_s") or 0.0
+            self.progress.done(job, True, format_throughput(float(throughput)), elapsed)
+            return
+        failure = Failure(job.experiment, job.key, job.trial, outcome.failure_kind,
+                          outcome.message, outcome.exit_code, outcome.stderr, outcome.stdout,
+                          argv)
+        self.store.add_failure(failure)
+        summary.failures.append(failure)
+        self.progress.done(job, False, outcome.message, elapsed)
+
+
+def _kill_group(process: subprocess.Popen) -> None:
+    """Kills the trial and anything it started (smrbench may re-exec or fork)."""
+    try:
+        os.killpg(process.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+
+
+def _last_line(text: str) -> str:
+    lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
+    return lines[-1] if lines else ""
+
+
+def _execute(argv: list[str], timeout: float) -> _Outcome:
+    """Runs one trial and classifies what happened."""
+    try:
+        process = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                   stderr=subprocess.PIPE, text=True, start_new_session=True)
+    except OSError as error:
+        return _Outcome(None, "exit", f"cannot start smrbench: {error.strerror}")
+    try:
+        stdout, stderr = process.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        _kill_group(process)
+        stdout, stderr = process.communicate()
+        return _Outcome(None, "timeout", f"timed out after {timeout:g} s", None, stdout, stderr)
+    except BaseException:  # KeyboardInterrupt: leave no orphan running
+        _kill_group(process)
+        process.communicate()
+        raise
+    code = process.returncode
+    result: dict[str, Any] | None = None
+    try:
+        parsed = json.loads(stdout)
+        result = parsed if isinstance(parsed, dict) else None
+    except json.JSONDecodeError:
+        result = None
+
+    def failed(kind: str, message: str) -> _Outcome:
+        return _Outcome(None, kind, message, code, stdout, stderr)
+
+    if result is not None and result.get("validated") is False:
+        errors = [trial.get("validation", {}).get("error", "")
+                  for trial in result.get("trials", [])]
+        detail = next((error for error in errors if error), "validation failed")
+        return failed("not_validated", f"not validated: {detail}")
+    if code == 2:
+        return failed("bad_input", f"smrbench rejected the input: {_last_line(stderr)}")
+    if code < 0:
+        name = signal.Signals(-code).name if -code in signal.valid_signals() else str(-code)
+        return failed("exit", f"killed by {name}" + _suffix(_last_line(stderr)))
+    if code != 0:
+        return failed("exit", f"exit status {code}" + _suffix(_last_line(stderr)))
+    if result is None:
+        return failed("invalid_json", "stdout is not one JSON object"
+                      + _suffix(_last_line(stderr)))
+    if result.get("smrbench_version") != 1:
+        return failed("invalid_json", f"unknown smrbench_version {result.get('smrbench_version')!r}")
+    if "validated" not in result:
+        return failed("invalid_json", "JSON has no 'validated' field")
+    return _Outcome(result, stdout=stdout, stderr=stderr, exit_code=code)
+
+
+def _suffix(line: str) -> str:
+    return f": {line}" if line else ""

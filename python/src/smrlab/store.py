@@ -1,0 +1,308 @@
+"""The SQLite result store: one row per successful trial, failures apart, files referenced.
+
+Each result is committed on its own, so an interrupted run leaves a consistent store and the
+next run resumes where it stopped: ``(experiment, config_key)`` is unique, and a job whose key
+is stored is skipped. The full smrbench JSON is kept next to the columns people query, so a
+figure nobody planned for can still be drawn from old results.
+
+Column names avoid SQL keywords (``insert_pct`` rather than ``insert``) so ad-hoc queries need
+no quoting: ``SELECT reclaimer, threads, throughput FROM runs WHERE ds = 'dgt_bst'``.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+SCHEMA_VERSION = 1
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS experiments (
+    name        TEXT PRIMARY KEY,
+    description TEXT NOT NULL DEFAULT '',
+    file        TEXT NOT NULL DEFAULT '',
+    definition  TEXT NOT NULL DEFAULT '',   -- the experiment file's TOML text at the last run
+    updated     TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS runs (
+    id             INTEGER PRIMARY KEY,
+    experiment     TEXT NOT NULL,
+    config_key     TEXT NOT NULL,            -- sorted JSON of the options and the trial index
+    ds             TEXT,
+    reclaimer      TEXT,
+    free           TEXT,
+    alloc          TEXT,                     -- the allocator smrbench found serving malloc
+    threads        INTEGER,
+    key_range      INTEGER,
+    insert_pct     INTEGER,
+    erase_pct      INTEGER,
+    contains_pct   INTEGER,
+    duration       REAL,
+    stall          INTEGER,
+    seed           INTEGER,
+    trial          INTEGER NOT NULL,
+    throughput     REAL,                     -- operations per second
+    peak_rss_bytes INTEGER,
+    garbage_peak   INTEGER,
+    free_seconds   REAL,
+    epochs         INTEGER,
+    validated      INTEGER NOT NULL,
+    elapsed_s      REAL,                     -- wall time of the smrbench process
+    command        TEXT NOT NULL,            -- JSON argv
+    timestamp      TEXT NOT NULL,            -- UTC, ISO 8601
+    result_json    TEXT NOT NULL,            -- smrbench --json output, verbatim
+    UNIQUE (experiment, config_key)
+);
+CREATE INDEX IF NOT EXISTS runs_by_config ON runs (experiment, ds, alloc, reclaimer, free, threads);
+CREATE TABLE IF NOT EXISTS failures (
+    id         INTEGER PRIMARY KEY,
+    experiment TEXT NOT NULL,
+    config_key TEXT NOT NULL,
+    trial      INTEGER NOT NULL,
+    kind       TEXT NOT NULL,                -- exit, timeout, invalid_json, not_validated, bad_input
+    message    TEXT NOT NULL,                -- one line: what went wrong
+    exit_code  INTEGER,
+    stderr     TEXT NOT NULL DEFAULT '',
+    stdout     TEXT NOT NULL DEFAULT '',
+    command    TEXT NOT NULL,
+    timestamp  TEXT NOT NULL,
+    UNIQUE (experiment, config_key)
+);
+CREATE TABLE IF NOT EXISTS files (
+    id         INTEGER PRIMARY KEY,
+    experiment TEXT NOT NULL,
+    config_key TEXT NOT NULL,                -- the run these files belong to
+    kind       TEXT NOT NULL,                -- timeline | garbage_series
+    path       TEXT NOT NULL,                -- relative to the store's directory when inside it
+    UNIQUE (experiment, config_key, kind)
+);
+"""
+
+RUN_COLUMNS = ("ds", "reclaimer", "free", "alloc", "threads", "key_range", "insert_pct",
+               "erase_pct", "contains_pct", "duration", "stall", "seed", "trial", "throughput",
+               "peak_rss_bytes", "garbage_peak", "free_seconds", "epochs", "validated")
+
+
+@dataclass(frozen=True)
+class Failure:
+    """A trial that did not produce a valid result."""
+
+    experiment: str
+    config_key: str
+    trial: int
+    kind: str
+    message: str
+    exit_code: int | None
+    stderr: str
+    stdout: str
+    command: list[str]
+
+
+def now() -> str:
+    """The current UTC time as stored (second precision, ISO 8601)."""
+    return datetime.now(UTC).replace(microsecond=0).isoformat()
+
+
+def columns_from_result(result: dict[str, Any], trial: int) -> dict[str, Any]:
+    """The queryable columns of one smrbench --json result (its config is authoritative)."""
+    config = result.get("config", {})
+    reclaimer = result.get("reclaimer", {})
+    allocator = result.get("allocator", {})
+    return {
+        "ds": config.get("ds"),
+        "reclaimer": config.get("reclaimer"),
+        "free": config.get("free"),
+        "alloc": allocator.get("name") or config.get("alloc"),
+        "threads": config.get("threads"),
+        "key_range": config.get("key_range"),
+        "insert_pct": config.get("insert"),
+        "erase_pct": config.get("erase"),
+        "contains_pct": config.get("contains"),
+        "duration": config.get("duration"),
+        "stall": int(bool(config.get("stall", False))),
+        "seed": config.get("seed"),
+        "trial": trial,
+        "throughput": result.get("throughput_ops_per_s"),
+        "peak_rss_bytes": result.get("peak_rss_bytes"),
+        "garbage_peak": reclaimer.get("garbage_peak"),
+        "free_seconds": reclaimer.get("free_seconds"),
+        "epochs": reclaimer.get("epochs"),
+        "validated": int(bool(result.get("validated", False))),
+    }
+
+
+class Store:
+    """A result store file. Use as a context manager, or call close()."""
+
+    def __init__(self, path: str | Path, *, create: bool = True) -> None:
+        self.path = Path(path)
+        if not create and not self.path.exists():
+            raise FileNotFoundError(self.path)
+        if create:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.db = sqlite3.connect(self.path, timeout=30)
+        self.db.row_factory = sqlite3.Row
+        # WAL: `smrlab plot` can read while a run writes; commits stay durable per result.
+        self.db.execute("PRAGMA journal_mode=WAL")
+        self.db.execute("PRAGMA synchronous=NORMAL")
+        self.db.executescript(_SCHEMA)
+        version = self.db.execute("PRAGMA user_version").fetchone()[0]
+        if version == 0:
+            self.db.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
+        elif version > SCHEMA_VERSION:
+            raise RuntimeError(f"{self.path} has store schema {version}; this smrlab knows "
+                               f"{SCHEMA_VERSION}: update smrlab")
+        self.db.commit()
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Closes the database (every result is already committed)."""
+        self.db.close()
+
+    @contextmanager
+    def _transaction(self) -> Iterator[sqlite3.Connection]:
+        with self.db:
+            yield self.db
+
+    # --- writing -------------------------------------------------------------------------
+
+    def record_experiment(self, name: str, description: str, file: str, definition: str) -> None:
+        """Remembers an experiment's description and definition (shown in the report)."""
+        with self._transaction() as db:
+            db.execute(
+                "INSERT INTO experiments (name, description, file, definition, updated) "
+                "VALUES (?, ?, ?, ?, ?) ON CONFLICT (name) DO UPDATE SET "
+                "description = excluded.description, file = excluded.file, "
+                "definition = excluded.definition, updated = excluded.updated",
+                (name, description, file, definition, now()))
+
+    def add_run(self, experiment: str, config_key: str, trial: int, result: dict[str, Any],
+                command: list[str], elapsed_s: float | None = None,
+                files: dict[str, Path] | None = None) -> bool:
+        """Stores a valid result (and its files) in one transaction.
+
+        Returns False, storing nothing, if this (experiment, config_key) is already stored:
+        a result is never duplicated or overwritten. A stored result clears an earlier
+        failure of the same job.
+        """
+        row = columns_from_result(result, trial)
+        row.update(experiment=experiment, config_key=config_key, elapsed_s=elapsed_s,
+                   command=json.dumps(command), timestamp=now(),
+                   result_json=json.dumps(result, sort_keys=True))
+        names = ", ".join(row)
+        marks = ", ".join("?" for _ in row)
+        with self._transaction() as db:
+            cursor = db.execute(
+                f"INSERT OR IGNORE INTO runs ({names}) VALUES ({marks})", tuple(row.values()))
+            if cursor.rowcount == 0:
+                return False
+            db.execute("DELETE FROM failures WHERE experiment = ? AND config_key = ?",
+                       (experiment, config_key))
+            for kind, path in (files or {}).items():
+                db.execute(
+                    "INSERT OR REPLACE INTO files (experiment, config_key, kind, path) "
+                    "VALUES (?, ?, ?, ?)", (experiment, config_key, kind, self._relative(path)))
+        return True
+
+    def add_failure(self, failure: Failure) -> None:
+        """Records (or replaces) the failure of a job; its result stays absent so a re-run
+        tries it again."""
+        with self._transaction() as db:
+            db.execute(
+                "INSERT OR REPLACE INTO failures (experiment, config_key, trial, kind, message, "
+                "exit_code, stderr, stdout, command, timestamp) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (failure.experiment, failure.config_key, failure.trial, failure.kind,
+                 failure.message, failure.exit_code, failure.stderr[-20000:],
+                 failure.stdout[-20000:], json.dumps(failure.command), now()))
+
+    # --- reading -------------------------------------------------------------------------
+
+    def stored_keys(self, experiment: str) -> set[str]:
+        """Config keys of the results stored for an experiment (what a re-run skips)."""
+        rows = self.db.execute("SELECT config_key FROM runs WHERE experiment = ?", (experiment,))
+        return {row[0] for row in rows}
+
+    def has_run(self, experiment: str, config_key: str) -> bool:
+        """Whether this job's result is stored."""
+        row = self.db.execute("SELECT 1 FROM runs WHERE experiment = ? AND config_key = ?",
+                              (experiment, config_key)).fetchone()
+        return row is not None
+
+    def experiments(self) -> list[str]:
+        """Names of experiments with stored results, in order of their first result."""
+        rows = self.db.execute(
+            "SELECT experiment FROM runs GROUP BY experiment ORDER BY MIN(id)")
+        return [row[0] for row in rows]
+
+    def experiment_info(self, name: str) -> dict[str, str]:
+        """Description and file of an experiment ({} if it was never recorded)."""
+        row = self.db.execute("SELECT * FROM experiments WHERE name = ?", (name,)).fetchone()
+        return dict(row) if row else {}
+
+    def runs(self, experiment: str | None = None) -> list[dict[str, Any]]:
+        """Stored runs as dicts (columns plus ``result``, the parsed JSON, and ``options``,
+        the parsed config key), oldest first."""
+        query = "SELECT * FROM runs"
+        args: tuple[str, ...] = ()
+        if experiment is not None:
+            query += " WHERE experiment = ?"
+            args = (experiment,)
+        rows = []
+        for row in self.db.execute(query + " ORDER BY id", args):
+            item = dict(row)
+            item["result"] = json.loads(item["result_json"])
+            item["options"] = json.loads(item["config_key"])
+            rows.append(item)
+        return rows
+
+    def failures(self, experiment: str | None = None) -> list[dict[str, Any]]:
+        """Recorded failures (the latest per job), oldest first."""
+        query = "SELECT * FROM failures"
+        args: tuple[str, ...] = ()
+        if experiment is not None:
+            query += " WHERE experiment = ?"
+            args = (experiment,)
+        return [dict(row) for row in self.db.execute(query + " ORDER BY id", args)]
+
+    def files(self, experiment: str | None = None, kind: str | None = None) -> list[dict]:
+        """Referenced files with ``path`` resolved (relative paths are against the store's
+        directory), joined with their run's columns; missing files are included with
+        ``exists`` False so callers can say which ones are gone."""
+        query = ("SELECT f.kind AS kind, f.path AS file_path, r.* FROM files f JOIN runs r "
+                 "ON f.experiment = r.experiment AND f.config_key = r.config_key WHERE 1=1")
+        args: list[str] = []
+        if experiment is not None:
+            query += " AND f.experiment = ?"
+            args.append(experiment)
+        if kind is not None:
+            query += " AND f.kind = ?"
+            args.append(kind)
+        items = []
+        for row in self.db.execute(query + " ORDER BY r.id", args):
+            item = dict(row)
+            path = Path(item.pop("file_path"))
+            item["path"] = path if path.is_absolute() else self.path.parent / path
+            item["exists"] = item["path"].is_file()
+            item["result"] = json.loads(item["result_json"])
+            item["options"] = json.loads(item["config_key"])
+            items.append(item)
+        return items
+
+    def _relative(self, path: Path) -> str:
+        path = Path(path).resolve()
+        try:
+            return str(path.relative_to(self.path.parent.resolve()))
+        except ValueError:
+            return str(path)

@@ -1,0 +1,141 @@
+"""Figures from the store: the right series on the right axes, and PNG/SVG files."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from conftest import add_fake_run, fake_result
+from specfiles import write_garbage_series
+
+from smrlab.cli import main
+from smrlab.plots import build_plots, plot_store
+from smrlab.store import Store
+
+RECLAIMERS = ("none", "debra", "qsbr")
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Store:
+    """Two allocators, three reclaimers, both free policies, threads 1-8, three trials."""
+    with Store(tmp_path / "r.db") as store:
+        for alloc in ("jemalloc", "mimalloc"):
+            for reclaimer in RECLAIMERS:
+                for free in ("batch", "amortized"):
+                    for threads in (1, 2, 4, 8):
+                        for trial in range(3):
+                            speed = threads * (2 if free == "amortized" else 1) * (trial + 1)
+                            add_fake_run(store, trial=trial, alloc=alloc, reclaimer=reclaimer,
+                                         free=free, threads=threads, throughput=1e6 * speed,
+                                         rss=(100 + threads) << 20,
+                                         free_calls=0 if reclaimer == "none" else 100)
+        yield store
+
+
+def by_kind(plots, kind):
+    return [plot for plot in plots if plot.kind == kind]
+
+
+def test_throughput_lines_medians_and_error_bars(store: Store) -> None:
+    plots, _ = build_plots(store, "exp")
+    throughput = by_kind(plots, "throughput")
+    assert {p.facet["alloc"] for p in throughput} == {"jemalloc", "mimalloc"}
+    ax = throughput[0].figure.axes[0]
+    labels = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert labels == ["none", "none_af", "debra", "debra_af", "qsbr", "qsbr_af"]
+    assert ax.get_xlabel() == "threads" and ax.get_ylabel() == "throughput (Mops/s)"
+    series = {container.get_label(): container.lines[0] for container in ax.containers}
+    none_af = series["none_af"]
+    assert [round(x) for x in none_af.get_xdata()] == [1, 2, 4, 8]
+    # trials give 1x, 2x, 3x: median 2x; amortized doubles; in Mops/s.
+    assert list(none_af.get_ydata()) == pytest.approx([4.0, 8.0, 16.0, 32.0])
+    assert "hardware threads" in [t.get_text() for t in ax.texts]  # 4 is inside 1..8
+    assert "jemalloc" in ax.get_title(loc="left") or "mimalloc" in ax.get_title(loc="left")
+
+
+def test_memory_figure(store: Store) -> None:
+    plots, _ = build_plots(store, "exp")
+    (memory, _) = by_kind(plots, "memory")
+    ax = memory.figure.axes[0]
+    assert ax.get_ylabel() == "peak memory, RSS (MiB)"
+    series = {container.get_label(): container.lines[0] for container in ax.containers}
+    assert list(series["debra"].get_ydata()) == pytest.approx([101, 102, 104, 108])
+
+
+def test_af_bars_at_the_highest_thread_count(store: Store) -> None:
+    plots, _ = build_plots(store, "exp")
+    bars = by_kind(plots, "af_bars")
+    assert len(bars) == 2
+    ax = bars[0].figure.axes[0]
+    assert [t.get_text() for t in ax.get_xticklabels()] == list(RECLAIMERS)
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == [
+        "ORIG (batch free)", "AF (amortized free)"]
+    heights = [patch.get_height() for patch in ax.patches]
+    assert heights == pytest.approx([16, 16, 16, 32, 32, 32])  # 8 threads, median trial
+    assert "8 threads" in ax.get_title(loc="left")
+    assert [t.get_text() for t in ax.texts if t.get_text().startswith("×")] == ["×2.00"] * 3
+
+
+def test_free_latency_skips_reclaimers_that_never_free(store: Store) -> None:
+    plots, _ = build_plots(store, "exp")
+    latency = by_kind(plots, "free_latency")[0]
+    ax = latency.figure.axes[0]
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["debra", "debra_af", "qsbr", "qsbr_af"]
+    assert ax.get_yscale() == "log"
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == ["p50", "p99", "p99.9", "max"]
+
+
+def test_varying_options_split_figures(tmp_path: Path) -> None:
+    with Store(tmp_path / "r.db") as store:
+        for stall in (False, True):
+            for threads in (1, 2):
+                add_fake_run(store, stall=stall, threads=threads)
+        plots, _ = build_plots(store, "exp")
+    names = sorted(p.name for p in by_kind(plots, "throughput"))
+    assert names == ["throughput-dgt_bst-jemalloc-i50-d50-nostall",
+                     "throughput-dgt_bst-jemalloc-i50-d50-stall"]
+
+
+def test_garbage_per_epoch_from_referenced_files(tmp_path: Path) -> None:
+    with Store(tmp_path / "r.db") as store:
+        for free in ("batch", "amortized"):
+            path = write_garbage_series(tmp_path / f"{free}.garbage", free=free)
+            key = f'{{"free":"{free}","trial":0}}'
+            store.add_run("exp", key, 0, fake_result(free=free), [],
+                          files={"garbage_series": path})
+        plots, notes = build_plots(store, "exp")
+        (garbage,) = by_kind(plots, "garbage")
+        titles = [ax.get_title(loc="left") for ax in garbage.figure.axes]
+        assert titles[0].startswith("debra: batch free") and "amortized" in titles[1]
+        assert garbage.figure.axes[1].get_xlabel() == "epoch"
+        (tmp_path / "batch.garbage").unlink()
+        _, notes = build_plots(store, "exp")
+        assert any("missing" in note for note in notes)
+
+
+def test_garbage_skipped_with_a_note(store: Store) -> None:
+    _, notes = build_plots(store, "exp")
+    assert any("garbage per epoch skipped" in note for note in notes)
+
+
+def test_plot_writes_png_and_svg_with_legends(store: Store, tmp_path: Path) -> None:
+    written, _ = plot_store(store, tmp_path / "out")
+    pngs = [p for p in written if p.suffix == ".png"]
+    svgs = [p for p in written if p.suffix == ".svg"]
+    assert len(pngs) == len(svgs) == 8  # throughput, memory, bars, latency × 2 allocators
+    for png in pngs:
+        assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and png.stat().st_size > 10_000
+    svg = (tmp_path / "out" / "exp" / "throughput-dgt_bst-jemalloc-i50-d50.svg").read_text()
+    texts = re.findall(r"<text[^>]*>([^<]*)</text>", svg)
+    for label in ("none_af", "debra", "qsbr_af", "threads", "throughput (Mops/s)"):
+        assert label in texts
+
+
+def test_plot_command(store: Store, tmp_path: Path, capsys) -> None:
+    db = str(store.path)
+    assert main(["plot", "--db", db, "--out", str(tmp_path / "o"), "--experiment", "exp"]) == 0
+    assert "wrote 16 files" in capsys.readouterr().err
+    assert main(["plot", "--db", db, "--experiment", "nope"]) == 2
+    assert main(["plot", "--db", str(tmp_path / "none.db")]) == 2
+    assert "no result store" in capsys.readouterr().err

@@ -1,0 +1,272 @@
+"""`smrlab run`: end to end against the real smrbench, dry run, resume, failures, Ctrl-C."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from smrlab.cli import main
+
+TINY = """
+[experiment]
+name = "tiny"
+description = "smallest real run"
+[grid]
+reclaimer = ["none", "debra"]
+free = ["batch", "amortized"]
+threads = [1, 2]
+[fixed]
+ds = "dgt_bst"
+alloc = "glibc"
+key_range = 512
+duration = 0.05
+trials = 2
+"""
+
+
+def write(tmp_path: Path, text: str, name: str = "exp.toml") -> Path:
+    path = tmp_path / name
+    path.write_text(text)
+    return path
+
+
+def rows(db: Path, query: str = "SELECT * FROM runs") -> list[sqlite3.Row]:
+    connection = sqlite3.connect(db)
+    connection.row_factory = sqlite3.Row
+    return connection.execute(query).fetchall()
+
+
+def fake_calls(fake: Path) -> list[dict]:
+    log = Path(str(fake) + ".log")
+    return [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
+
+
+def test_run_end_to_end_with_real_smrbench(tmp_path: Path, smrbench: Path, capsys) -> None:
+    experiment, db = write(tmp_path, TINY), tmp_path / "r.db"
+    assert main(["run", str(experiment), "--db", str(db), "--smrbench", str(smrbench)]) == 0
+    err = capsys.readouterr().err
+    assert "[16/16] ok" in err and "0 failed" in err  # plain progress lines: stderr is no TTY
+    stored = rows(db)
+    assert len(stored) == 16
+    assert {(r["reclaimer"], r["free"], r["threads"]) for r in stored} == {
+        (r, f, t) for r in ("none", "debra") for f in ("batch", "amortized") for t in (1, 2)}
+    for row in stored:
+        result = json.loads(row["result_json"])
+        assert row["validated"] == 1 and row["throughput"] > 0 and row["peak_rss_bytes"] > 0
+        assert result["config"]["seed"] == 1 + row["trial"] and result["config"]["trials"] == 1
+        command = json.loads(row["command"])
+        assert command[-6:] == ["--trials", "1", "--seed", str(1 + row["trial"]), "--json",
+                                "--quiet"]
+        assert json.loads(row["config_key"])["trial"] == row["trial"]
+    # Running again stores nothing new and runs nothing.
+    assert main(["run", str(experiment), "--db", str(db), "--smrbench", str(smrbench)]) == 0
+    assert "16 of 16 trials already stored; running 0" in capsys.readouterr().err
+    assert len(rows(db)) == 16
+
+
+def test_dry_run_prints_commands_and_runs_nothing(tmp_path: Path, smrbench: Path, capsys) -> None:
+    experiment, db = write(tmp_path, TINY), tmp_path / "r.db"
+    assert main(["run", str(experiment), "--db", str(db), "--dry-run",
+                 "--smrbench", str(smrbench)]) == 0
+    out = capsys.readouterr()
+    lines = out.out.strip().splitlines()
+    assert len(lines) == 16
+    assert lines[0].startswith(str(smrbench) + " ")
+    assert all("--trials 1 --seed" in line and line.endswith("--json --quiet") for line in lines)
+    assert "--duration 0.05" in lines[0] and "--key-range 512" in lines[0]
+    assert "16 commands" in out.err
+    assert not db.exists()
+
+
+def test_dry_run_omits_stored_trials(tmp_path: Path, fake_smrbench: Path, capsys) -> None:
+    experiment = write(tmp_path, TINY.replace("trials = 2", "trials = 1"))
+    db = tmp_path / "r.db"
+    assert main(["run", str(experiment), "--db", str(db), "--smrbench", str(fake_smrbench)]) == 0
+    with sqlite3.connect(db) as connection:
+        connection.execute("DELETE FROM runs WHERE threads = 2")
+    capsys.readouterr()
+    assert main(["run", str(experiment), "--db", str(db), "--dry-run",
+                 "--smrbench", str(fake_smrbench)]) == 0
+    out = capsys.readouterr()
+    assert len(out.out.strip().splitlines()) == 4
+    assert all("--threads 2" in line for line in out.out.strip().splitlines())
+    assert "4 already stored" in out.err
+
+
+def test_dry_run_works_without_a_build(tmp_path: Path, capsys) -> None:
+    experiment = write(tmp_path, TINY)
+    assert main(["run", str(experiment), "--db", str(tmp_path / "r.db"), "--dry-run",
+                 "--smrbench", str(tmp_path / "missing")]) == 0
+    out = capsys.readouterr()
+    assert len(out.out.strip().splitlines()) == 16
+    assert "names are not checked" in out.err
+
+
+def test_resume_runs_only_what_is_missing(tmp_path: Path, fake_smrbench: Path) -> None:
+    experiment, db = write(tmp_path, TINY), tmp_path / "r.db"
+    assert main(["run", str(experiment), "--db", str(db), "--smrbench", str(fake_smrbench)]) == 0
+    assert len(fake_calls(fake_smrbench)) == 16
+    with sqlite3.connect(db) as connection:  # as if interrupted after 13 results
+        connection.execute("DELETE FROM runs WHERE id > 13")
+    assert main(["run", str(experiment), "--db", str(db), "--smrbench", str(fake_smrbench)]) == 0
+    assert len(fake_calls(fake_smrbench)) == 16 + 3
+    assert len(rows(db)) == 16
+    assert len({r["config_key"] for r in rows(db)}) == 16
+
+
+def test_failures_are_recorded_and_listed(tmp_path: Path, fake_smrbench: Path, capsys) -> None:
+    experiment = write(tmp_path, """
+[experiment]
+name = "failing"
+[grid]
+reclaimer = ["none", "crash", "garbage", "invalid", "badinput"]
+[fixed]
+duration = 0.1
+""")
+    db = tmp_path / "r.db"
+    assert main(["run", str(experiment), "--db", str(db), "--smrbench", str(fake_smrbench)]) == 1
+    err = capsys.readouterr().err
+    failures = {r["kind"]: r for r in rows(db, "SELECT * FROM failures")}
+    assert set(failures) == {"exit", "invalid_json", "not_validated", "bad_input"}
+    assert "segmentation fault" in failures["exit"]["stderr"]
+    assert failures["exit"]["exit_code"] == 1
+    assert "key sum 10 != expected 12" in failures["not_validated"]["message"]
+    assert "4 failed" in err and err.count("FAILED ") == 4 and "command: " in err
+    assert [r["reclaimer"] for r in rows(db)] == ["none"]  # invalid results are not stored
+
+
+def test_timeout_kills_the_trial(tmp_path: Path, fake_smrbench: Path, capsys) -> None:
+    experiment = write(tmp_path, '[experiment]\nname = "t"\n[grid]\nreclaimer = ["hang"]\n')
+    db = tmp_path / "r.db"
+    started = time.monotonic()
+    assert main(["run", str(experiment), "--db", str(db), "--smrbench", str(fake_smrbench),
+                 "--timeout", "1"]) == 1
+    assert time.monotonic() - started < 10
+    (failure,) = rows(db, "SELECT * FROM failures")
+    assert failure["kind"] == "timeout" and "timed out after 1 s" in failure["message"]
+    pid = fake_calls(fake_smrbench)[0]["pid"]
+    with pytest.raises(ProcessLookupError):
+        os.kill(pid, 0)
+
+
+def test_ctrl_c_leaves_a_consistent_store(tmp_path: Path, fake_smrbench: Path) -> None:
+    experiment = write(tmp_path, """
+[experiment]
+name = "interrupted"
+[grid]
+reclaimer = ["none", "debra", "hang", "none"]
+threads = [1, 2]
+""")
+    db = tmp_path / "r.db"
+    process = subprocess.Popen(
+        [sys.executable, "-m", "smrlab", "run", str(experiment), "--db", str(db),
+         "--smrbench", str(fake_smrbench)], stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:  # wait until the hanging trial runs
+        if any("hang" in call["args"] for call in fake_calls(fake_smrbench)):
+            break
+        time.sleep(0.05)
+    process.send_signal(signal.SIGINT)
+    _, err = process.communicate(timeout=30)
+    assert process.returncode == 130
+    assert "interrupted" in err and "resume" in err
+    assert len(rows(db)) == 4  # none and debra at 1 and 2 threads, all committed
+    hang_pid = next(c["pid"] for c in fake_calls(fake_smrbench) if "hang" in c["args"])
+    with pytest.raises(ProcessLookupError):
+        os.kill(hang_pid, 0)
+
+
+@pytest.mark.parametrize(("grid", "message"), [
+    ('reclaimer = ["debra", "hazard"]', "reclaimer hazard not in this smrbench (available: "),
+    ('alloc = ["tbbmalloc"]', "alloc tbbmalloc not in this smrbench"),
+    ('ds = ["skiplist"]', "ds skiplist not in this smrbench"),
+])
+def test_unknown_names_are_bad_input(tmp_path: Path, fake_smrbench: Path, capsys, grid: str,
+                                     message: str) -> None:
+    experiment = write(tmp_path, f'[experiment]\nname = "n"\n[grid]\n{grid}\n')
+    assert main(["run", str(experiment), "--db", str(tmp_path / "r.db"),
+                 "--smrbench", str(fake_smrbench)]) == 2
+    err = capsys.readouterr().err
+    assert message in err and len(err.strip().splitlines()) == 1
+    assert fake_calls(fake_smrbench) == []
+
+
+def test_skip_unavailable_and_invalid_combinations(tmp_path: Path, fake_smrbench: Path,
+                                                   capsys) -> None:
+    experiment = write(tmp_path, """
+[experiment]
+name = "partial"
+skip_unavailable = true
+[grid]
+ds = ["dgt_bst", "lazylist", "abtree"]
+reclaimer = ["none", "debra", "hazard"]
+""")
+    assert main(["run", str(experiment), "--db", str(tmp_path / "r.db"),
+                 "--smrbench", str(fake_smrbench)]) == 0
+    err = capsys.readouterr().err
+    assert "skipping ds abtree: not in this smrbench" in err
+    assert "skipping reclaimer hazard" in err
+    assert "skipping invalid combinations (smrbench --list): lazylist×debra" in err
+    assert len(fake_calls(fake_smrbench)) == 3  # dgt_bst×none, dgt_bst×debra, lazylist×none
+
+
+def test_option_missing_from_the_binary_is_bad_input(tmp_path: Path, fake_smrbench: Path,
+                                                     capsys) -> None:
+    experiment = write(tmp_path, '[experiment]\nname = "o"\n[fixed]\ntimeline = true\n')
+    assert main(["run", str(experiment), "--db", str(tmp_path / "r.db"),
+                 "--smrbench", str(fake_smrbench)]) == 2
+    assert "has no --timeline option yet" in capsys.readouterr().err
+
+
+def test_garbage_series_files_are_referenced(tmp_path: Path, fake_smrbench: Path) -> None:
+    experiment = write(tmp_path, '[experiment]\nname = "g"\n[grid]\nfree = ["batch", '
+                                 '"amortized"]\n[fixed]\ngarbage_series = true\n')
+    db = tmp_path / "r.db"
+    assert main(["run", str(experiment), "--db", str(db), "--smrbench", str(fake_smrbench)]) == 0
+    files = rows(db, "SELECT * FROM files")
+    assert len(files) == 2 and all(f["kind"] == "garbage_series" for f in files)
+    assert all((tmp_path / f["path"]).is_file() for f in files)
+    assert all(f["path"].startswith("files/g/") for f in files)
+
+
+def test_missing_binary_message(tmp_path: Path, capsys, monkeypatch) -> None:
+    experiment = write(tmp_path, TINY)
+    monkeypatch.setenv("SMRBENCH", str(tmp_path / "nowhere" / "smrbench"))
+    assert main(["run", str(experiment), "--db", str(tmp_path / "r.db")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err == (f"smrlab: smrbench not found at {tmp_path / 'nowhere' / 'smrbench'}; "
+                   "build it with cmake --workflow --preset release")
+
+
+def test_smrbench_option_beats_environment(tmp_path: Path, fake_smrbench: Path,
+                                           monkeypatch) -> None:
+    experiment = write(tmp_path, '[experiment]\nname = "p"\n')
+    monkeypatch.setenv("SMRBENCH", str(tmp_path / "nowhere"))
+    assert main(["run", str(experiment), "--db", str(tmp_path / "r.db"),
+                 "--smrbench", str(fake_smrbench)]) == 0
+    monkeypatch.setenv("SMRBENCH", str(fake_smrbench))
+    assert main(["run", str(experiment), "--db", str(tmp_path / "s.db")]) == 0
+    assert len(fake_calls(fake_smrbench)) == 2
+
+
+def test_bad_experiment_file_exits_2_with_one_line(tmp_path: Path, capsys) -> None:
+    experiment = write(tmp_path, '[experiment]\nname = "x"\n[grid]\nthreads = ["many"]\n')
+    assert main(["run", str(experiment), "--dry-run"]) == 2
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1 and "is not a thread count" in err
+
+
+def test_console_script_is_installed() -> None:
+    script = Path(sys.executable).parent / "smrlab"
+    assert script.is_file(), "pip install -e python[test] provides the smrlab command"
+    result = subprocess.run([str(script), "--help"], capture_output=True, text=True, check=True)
+    for command in ("run", "plot", "timeline", "report"):
+        assert command in result.stdout

@@ -1,0 +1,390 @@
+// Unit tests of the building blocks: limbo bags, the latency histogram, the
+// thread registry, and the free policy as every reclaimer uses it.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <random>
+#include <stdexcept>
+#include <thread>
+#include <vector>
+
+#include "smr/core/limbo_bag.hpp"
+#include "smr/core/retired_node.hpp"
+#include "smr/core/thread_registry.hpp"
+#include "smr/free_policy.hpp"
+#include "smr/reclaim/debra.hpp"
+#include "smr/reclaim/guards.hpp"
+#include "smr/trace/latency_histogram.hpp"
+
+namespace {
+
+using smr::core::limbo_bag;
+using smr::core::retired_node;
+using smr::trace::latency_histogram;
+
+// ---- limbo_bag ----------------------------------------------------------------
+
+std::vector<retired_node*> contents(const limbo_bag& bag) {
+    std::vector<retired_node*> out;
+    for (retired_node* n = bag.front(); n != nullptr; n = n->next_retired) out.push_back(n);
+    return out;
+}
+
+std::vector<retired_node*> addresses(std::vector<retired_node>& nodes, std::size_t from,
+                                     std::size_t to) {
+    std::vector<retired_node*> out;
+    for (std::size_t i = from; i < to; ++i) out.push_back(&nodes[i]);
+    return out;
+}
+
+TEST(limbo_bag, push_and_pop_are_fifo) {
+    std::vector<retired_node> nodes(5);
+    limbo_bag bag;
+    EXPECT_TRUE(bag.empty());
+    EXPECT_EQ(bag.pop_front(), nullptr);
+    for (auto& n : nodes) bag.push_back(&n);
+    EXPECT_EQ(bag.size(), 5u);
+    EXPECT_EQ(contents(bag), addresses(nodes, 0, 5));
+    EXPECT_EQ(bag.pop_front(), &nodes[0]);
+    EXPECT_EQ(bag.pop_front(), &nodes[1]);
+    EXPECT_EQ(bag.size(), 3u);
+    while (bag.pop_front() != nullptr) {
+    }
+    EXPECT_TRUE(bag.empty());
+    EXPECT_EQ(bag.size(), 0u);
+    bag.push_back(&nodes[4]);  // the tail was reset when the bag emptied
+    EXPECT_EQ(contents(bag), addresses(nodes, 4, 5));
+}
+
+TEST(limbo_bag, splice_appends_in_order_and_empties_the_source) {
+    std::vector<retired_node> nodes(6);
+    limbo_bag a;
+    limbo_bag b;
+    for (std::size_t i = 0; i < 3; ++i) a.push_back(&nodes[i]);
+    for (std::size_t i = 3; i < 5; ++i) b.push_back(&nodes[i]);
+    a.splice_back(b);
+    EXPECT_EQ(a.size(), 5u);
+    EXPECT_TRUE(b.empty());
+    EXPECT_EQ(b.size(), 0u);
+    EXPECT_EQ(b.front(), nullptr);
+    EXPECT_EQ(contents(a), addresses(nodes, 0, 5));
+    a.push_back(&nodes[5]);  // the tail moved to the spliced bag's tail
+    EXPECT_EQ(contents(a), addresses(nodes, 0, 6));
+
+    limbo_bag empty;
+    a.splice_back(empty);  // no-op
+    EXPECT_EQ(a.size(), 6u);
+    empty.splice_back(a);  // into an empty bag
+    EXPECT_TRUE(a.empty());
+    EXPECT_EQ(contents(empty), addresses(nodes, 0, 6));
+    b.push_back(&nodes[0]);  // a fresh push to a bag that was spliced away works
+    EXPECT_EQ(b.size(), 1u);
+}
+
+TEST(limbo_bag, splice_is_constant_time) {
+    // 20,000 splices of a 200,000-node bag back and forth: microseconds if
+    // splice is O(1), billions of steps (many seconds) if it walks the list.
+    std::vector<retired_node> nodes(200'000);
+    limbo_bag a;
+    limbo_bag b;
+    for (auto& n : nodes) a.push_back(&n);
+    const auto start = std::chrono::steady_clock::now();
+    for (int i = 0; i < 10'000; ++i) {
+        b.splice_back(a);
+        a.splice_back(b);
+    }
+    const auto elapsed = std::chrono::steady_clock::now() - start;
+    EXPECT_LT(elapsed, std::chrono::seconds(1));
+    EXPECT_EQ(a.size(), nodes.size());
+    EXPECT_EQ(a.front(), &nodes.front());
+}
+
+TEST(limbo_bag, move_and_swap_transfer_ownership) {
+    std::vector<retired_node> nodes(4);
+    limbo_bag a;
+    for (std::size_t i = 0; i < 2; ++i) a.push_back(&nodes[i]);
+    limbo_bag b(std::move(a));
+    EXPECT_TRUE(a.empty());  // NOLINT(bugprone-use-after-move): moved-from is specified empty
+    EXPECT_EQ(contents(b), addresses(nodes, 0, 2));
+    limbo_bag c;
+    c.push_back(&nodes[2]);
+    c.push_back(&nodes[3]);
+    swap(b, c);
+    EXPECT_EQ(contents(b), addresses(nodes, 2, 4));
+    EXPECT_EQ(contents(c), addresses(nodes, 0, 2));
+    b = std::move(c);
+    EXPECT_EQ(contents(b), addresses(nodes, 0, 2));
+    EXPECT_TRUE(c.empty());  // NOLINT(bugprone-use-after-move)
+}
+
+TEST(limbo_bag, extract_unless_keeps_order_in_both_bags) {
+    std::vector<retired_node> nodes(10);
+    limbo_bag bag;
+    for (auto& n : nodes) bag.push_back(&n);
+    auto index = [&](const retired_node* n) { return static_cast<std::size_t>(n - nodes.data()); };
+    limbo_bag odd = bag.extract_unless([&](retired_node* n) { return index(n) % 2 == 0; });
+    std::vector<retired_node*> even_expected;
+    std::vector<retired_node*> odd_expected;
+    for (std::size_t i = 0; i < nodes.size(); ++i) {
+        (i % 2 == 0 ? even_expected : odd_expected).push_back(&nodes[i]);
+    }
+    EXPECT_EQ(contents(bag), even_expected);
+    EXPECT_EQ(contents(odd), odd_expected);
+    EXPECT_EQ(bag.size(), 5u);
+    EXPECT_EQ(odd.size(), 5u);
+    bag.push_back(odd.pop_front());  // both bags' tails are sound
+    odd.push_back(bag.pop_front());
+    EXPECT_EQ(bag.size(), 5u);
+    EXPECT_EQ(contents(bag).back(), &nodes[1]);
+    EXPECT_EQ(contents(odd).back(), &nodes[0]);
+
+    limbo_bag none = bag.extract_unless([](retired_node*) { return true; });
+    EXPECT_TRUE(none.empty());
+    EXPECT_EQ(bag.size(), 5u);
+}
+
+// ---- latency_histogram ----------------------------------------------------------
+
+TEST(latency_histogram, buckets_are_monotone_and_contiguous) {
+    using H = latency_histogram;
+    EXPECT_EQ(H::bucket_of(0), 0u);
+    for (unsigned i = 0; i + 1 < H::bucket_count; ++i) {
+        const std::uint64_t upper = H::bucket_upper_bound(i);
+        ASSERT_LT(upper, H::bucket_upper_bound(i + 1)) << "bucket " << i;
+        ASSERT_EQ(H::bucket_of(upper), i) << "bucket " << i;
+        ASSERT_EQ(H::bucket_of(upper + 1), i + 1) << "bucket " << i;  // no gap, no overlap
+    }
+    for (std::uint64_t v = 0; v < H::exact_limit; ++v)
+        EXPECT_EQ(H::bucket_upper_bound(H::bucket_of(v)), v);
+    EXPECT_EQ(H::bucket_of(~std::uint64_t{0}),
+              H::bucket_count - 1);  // overflow goes to the last bucket
+
+    std::mt19937_64 rng(7);
+    for (int i = 0; i < 100'000; ++i) {
+        const std::uint64_t v = rng() >> (rng() % 64);
+        const unsigned b = H::bucket_of(v);
+        if (b == H::bucket_count - 1) continue;
+        const std::uint64_t lower = b == 0 ? 0 : H::bucket_upper_bound(b - 1) + 1;
+        ASSERT_LE(lower, v);
+        ASSERT_LE(v, H::bucket_upper_bound(b));
+        ASSERT_LE(static_cast<double>(H::bucket_upper_bound(b) - lower),
+                  0.125 * static_cast<double>(lower) + 1e-9)
+            << "bucket " << b << " wider than 12.5% of its lower bound";
+    }
+}
+
+/// The q-quantile as latency_histogram::percentile defines it: the
+/// (floor(q (n - 1)) + 1)-th smallest sample.
+std::uint64_t exact_percentile(std::vector<std::uint64_t> values, double q) {
+    std::sort(values.begin(), values.end());
+    const auto rank = static_cast<std::size_t>(q * static_cast<double>(values.size() - 1));
+    return values[rank];
+}
+
+std::vector<std::uint64_t> log_uniform_samples(std::size_t n, std::uint64_t seed) {
+    std::mt19937_64 rng(seed);
+    std::uniform_real_distribution<double> exponent(0.0, 30.0);  // 1 ns .. ~1 s
+    std::vector<std::uint64_t> out;
+    for (std::size_t i = 0; i < n; ++i) {
+        out.push_back(static_cast<std::uint64_t>(std::exp2(exponent(rng))));
+    }
+    return out;
+}
+
+TEST(latency_histogram, percentiles_within_an_eighth) {
+    const std::vector<std::uint64_t> values = log_uniform_samples(100'000, 11);
+    latency_histogram h;
+    EXPECT_EQ(h.percentile(0.5), 0u);  // empty
+    for (std::uint64_t v : values) h.record(v);
+    EXPECT_EQ(h.count(), values.size());
+    for (double q : {0.0, 0.01, 0.25, 0.5, 0.9, 0.99, 0.999}) {
+        const double exact = static_cast<double>(exact_percentile(values, q));
+        const double got = static_cast<double>(h.percentile(q));
+        EXPECT_GE(got, exact) << "q=" << q;  // a bucket's upper bound, never below
+        EXPECT_LE(got, exact * 1.125) << "q=" << q;
+    }
+    EXPECT_EQ(h.percentile(1.0), *std::max_element(values.begin(), values.end()));
+    EXPECT_EQ(h.max_ns(), *std::max_element(values.begin(), values.end()));
+}
+
+TEST(latency_histogram, merge_equals_recording_everything_in_one) {
+    const std::vector<std::uint64_t> a_values = log_uniform_samples(20'000, 1);
+    const std::vector<std::uint64_t> b_values = log_uniform_samples(30'000, 2);
+    latency_histogram a;
+    latency_histogram b;
+    latency_histogram all;
+    for (std::uint64_t v : a_values) {
+        a.record(v);
+        all.record(v);
+    }
+    for (std::uint64_t v : b_values) {
+        b.record(v);
+        all.record(v);
+    }
+    a.merge(b);
+    EXPECT_EQ(a.count(), all.count());
+    EXPECT_EQ(a.sum_ns(), all.sum_ns());
+    EXPECT_EQ(a.max_ns(), all.max_ns());
+    for (double q : {0.0, 0.1, 0.5, 0.9, 0.99, 1.0}) EXPECT_EQ(a.percentile(q), all.percentile(q));
+    a.reset();
+    EXPECT_EQ(a.count(), 0u);
+    EXPECT_EQ(a.percentile(0.5), 0u);
+}
+
+// ---- thread_registry -----------------------------------------------------------
+
+TEST(thread_registry, hands_out_lowest_free_slot_and_reuses_released_ones) {
+    EXPECT_THROW(smr::core::thread_registry(0), std::invalid_argument);
+    smr::core::thread_registry registry(3);
+    EXPECT_EQ(registry.capacity(), 3u);
+    EXPECT_EQ(registry.scan_limit(), 0);
+    EXPECT_EQ(registry.acquire(), 0);
+    EXPECT_EQ(registry.acquire(), 1);
+    EXPECT_EQ(registry.scan_limit(), 2);
+    registry.release(0);
+    EXPECT_FALSE(registry.in_use(0));
+    EXPECT_TRUE(registry.in_use(1));
+    EXPECT_EQ(registry.acquire(), 0);  // reused
+    EXPECT_EQ(registry.scan_limit(), 2);
+    EXPECT_EQ(registry.acquire(), 2);
+    EXPECT_EQ(registry.scan_limit(), 3);
+    EXPECT_THROW(registry.acquire(), std::length_error);  // full
+    registry.release(1);
+    EXPECT_EQ(registry.acquire(), 1);
+    EXPECT_EQ(registry.scan_limit(), 3);  // never shrinks
+}
+
+TEST(thread_registry, concurrent_claims_are_exclusive) {
+    constexpr int slots = 4;
+    constexpr int threads = 8;  // more threads than slots: some acquires fail
+    smr::core::thread_registry registry(slots);
+    std::vector<std::atomic<int>> holders(slots);
+    std::atomic<int> violations{0};
+    std::atomic<int> claims{0};
+    std::vector<std::thread> pool;
+    for (int t = 0; t < threads; ++t) {
+        pool.emplace_back([&] {
+            for (int i = 0; i < 2'000; ++i) {
+                int tid = -1;
+                try {
+                    tid = registry.acquire();
+                } catch (const std::length_error&) {
+                    continue;
+                }
+                if (holders[tid].fetch_add(1) != 0) violations.fetch_add(1);
+                claims.fetch_add(1);
+                holders[tid].fetch_sub(1);
+                registry.release(tid);
+            }
+        });
+    }
+    for (auto& t : pool) t.join();
+    EXPECT_EQ(violations.load(), 0);
+    EXPECT_GT(claims.load(), 0);
+    EXPECT_LE(registry.scan_limit(), slots);
+}
+
+// ---- the free policy, through a real domain --------------------------------------
+
+struct node : smr::debra_domain::node_base {
+    std::uint64_t payload = 0;
+};
+
+smr::domain_config one_thread_config(smr::free_mode mode) {
+    smr::domain_config config;
+    config.max_threads = 2;
+    config.check_every = 1;  // alone, a debra thread advances the epoch at every operation
+    config.free.mode = mode;
+    config.free.k = 2;
+    config.free.catchup_divisor = 1024;
+    return config;
+}
+
+void retire_in_one_op(smr::debra_domain& domain, int tid, int n) {
+    smr::op_guard guard(domain, tid);
+    for (int i = 0; i < n; ++i) domain.retire(tid, domain.allocate<node>(tid));
+}
+
+TEST(free_policy, batch_frees_a_safe_bag_at_once) {
+    smr::debra_domain domain(one_thread_config(smr::free_mode::batch));
+    smr::thread_handle handle(domain);
+    const int tid = handle.tid();
+    constexpr int n = 5'000;
+    retire_in_one_op(domain, tid, n);
+    int ops = 0;
+    while (domain.stats().freed == 0 && ops < 10) {
+        smr::op_guard guard(domain, tid);
+        ++ops;
+    }
+    // All of it in the operation that found the bag safe (three epochs on).
+    EXPECT_EQ(domain.stats().freed, static_cast<std::uint64_t>(n));
+    EXPECT_EQ(domain.freeable_size(tid), 0u);
+    EXPECT_EQ(domain.garbage(), 0u);
+    EXPECT_EQ(domain.stats().free_latency.count(), static_cast<std::uint64_t>(n));
+}
+
+TEST(free_policy, amortized_frees_k_plus_catch_up_per_operation) {
+    const smr::domain_config config = one_thread_config(smr::free_mode::amortized);
+    smr::debra_domain domain(config);
+    smr::thread_handle handle(domain);
+    const int tid = handle.tid();
+    constexpr int n = 5'000;
+    retire_in_one_op(domain, tid, n);
+
+    int short_ops = 0;  // list shorter than catchup_divisor: exactly k
+    int long_ops = 0;   // longer: k + len / catchup_divisor
+    bool spliced = false;
+    for (int op = 0; op < 10'000 && domain.garbage() != 0; ++op) {
+        const std::size_t list_before = domain.freeable_size(tid);
+        const std::uint64_t freed_before = domain.stats().freed;
+        domain.begin_op(tid);
+        const std::uint64_t freed_now = domain.stats().freed - freed_before;
+        const std::size_t list_after = domain.freeable_size(tid);
+        domain.end_op(tid);
+        // The bag found safe in this begin_op is queued before the step frees.
+        const std::size_t queued = list_after + freed_now - list_before;
+        if (queued != 0) {
+            EXPECT_FALSE(spliced) << "one bag, queued once";
+            EXPECT_EQ(queued, static_cast<std::size_t>(n));
+            spliced = true;
+        }
+        const std::size_t len = list_before + queued;  // the list the step sees
+        const std::size_t quota = config.free.k + len / config.free.catchup_divisor;
+        EXPECT_EQ(freed_now, std::min(len, quota)) << "operation " << op << ", list " << len;
+        if (len != 0 && len < config.free.catchup_divisor) ++short_ops;
+        if (len >= config.free.catchup_divisor) ++long_ops;
+    }
+    EXPECT_TRUE(spliced);
+    EXPECT_GT(short_ops, 0);
+    EXPECT_GT(long_ops, 0);
+    EXPECT_EQ(domain.garbage(), 0u);
+    EXPECT_EQ(domain.stats().freed, static_cast<std::uint64_t>(n));
+    EXPECT_EQ(domain.stats().free_latency.count(), static_cast<std::uint64_t>(n));
+}
+
+TEST(free_policy, every_free_is_counted_and_timed) {
+    for (smr::free_mode mode : {smr::free_mode::batch, smr::free_mode::amortized}) {
+        smr::debra_domain domain(one_thread_config(mode));
+        smr::thread_handle handle(domain);
+        const int tid = handle.tid();
+        domain.discard(tid, domain.allocate<node>(tid));  // never published: freed at once
+        for (int round = 0; round < 20; ++round) retire_in_one_op(domain, tid, 50);
+        for (int op = 0; op < 2'000 && domain.garbage() != 0; ++op) {
+            smr::op_guard guard(domain, tid);
+        }
+        const smr::reclaimer_stats stats = domain.stats();
+        EXPECT_EQ(stats.retired, 1'000u) << smr::to_string(mode);
+        EXPECT_EQ(stats.freed, 1'000u) << smr::to_string(mode);
+        EXPECT_EQ(stats.discarded, 1u) << smr::to_string(mode);
+        EXPECT_EQ(stats.allocated, 1'001u) << smr::to_string(mode);
+        EXPECT_EQ(stats.free_latency.count(), stats.freed + stats.discarded)
+            << smr::to_string(mode);
+        EXPECT_GE(stats.epochs, 3u) << smr::to_string(mode);
+    }
+}
+
+}  // namespace

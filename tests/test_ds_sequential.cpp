@@ -1,0 +1,267 @@
+// Single-threaded tests of every set data structure under the leak and DEBRA
+// domains: a long random run against std::set, edge cases, and the counts of
+// nodes allocated and retired per operation.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <limits>
+#include <random>
+#include <set>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "smr/ds/dgt_bst.hpp"
+#include "smr/ds/lazylist.hpp"
+#include "smr/reclaim/debra.hpp"
+#include "smr/reclaim/none.hpp"
+
+namespace {
+
+using key_t = std::int64_t;
+
+/// What each structure allocates per successful insert and retires per
+/// successful erase, and how many distinct keys a long run may keep in it
+/// (the list is linear: a large range spreads few keys far apart).
+template <class DS>
+struct ds_facts;
+
+template <class Domain>
+struct ds_facts<smr::ds::lazylist<Domain>> {
+    static constexpr std::uint64_t allocated_per_insert = 1;
+    static constexpr std::uint64_t retired_per_erase = 1;
+    static constexpr std::uint64_t large_range_keys = 4096;
+};
+
+template <class Domain>
+struct ds_facts<smr::ds::dgt_bst<Domain>> {
+    static constexpr std::uint64_t allocated_per_insert = 2;
+    static constexpr std::uint64_t retired_per_erase = 2;
+    static constexpr std::uint64_t large_range_keys = 0;  // any key of the allowed range
+};
+
+template <class DS>
+class DsSequential : public ::testing::Test {
+  protected:
+    using domain_type = typename DS::domain_type;
+
+    domain_type domain{smr::domain_config{}};
+    DS set{domain};
+    smr::thread_handle<domain_type> handle{domain};
+    int tid = handle.tid();
+
+    /// validate() must hold and agree with the model.
+    void expect_matches(const std::set<key_t>& model, const std::string& where) {
+        const smr::ds::validation_result v = set.validate();
+        ASSERT_TRUE(v.ok) << where << ": " << v.error;
+        std::uint64_t sum = 0;
+        for (key_t k : model) sum += static_cast<std::uint64_t>(k);
+        EXPECT_EQ(v.key_sum, static_cast<std::int64_t>(sum)) << where;
+        EXPECT_EQ(v.size, model.size()) << where;
+    }
+
+    /// `ops` random operations (40% insert, 40% erase, 20% contains) on keys
+    /// from `draw`, each result checked against std::set.
+    template <class Draw>
+    void random_run(std::uint64_t seed, int ops, Draw&& draw) {
+        std::mt19937_64 rng(seed);
+        std::set<key_t> model;
+        for (int i = 0; i < ops; ++i) {
+            const key_t key = draw(rng);
+            const auto dice = rng() % 100;
+            if (dice < 40) {
+                const bool expected = model.insert(key).second;
+                ASSERT_EQ(set.insert(tid, key, key), expected) << "insert " << key << " op " << i;
+            } else if (dice < 80) {
+                const bool expected = model.erase(key) == 1;
+                ASSERT_EQ(set.erase(tid, key), expected) << "erase " << key << " op " << i;
+            } else {
+                const bool expected = model.count(key) == 1;
+                ASSERT_EQ(set.contains(tid, key), expected) << "contains " << key << " op " << i;
+            }
+            if ((i + 1) % 20000 == 0) {
+                expect_matches(model, "op " + std::to_string(i));
+                if (HasFatalFailure()) return;
+            }
+        }
+        expect_matches(model, "end");
+        // Empty it again through erase: every node goes through retire.
+        for (key_t k : model) ASSERT_TRUE(set.erase(tid, k)) << k;
+        expect_matches({}, "emptied");
+    }
+};
+
+using structures =
+    ::testing::Types<smr::ds::lazylist<smr::leak_domain>, smr::ds::lazylist<smr::debra_domain>,
+                     smr::ds::dgt_bst<smr::leak_domain>, smr::ds::dgt_bst<smr::debra_domain>>;
+
+struct structure_names {
+    template <class DS>
+    static std::string GetName(int) {
+        return std::string(DS::name) + "_" + std::string(DS::domain_type::traits.name);
+    }
+};
+
+TYPED_TEST_SUITE(DsSequential, structures, structure_names);
+
+constexpr int kRandomOps = 200000;
+
+TYPED_TEST(DsSequential, RandomSmallRange) {
+    this->random_run(1, kRandomOps, [](std::mt19937_64& rng) { return key_t(rng() % 64); });
+}
+
+TYPED_TEST(DsSequential, RandomMediumRange) {
+    this->random_run(2, kRandomOps, [](std::mt19937_64& rng) { return key_t(rng() % 2048); });
+}
+
+TYPED_TEST(DsSequential, RandomLargeRange) {
+    using facts = ds_facts<TypeParam>;
+    constexpr key_t lo = TypeParam::min_key;
+    constexpr key_t hi = TypeParam::max_key;
+    if constexpr (facts::large_range_keys == 0) {
+        // Keys anywhere in the allowed range, extremes included.
+        this->random_run(3, kRandomOps, [](std::mt19937_64& rng) {
+            const auto r = rng();
+            if (r % 1000 == 0) return lo;
+            if (r % 1000 == 1) return hi;
+            return std::uniform_int_distribution<key_t>(lo, hi)(rng);
+        });
+    } else {
+        // A fixed pool of keys spread over the whole range, extremes included.
+        std::mt19937_64 pool_rng(33);
+        std::vector<key_t> pool{lo, hi};
+        while (pool.size() < facts::large_range_keys) {
+            pool.push_back(std::uniform_int_distribution<key_t>(lo, hi)(pool_rng));
+        }
+        this->random_run(3, kRandomOps,
+                         [&pool](std::mt19937_64& rng) { return pool[rng() % pool.size()]; });
+    }
+}
+
+TYPED_TEST(DsSequential, Empty) {
+    auto& set = this->set;
+    const int tid = this->tid;
+    this->expect_matches({}, "fresh");
+    for (key_t k : {TypeParam::min_key, key_t(-1), key_t(0), key_t(1), TypeParam::max_key}) {
+        EXPECT_FALSE(set.contains(tid, k)) << k;
+        EXPECT_FALSE(set.erase(tid, k)) << k;
+    }
+    this->expect_matches({}, "after misses");
+    EXPECT_EQ(this->domain.stats().allocated, 0u);
+    EXPECT_EQ(this->domain.stats().retired, 0u);
+}
+
+TYPED_TEST(DsSequential, MinAndMaxKeys) {
+    auto& set = this->set;
+    const int tid = this->tid;
+    constexpr key_t lo = TypeParam::min_key;
+    constexpr key_t hi = TypeParam::max_key;
+    static_assert(lo == std::numeric_limits<key_t>::min() + 1);
+    static_assert(hi == std::numeric_limits<key_t>::max() - 1);
+
+    EXPECT_TRUE(set.insert(tid, hi, 2));
+    EXPECT_TRUE(set.insert(tid, lo, 1));
+    EXPECT_TRUE(set.insert(tid, 0, 0));
+    EXPECT_TRUE(set.contains(tid, lo));
+    EXPECT_TRUE(set.contains(tid, hi));
+    EXPECT_FALSE(set.contains(tid, lo + 1));
+    EXPECT_FALSE(set.contains(tid, hi - 1));
+    EXPECT_FALSE(set.insert(tid, lo, 3));
+    EXPECT_FALSE(set.insert(tid, hi, 3));
+    this->expect_matches({lo, 0, hi}, "three keys");  // key sum wraps to -1
+
+    EXPECT_TRUE(set.erase(tid, lo));
+    EXPECT_FALSE(set.contains(tid, lo));
+    EXPECT_TRUE(set.contains(tid, hi));
+    this->expect_matches({0, hi}, "min erased");
+    EXPECT_TRUE(set.erase(tid, hi));
+    EXPECT_FALSE(set.erase(tid, hi));
+    EXPECT_TRUE(set.erase(tid, 0));
+    this->expect_matches({}, "all erased");
+}
+
+TYPED_TEST(DsSequential, DuplicateInsert) {
+    auto& set = this->set;
+    const int tid = this->tid;
+    EXPECT_TRUE(set.insert(tid, 7, 70));
+    EXPECT_FALSE(set.insert(tid, 7, 71));
+    EXPECT_FALSE(set.insert(tid, 7, 70));
+    EXPECT_TRUE(set.contains(tid, 7));
+    this->expect_matches({7}, "duplicate");
+    EXPECT_TRUE(set.erase(tid, 7));
+    EXPECT_TRUE(set.insert(tid, 7, 72));  // a new node after the erase
+    this->expect_matches({7}, "reinserted");
+    // A failed insert allocates nothing (it returns after the traversal).
+    EXPECT_EQ(this->domain.stats().discarded, 0u);
+}
+
+TYPED_TEST(DsSequential, EraseMissing) {
+    auto& set = this->set;
+    const int tid = this->tid;
+    EXPECT_FALSE(set.erase(tid, 5));
+    for (key_t k : {10, 20, 30}) ASSERT_TRUE(set.insert(tid, k, k));
+    for (key_t k : {5, 15, 25, 35, -10}) EXPECT_FALSE(set.erase(tid, k)) << k;
+    EXPECT_TRUE(set.erase(tid, 20));
+    EXPECT_FALSE(set.erase(tid, 20));
+    this->expect_matches({10, 30}, "after erases");
+}
+
+TYPED_TEST(DsSequential, SortedInsertions) {
+    // Ascending and descending keys: the list's worst case walks, the BST's
+    // degenerate (linear-depth) shapes; validate() and the destructor must
+    // cope with deep trees.
+    auto& set = this->set;
+    const int tid = this->tid;
+    constexpr key_t n = 3000;
+    std::set<key_t> model;
+    for (key_t k = 0; k < n; ++k) {
+        ASSERT_TRUE(set.insert(tid, k, k));
+        model.insert(k);
+    }
+    for (key_t k = -1; k >= -n; --k) {
+        ASSERT_TRUE(set.insert(tid, k, k));
+        model.insert(k);
+    }
+    this->expect_matches(model, "sorted inserts");
+    for (key_t k = 0; k < n; k += 2) {
+        ASSERT_TRUE(set.erase(tid, k));
+        model.erase(k);
+    }
+    this->expect_matches(model, "every other erased");
+    for (key_t k = -n; k < n; ++k) ASSERT_EQ(set.contains(tid, k), model.count(k) == 1) << k;
+    // The rest is freed by the destructor (LeakSanitizer checks it).
+}
+
+TYPED_TEST(DsSequential, NodesAllocatedAndRetired) {
+    using facts = ds_facts<TypeParam>;
+    auto& set = this->set;
+    auto& domain = this->domain;
+    const int tid = this->tid;
+
+    constexpr std::uint64_t n = 100;
+    for (key_t k = 0; k < key_t(n); ++k) ASSERT_TRUE(set.insert(tid, k * 3, k));
+    EXPECT_EQ(domain.stats().allocated, n * facts::allocated_per_insert);
+    for (key_t k = 0; k < key_t(n); ++k) ASSERT_FALSE(set.insert(tid, k * 3, k));
+    EXPECT_EQ(domain.stats().allocated, n * facts::allocated_per_insert);
+    EXPECT_EQ(domain.stats().retired, 0u);
+
+    std::uint64_t erased = 0;
+    for (key_t k = 0; k < key_t(3 * n); ++k) {  // 2 of every 3 keys are missing
+        const std::uint64_t before = domain.stats().retired;
+        const bool hit = set.erase(tid, k);
+        ASSERT_EQ(hit, k % 3 == 0) << k;
+        erased += hit ? 1 : 0;
+        ASSERT_EQ(domain.stats().retired - before, hit ? facts::retired_per_erase : 0) << k;
+    }
+    EXPECT_EQ(erased, n);
+    const smr::reclaimer_stats stats = domain.stats();
+    EXPECT_EQ(stats.retired, n * facts::retired_per_erase);
+    EXPECT_EQ(stats.discarded, 0u);
+    EXPECT_LE(stats.freed, stats.retired);
+    if constexpr (std::is_same_v<typename TypeParam::domain_type, smr::leak_domain>) {
+        EXPECT_EQ(stats.freed, 0u);
+    }
+    this->expect_matches({}, "all erased");
+}
+
+}  // namespace
