@@ -136,7 +136,7 @@ class ebr_domain : public domain_base<ebr_domain, detail::ebr_local> {
         // every thread that reads epoch + 1.
         if (global_epoch_.compare_exchange_strong(expected, epoch + 1, std::memory_order_seq_cst,
                                                   std::memory_order_relaxed)) {
-            note_epoch_advanced(tid);
+            note_epoch_advanced(tid, epoch + 1);
         }
     }
 

@@ -159,7 +159,7 @@ class nebr_domain : public domain_base<nebr_domain, detail::nebr_local> {
         // scan to every thread that reads epoch + 1.
         if (global_epoch_.compare_exchange_strong(expected, epoch + 1, std::memory_order_seq_cst,
                                                   std::memory_order_relaxed)) {
-            note_epoch_advanced(tid);
+            note_epoch_advanced(tid, epoch + 1);
         }
     }
 

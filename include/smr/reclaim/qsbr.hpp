@@ -171,7 +171,7 @@ class qsbr_domain : public domain_base<qsbr_domain, detail::qsbr_local> {
         // publishes the round of checks to every thread that reads epoch + 1.
         if (global_epoch_.compare_exchange_strong(expected, epoch + 1, std::memory_order_seq_cst,
                                                   std::memory_order_relaxed)) {
-            note_epoch_advanced(tid);
+            note_epoch_advanced(tid, epoch + 1);
         }
     }
 

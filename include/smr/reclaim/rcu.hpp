@@ -138,8 +138,8 @@ class rcu_epoch_domain : public domain_base<rcu_epoch_domain, detail::rcu_local,
         if (++me.allocations < config().epoch_freq) return;
         me.allocations = 0;
         // seq_cst: the safety argument needs increments in S.
-        global_epoch_.fetch_add(1, std::memory_order_seq_cst);
-        note_epoch_advanced(tid);
+        const std::uint64_t epoch = global_epoch_.fetch_add(1, std::memory_order_seq_cst) + 1;
+        note_epoch_advanced(tid, epoch);
     }
 
     template <class T>

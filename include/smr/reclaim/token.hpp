@@ -220,7 +220,10 @@ class token_domain : public domain_base<token_domain<V>, detail::token_local> {
                                             std::memory_order_relaxed)) {
             return;
         }
-        if (to <= as_holder(tid)) this->note_epoch_advanced(tid);  // wrapped
+        this->record_event(tid, trace::event_kind::token_pass, to);
+        // A pass that wraps around the ring ends a round: Token-EBR's epoch.
+        // The timeline value is the token's pass count.
+        if (to <= as_holder(tid)) this->note_epoch_advanced(tid, next >> holder_bits);
         settle(tid, next);
     }
 
@@ -268,7 +271,10 @@ class token_domain : public domain_base<token_domain<V>, detail::token_local> {
                                                 std::memory_order_relaxed)) {
                 return;
             }
-            if (from != no_holder && to != no_holder && to <= from) this->note_epoch_advanced(tid);
+            this->record_event(tid, trace::event_kind::token_pass, to);
+            if (from != no_holder && to != no_holder && to <= from) {
+                this->note_epoch_advanced(tid, next >> holder_bits);
+            }
             seen = next;
         }
     }
