@@ -6,10 +6,10 @@ python/pyproject.toml (not the installed metadata), so a dependency added there 
 install. Prints the first missing piece on stdout.
 """
 
-import importlib.metadata as metadata
 import importlib.util
 import sys
 import tomllib
+from importlib import metadata
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent

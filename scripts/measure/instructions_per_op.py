@@ -17,6 +17,7 @@ instructions outside malloc and free.
 
 Usage: scripts/measure/instructions_per_op.py [--smrbench PATH] [--ds dgt_bst]
        [--key-range 100000] [--ops 100000] [--reclaimers none,debra,...]
+       [-- further smrbench options, e.g. --check-every 64]
 """
 
 from __future__ import annotations
@@ -75,13 +76,15 @@ def main() -> int:
     parser.add_argument("--ops", type=int, default=100000)
     parser.add_argument("--free", default="batch")
     parser.add_argument("--reclaimers", default="")
+    parser.add_argument("extra", nargs="*", help="further smrbench options, after --")
     options = parser.parse_args()
 
     listing = json.loads(subprocess.run([options.smrbench, "--list", "--json"], check=True,
                                         capture_output=True, text=True).stdout)
     reclaimers = (options.reclaimers.split(",") if options.reclaimers
                   else [r["name"] for r in listing["reclaimers"]])
-    base = ["--ds", options.ds, "--key-range", str(options.key_range), "--free", options.free]
+    base = ["--ds", options.ds, "--key-range", str(options.key_range), "--free", options.free,
+            *options.extra]
     results = {}
     for name in reclaimers:
         args = [*base, "--reclaimer", name]
@@ -92,7 +95,8 @@ def main() -> int:
 
     baseline = results.get("none")
     print(f"# {options.ds}, {options.key_range} keys, 1 thread, {options.free} free, "
-          f"50% insert 50% erase, {options.ops} ops (difference of {options.ops} and {2 * options.ops})")
+          f"50% insert 50% erase, {options.ops} ops (difference of {options.ops} and {2 * options.ops})"
+          f"{' ' + ' '.join(options.extra) if options.extra else ''}")
     print("| reclaimer | instructions/op | vs none | in malloc+free | bookkeeping vs none |")
     print("|---|---:|---:|---:|---:|")
     for name, (value, alloc) in results.items():

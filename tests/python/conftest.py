@@ -28,17 +28,25 @@ def smrbench() -> Path:
 
 
 FAKE_LISTING = {
-    "allocators": [{"name": "glibc", "available": True}, {"name": "jemalloc", "available": True},
-                   {"name": "tbbmalloc", "available": False}],
-    "combinations": [{"ds": "dgt_bst", "reclaimer": r, "valid": True}
-                     for r in ("none", "debra", "crash", "hang", "garbage", "invalid", "badinput")]
-                    + [{"ds": "lazylist", "reclaimer": "none", "valid": True},
-                       {"ds": "lazylist", "reclaimer": "debra", "valid": False}],
+    "allocators": [
+        {"name": "glibc", "available": True},
+        {"name": "jemalloc", "available": True},
+        {"name": "tbbmalloc", "available": False},
+    ],
+    "combinations": [
+        {"ds": "dgt_bst", "reclaimer": r, "valid": True}
+        for r in ("none", "debra", "crash", "hang", "garbage", "invalid", "badinput")
+    ]
+    + [
+        {"ds": "lazylist", "reclaimer": "none", "valid": True},
+        {"ds": "lazylist", "reclaimer": "debra", "valid": False},
+    ],
     "data_structures": ["dgt_bst", "lazylist"],
     "free": ["batch", "amortized"],
     "pin": ["none"],
-    "reclaimers": [{"name": r} for r in ("none", "debra", "crash", "hang", "garbage", "invalid",
-                                         "badinput")],
+    "reclaimers": [
+        {"name": r} for r in ("none", "debra", "crash", "hang", "garbage", "invalid", "badinput")
+    ],
 }
 
 FAKE_SCRIPT = r'''#!{python}
@@ -76,8 +84,9 @@ threads = int(opts.get("threads", 2))
 valid = reclaimer != "invalid"
 if "garbage_series" in opts:
     with open(opts["garbage_series"], "w") as out:
-        out.write(json.dumps({{"format": "smrlab-garbage-series", "version": 1, "config": {{}},
-                              "trial": 0, "points": 2}}) + "\ntime_ns,epoch,garbage\n1,1,5\n2,2,7\n")
+        header = {{"format": "smrlab-garbage-series", "version": 1, "config": {{}},
+                  "trial": 0, "points": 2}}
+        out.write(json.dumps(header) + "\ntime_ns,epoch,garbage\n1,1,5\n2,2,7\n")
 config = {{"ds": opts.get("ds", "dgt_bst"), "reclaimer": reclaimer,
           "free": opts.get("free", "batch"), "alloc": opts.get("alloc", "glibc"),
           "threads": threads, "key_range": int(opts.get("key_range", 200000)),
@@ -104,41 +113,84 @@ sys.exit(0 if valid else 1)
 def fake_smrbench(tmp_path: Path) -> Path:
     """A fake smrbench script; the argv of each trial it runs is appended to <path>.log."""
     path = tmp_path / "fake-smrbench"
-    path.write_text(FAKE_SCRIPT.format(python=sys.executable, listing=FAKE_LISTING,
-                                       log=str(path) + ".log"))
+    path.write_text(
+        FAKE_SCRIPT.format(python=sys.executable, listing=FAKE_LISTING, log=str(path) + ".log")
+    )
     path.chmod(path.stat().st_mode | stat.S_IEXEC)
     return path
 
 
-def fake_result(*, ds: str = "dgt_bst", reclaimer: str = "debra", free: str = "batch",
-                alloc: str = "jemalloc", threads: int = 2, throughput: float = 1e6,
-                rss: int = 64 << 20, insert: int = 50, erase: int = 50, stall: bool = False,
-                free_calls: int = 1000, latency: dict[str, int] | None = None,
-                hardware_threads: int = 4, seed: int = 1) -> dict[str, Any]:
+def fake_result(
+    *,
+    ds: str = "dgt_bst",
+    reclaimer: str = "debra",
+    free: str = "batch",
+    alloc: str = "jemalloc",
+    threads: int = 2,
+    throughput: float = 1e6,
+    rss: int = 64 << 20,
+    insert: int = 50,
+    erase: int = 50,
+    stall: bool = False,
+    free_calls: int = 1000,
+    latency: dict[str, int] | None = None,
+    hardware_threads: int = 4,
+    seed: int = 1,
+) -> dict[str, Any]:
     """A result object shaped like smrbench --json (docs/smrbench.md)."""
     latency = latency or {"p50": 20, "p99": 400, "p999": 3000, "max": 90000}
-    counters = {"name": reclaimer, "family": "epoch", "garbage_bounded": False,
-                "allocated": 10, "retired": 10, "freed": 9, "garbage_peak": 5000,
-                "garbage_end": 1, "epochs": 42, "free_seconds": 0.05,
-                "free_calls": free_calls, "free_latency_ns": latency}
-    return {"smrbench_version": 1,
-            "config": {"ds": ds, "reclaimer": reclaimer, "free": free, "alloc": alloc,
-                       "threads": threads, "key_range": 20000, "insert": insert,
-                       "erase": erase, "contains": 100 - insert - erase, "duration": 1.0,
-                       "stall": stall, "seed": seed, "trials": 1, "prefill_target": 10000},
-            "allocator": {"name": alloc, "version": "5.3.0"},
-            "machine": {"hardware_threads": hardware_threads},
-            "throughput_ops_per_s": throughput, "throughput_min_ops_per_s": throughput,
-            "throughput_max_ops_per_s": throughput, "validated": True,
-            "peak_rss_bytes": rss, "median_trial": 0, "reclaimer": counters,
-            "trials": [{"trial": 0, "validated": True, "reclaimer": counters}]}
+    counters = {
+        "name": reclaimer,
+        "family": "epoch",
+        "garbage_bounded": False,
+        "allocated": 10,
+        "retired": 10,
+        "freed": 9,
+        "garbage_peak": 5000,
+        "garbage_end": 1,
+        "epochs": 42,
+        "free_seconds": 0.05,
+        "free_calls": free_calls,
+        "free_latency_ns": latency,
+    }
+    return {
+        "smrbench_version": 1,
+        "config": {
+            "ds": ds,
+            "reclaimer": reclaimer,
+            "free": free,
+            "alloc": alloc,
+            "threads": threads,
+            "key_range": 20000,
+            "insert": insert,
+            "erase": erase,
+            "contains": 100 - insert - erase,
+            "duration": 1.0,
+            "stall": stall,
+            "seed": seed,
+            "trials": 1,
+            "prefill_target": 10000,
+        },
+        "allocator": {"name": alloc, "version": "5.3.0"},
+        "machine": {"hardware_threads": hardware_threads},
+        "throughput_ops_per_s": throughput,
+        "throughput_min_ops_per_s": throughput,
+        "throughput_max_ops_per_s": throughput,
+        "validated": True,
+        "peak_rss_bytes": rss,
+        "median_trial": 0,
+        "reclaimer": counters,
+        "trials": [{"trial": 0, "validated": True, "reclaimer": counters}],
+    }
 
 
 def add_fake_run(store, experiment: str = "exp", trial: int = 0, **kwargs: Any) -> None:
     """Stores a fake result under a config key built from its options."""
     result = fake_result(**kwargs)
     config = result["config"]
-    options = {k: config[k] for k in ("ds", "reclaimer", "free", "alloc", "threads", "insert",
-                                      "erase", "stall")}
+    options = {
+        k: config[k]
+        for k in ("ds", "reclaimer", "free", "alloc", "threads", "insert", "erase", "stall")
+    }
     key = json.dumps({**options, "trial": trial}, sort_keys=True, separators=(",", ":"))
     assert store.add_run(experiment, key, trial, result, ["smrbench"])

@@ -1,8 +1,9 @@
 """Writes timeline and garbage-series files exactly as docs/timeline-format.md specifies.
 
-smrbench does not write these files yet, so the readers are tested on files made here. The data
-imitates a DEBRA trial: epoch changes by random threads, each followed by a batch free on every
-thread whose length grows with the garbage, plus scattered long free calls.
+Synthetic files test the readers and plots on exact, known content (files smrbench really wrote
+are tested in test_report.py). The data imitates a DEBRA trial: epoch changes by random
+threads, each followed by a batch free on every thread whose length grows with the garbage, plus
+scattered long free calls.
 """
 
 from __future__ import annotations
@@ -12,13 +13,23 @@ from pathlib import Path
 
 import numpy as np
 
-CONFIG = {"ds": "dgt_bst", "reclaimer": "debra", "free": "batch", "alloc": "jemalloc",
-          "threads": 8, "key_range": 20000, "insert": 50, "erase": 50, "duration": 0.25,
-          "stall": False}
+CONFIG = {
+    "ds": "dgt_bst",
+    "reclaimer": "debra",
+    "free": "batch",
+    "alloc": "jemalloc",
+    "threads": 8,
+    "key_range": 20000,
+    "insert": 50,
+    "erase": 50,
+    "duration": 0.25,
+    "stall": False,
+}
 
 
-def timeline_events(threads: int = 8, duration_ns: int = 250_000_000, seed: int = 3,
-                    epochs: int = 60) -> list[tuple[int, str, int, int, int]]:
+def timeline_events(
+    threads: int = 8, duration_ns: int = 250_000_000, seed: int = 3, epochs: int = 60
+) -> list[tuple[int, str, int, int, int]]:
     """(thread, kind, start_ns, end_ns, value) rows, grouped by thread in time order."""
     rng = np.random.default_rng(seed)
     changes = np.sort(rng.uniform(0, duration_ns, epochs)).astype(np.int64)
@@ -33,8 +44,9 @@ def timeline_events(threads: int = 8, duration_ns: int = 250_000_000, seed: int 
             per_thread[thread].append((thread, "batch_free", begin, begin + length, nodes))
             if rng.random() < 0.3:
                 call = begin + int(rng.uniform(0, length * 0.8))
-                per_thread[thread].append((thread, "free_call", call,
-                                           call + int(rng.uniform(20_000, 200_000)), 1))
+                per_thread[thread].append(
+                    (thread, "free_call", call, call + int(rng.uniform(20_000, 200_000)), 1)
+                )
     # One prefill event (negative time) that readers drop by default.
     per_thread[0].append((0, "batch_free", -2_000_000, -1_000_000, 10))
     rows = []
@@ -43,26 +55,42 @@ def timeline_events(threads: int = 8, duration_ns: int = 250_000_000, seed: int 
     return rows
 
 
-def write_timeline(path: Path, rows: list[tuple[int, str, int, int, int]] | None = None, *,
-                   threads: int = 8, truncated: list[int] | None = None,
-                   config: dict | None = None, version: int = 1,
-                   fmt: str = "smrlab-timeline", end_ns: int = 250_000_000) -> Path:
+def write_timeline(
+    path: Path,
+    rows: list[tuple[int, str, int, int, int]] | None = None,
+    *,
+    threads: int = 8,
+    truncated: list[int] | None = None,
+    config: dict | None = None,
+    version: int = 1,
+    fmt: str = "smrlab-timeline",
+    end_ns: int = 250_000_000,
+) -> Path:
     """Writes a timeline file (header line, CSV header row, rows)."""
     rows = timeline_events(threads) if rows is None else rows
-    header = {"format": fmt, "version": version, "config": {**CONFIG, **(config or {}),
-                                                            "threads": threads},
-              "allocator": {"name": "jemalloc", "version": "5.3.0"}, "trial": 0,
-              "threads": threads, "capacity_per_thread": 100000, "min_free_ns": 0,
-              "measured_start_ns": 0, "measured_end_ns": end_ns,
-              "truncated_threads": truncated or [], "events": len(rows)}
+    header = {
+        "format": fmt,
+        "version": version,
+        "config": {**CONFIG, **(config or {}), "threads": threads},
+        "allocator": {"name": "jemalloc", "version": "5.3.0"},
+        "trial": 0,
+        "threads": threads,
+        "capacity_per_thread": 100000,
+        "min_free_ns": 0,
+        "measured_start_ns": 0,
+        "measured_end_ns": end_ns,
+        "truncated_threads": truncated or [],
+        "events": len(rows),
+    }
     lines = [json.dumps(header, separators=(",", ":")), "thread,kind,start_ns,end_ns,value"]
     lines += [f"{t},{k},{s},{e},{v}" for t, k, s, e, v in rows]
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     return path
 
 
-def write_garbage_series(path: Path, points: int = 400, *, free: str = "batch",
-                         seed: int = 5, config: dict | None = None) -> Path:
+def write_garbage_series(
+    path: Path, points: int = 400, *, free: str = "batch", seed: int = 5, config: dict | None = None
+) -> Path:
     """Writes a garbage-series file: garbage at each epoch change (spiky for batch)."""
     rng = np.random.default_rng(seed)
     times = np.cumsum(rng.uniform(100_000, 900_000, points)).astype(np.int64)
@@ -71,11 +99,16 @@ def write_garbage_series(path: Path, points: int = 400, *, free: str = "batch",
         garbage = base + (rng.random(points) < 0.08) * rng.uniform(50_000, 200_000, points)
     else:
         garbage = base * 1.15 + rng.normal(0, 1500, points)
-    header = {"format": "smrlab-garbage-series", "version": 1,
-              "config": {**CONFIG, "free": free, **(config or {})}, "trial": 0,
-              "points": points}
+    header = {
+        "format": "smrlab-garbage-series",
+        "version": 1,
+        "config": {**CONFIG, "free": free, **(config or {})},
+        "trial": 0,
+        "points": points,
+    }
     lines = [json.dumps(header), "time_ns,epoch,garbage"]
-    lines += [f"{t},{e},{max(0, int(g))}" for e, (t, g) in enumerate(zip(times, garbage,
-                                                                          strict=True), 1)]
+    lines += [
+        f"{t},{e},{max(0, int(g))}" for e, (t, g) in enumerate(zip(times, garbage, strict=True), 1)
+    ]
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     return path

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from smrlab.cli import main
 from smrlab.errors import UsageError
 from smrlab.grid import config_key, expand, jobs, load_experiment, parse_experiment, parse_threads
 
@@ -56,9 +57,18 @@ def test_config_key_is_canonical() -> None:
     assert config_key({"a": 1}, 0) == '{"a":1,"trial":0}'
 
 
-@pytest.mark.parametrize(("value", "cpus", "expected"),
-                         [(3, 8, 3), ("1x", 8, 8), ("2x", 2, 4), ("0.5x", 2, 1),
-                          ("8x", 2, 16), ("0.1x", 2, 1), (" 4 x ", 3, 12)])
+@pytest.mark.parametrize(
+    ("value", "cpus", "expected"),
+    [
+        (3, 8, 3),
+        ("1x", 8, 8),
+        ("2x", 2, 4),
+        ("0.5x", 2, 1),
+        ("8x", 2, 16),
+        ("0.1x", 2, 1),
+        (" 4 x ", 3, 12),
+    ],
+)
 def test_relative_threads(value: object, cpus: int, expected: int) -> None:
     assert parse_threads(value, cpus) == expected  # type: ignore[arg-type]
 
@@ -69,39 +79,49 @@ def test_duplicate_thread_counts_after_resolution_run_once() -> None:
 
 
 def test_scalar_means_one_element_list_and_workload_shorthand() -> None:
-    experiment = parse_experiment('[experiment]\nname = "w"\n[grid]\nreclaimer = "debra"\n'
-                                  'workload = ["50/50", "5/5"]\n')
+    experiment = parse_experiment(
+        '[experiment]\nname = "w"\n[grid]\nreclaimer = "debra"\nworkload = ["50/50", "5/5"]\n'
+    )
     configs = expand(experiment, cpus=1)
     assert [(c["insert"], c["erase"]) for c in configs] == [(50, 50), (5, 5)]
     assert all(c["reclaimer"] == "debra" and "workload" not in c for c in configs)
 
 
-@pytest.mark.parametrize(("text", "message"), [
-    ('[experiment]\nname = "x"\n[grids]\nds = "a"\n', "unknown table [grids]"),
-    ('[grid]\nds = "a"\n', "missing [experiment]"),
-    ('[experiment]\nname = "x"\ncolour = "red"\n', "unknown key 'colour' in [experiment]"),
-    ('[experiment]\nname = "has space"\n', "name must be"),
-    ('[experiment]\nname = "x"\n[grid]\nkey_rnage = [1]\n', "did you mean 'key_range'"),
-    ('[experiment]\nname = "x"\n[grid]\nkey-range = [1]\n', "did you mean 'key_range'"),
-    ('[experiment]\nname = "x"\n[grid]\nthreads = ["lots"]\n', "is not a thread count"),
-    ('[experiment]\nname = "x"\n[grid]\nthreads = [0]\n', "is not a thread count"),
-    ('[experiment]\nname = "x"\n[grid]\nthreads = [2.5]\n', "is not a thread count"),
-    ('[experiment]\nname = "x"\n[grid]\nkey_range = ["big"]\n', "expected an integer"),
-    ('[experiment]\nname = "x"\n[grid]\nduration = [true]\n', "expected a number"),
-    ('[experiment]\nname = "x"\n[grid]\nstall = ["yes"]\n', "expected true or false"),
-    ('[experiment]\nname = "x"\n[grid]\nfree = ["sometimes"]\n', "not one of batch, amortized"),
-    ('[experiment]\nname = "x"\n[grid]\ninsert = [101]\n', "above the maximum"),
-    ('[experiment]\nname = "x"\n[grid]\nduration = [0]\n', "below the minimum"),
-    ('[experiment]\nname = "x"\n[grid]\nds = []\n', "empty list"),
-    ('[experiment]\nname = "x"\n[fixed]\nds = ["a", "b"]\n', "belong in [grid]"),
-    ('[experiment]\nname = "x"\n[grid]\nds = ["a"]\n[fixed]\nds = "a"\n', "both [grid] and [fixed]"),
-    ('[experiment]\nname = "x"\n[grid]\ninsert = [60]\nerase = [50]\n', "over 100 percent"),
-    ('[experiment]\nname = "x"\n[grid]\nworkload = ["60/50"]\n', "over 100 percent"),
-    ('[experiment]\nname = "x"\n[grid]\nworkload = ["half"]\n', "INSERT/ERASE"),
-    ('[experiment]\nname = "x"\n[grid]\nworkload = ["5/5"]\ninsert = [5]\n', "either workload"),
-    ('[experiment]\nname = "x"\n[grid]\ntrials = [1, 3]\n', "trials must be a single"),
-    ('[experiment]\nname = "x"\n[grid\n', "invalid TOML"),
-])
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ('[experiment]\nname = "x"\n[grids]\nds = "a"\n', "unknown table [grids]"),
+        ('[grid]\nds = "a"\n', "missing [experiment]"),
+        ('[experiment]\nname = "x"\ncolour = "red"\n', "unknown key 'colour' in [experiment]"),
+        ('[experiment]\nname = "has space"\n', "name must be"),
+        ('[experiment]\nname = "x"\n[grid]\nkey_rnage = [1]\n', "did you mean 'key_range'"),
+        ('[experiment]\nname = "x"\n[grid]\nkey-range = [1]\n', "did you mean 'key_range'"),
+        ('[experiment]\nname = "x"\n[grid]\nthreads = ["lots"]\n', "is not a thread count"),
+        ('[experiment]\nname = "x"\n[grid]\nthreads = [0]\n', "is not a thread count"),
+        ('[experiment]\nname = "x"\n[grid]\nthreads = [2.5]\n', "is not a thread count"),
+        ('[experiment]\nname = "x"\n[grid]\nkey_range = ["big"]\n', "expected an integer"),
+        ('[experiment]\nname = "x"\n[grid]\nduration = [true]\n', "expected a number"),
+        ('[experiment]\nname = "x"\n[grid]\nstall = ["yes"]\n', "expected true or false"),
+        ('[experiment]\nname = "x"\n[grid]\nfree = ["sometimes"]\n', "not one of batch, amortized"),
+        ('[experiment]\nname = "x"\n[grid]\ninsert = [101]\n', "above the maximum"),
+        ('[experiment]\nname = "x"\n[grid]\nduration = [0]\n', "below the minimum"),
+        ('[experiment]\nname = "x"\n[grid]\nds = []\n', "empty list"),
+        ('[experiment]\nname = "x"\n[fixed]\nds = ["a", "b"]\n', "belong in [grid]"),
+        (
+            '[experiment]\nname = "x"\n[grid]\nds = ["a"]\n[fixed]\nds = "a"\n',
+            "both [grid] and [fixed]",
+        ),
+        ('[experiment]\nname = "x"\n[grid]\ninsert = [60]\nerase = [50]\n', "over 100 percent"),
+        ('[experiment]\nname = "x"\n[grid]\nworkload = ["60/50"]\n', "over 100 percent"),
+        ('[experiment]\nname = "x"\n[grid]\nworkload = ["half"]\n', "INSERT/ERASE"),
+        ('[experiment]\nname = "x"\n[grid]\nworkload = ["5/5"]\ninsert = [5]\n', "either workload"),
+        ('[experiment]\nname = "x"\n[grid]\ntrials = [1, 3]\n', "trials must be a single"),
+        ('[experiment]\nname = "x"\n[grid\n', "invalid TOML"),
+        ('[experiment]\nname = "x"\n[sizes.quick]\nduration = 5\n', "not 'quick'"),
+        ('[experiment]\nname = "x"\n[sizes.paper]\ndurations = 5\n', "size paper: unknown option"),
+        ('[experiment]\nname = "x"\n[sizes.paper]\nthreads = [0]\n', "size paper: "),
+    ],
+)
 def test_validation_errors_name_the_problem(text: str, message: str) -> None:
     with pytest.raises(UsageError, match=None) as error:
         parse_experiment(text, Path("bad.toml"))
@@ -110,16 +130,75 @@ def test_validation_errors_name_the_problem(text: str, message: str) -> None:
     assert "\n" not in str(error.value)
 
 
+SIZED = """
+[experiment]
+name = "sized"
+description = "quick by default, paper on request"
+[grid]
+reclaimer = ["none", "debra"]
+threads = ["1x", "2x"]
+[fixed]
+workload = "50/50"
+key_range = 2000000
+duration = 1
+trials = 3
+[sizes.paper]
+threads = ["0.5x", "1x"]
+key_range = 20000000
+duration = 5
+workload = ["50/50", "25/25"]
+pin = "compact"
+"""
+
+
+def test_sizes_quick_is_the_grid_and_a_named_size_replaces_options() -> None:
+    quick = parse_experiment(SIZED)
+    assert quick.size == "quick" and quick.sizes == ("quick", "paper")
+    assert {(c["threads"], c["key_range"], c["duration"]) for c in expand(quick, cpus=4)} == {
+        (4, 2000000, 1),
+        (8, 2000000, 1),
+    }
+    paper = parse_experiment(SIZED, size="paper")
+    configs = expand(paper, cpus=4)
+    assert len(configs) == 2 * 2 * 2  # reclaimer × threads × workload (a list: now in the grid)
+    assert {c["threads"] for c in configs} == {2, 4}
+    assert all(
+        c["key_range"] == 20000000 and c["duration"] == 5 and c["pin"] == "compact" for c in configs
+    )
+    assert {(c["insert"], c["erase"]) for c in configs} == {(50, 50), (25, 25)}
+    assert paper.trials == 3
+    with pytest.raises(
+        UsageError,
+        match=r"no size 'huge' \(sizes of this experiment: quick, "
+        r"paper\)",
+    ):
+        parse_experiment(SIZED, size="huge")
+
+
+def test_run_size_option(tmp_path: Path, capsys) -> None:
+    path = tmp_path / "sized.toml"
+    path.write_text(SIZED)
+    missing = str(tmp_path / "missing")
+    assert main(["run", str(path), "--dry-run", "--smrbench", missing, "--size", "paper"]) == 0
+    out = capsys.readouterr()
+    assert "--duration 5 " in out.out and "--key-range 20000000" in out.out
+    assert "dry run of sized (size paper)" in out.err
+    assert main(["run", str(path), "--dry-run", "--smrbench", missing, "--size", "big"]) == 2
+    assert "no size 'big'" in capsys.readouterr().err
+
+
 def test_missing_file_is_a_usage_error(tmp_path: Path) -> None:
     with pytest.raises(UsageError, match="cannot read experiment file"):
         load_experiment(tmp_path / "nope.toml")
 
 
-@pytest.mark.parametrize("path", sorted((REPO / "experiments").glob("*.toml")),
-                         ids=lambda p: p.name)
+@pytest.mark.parametrize(
+    "path", sorted((REPO / "experiments").glob("*.toml")), ids=lambda p: p.name
+)
 def test_shipped_experiments_are_valid(path: Path) -> None:
     experiment = load_experiment(path)
     assert experiment.name == path.stem
     assert experiment.description
+    assert "paper" in experiment.sizes, "every shipped experiment has a paper size"
     assert path.read_text().startswith("# "), "each experiment starts with a header comment"
     assert len(expand(experiment, cpus=2)) > 0

@@ -6,12 +6,12 @@ import re
 from pathlib import Path
 
 import pytest
-from conftest import add_fake_run, fake_result
-from specfiles import write_garbage_series
 
+from conftest import add_fake_run, fake_result
 from smrlab.cli import main
 from smrlab.plots import build_plots, plot_store
 from smrlab.store import Store
+from specfiles import write_garbage_series
 
 RECLAIMERS = ("none", "debra", "qsbr")
 
@@ -26,10 +26,17 @@ def store(tmp_path: Path) -> Store:
                     for threads in (1, 2, 4, 8):
                         for trial in range(3):
                             speed = threads * (2 if free == "amortized" else 1) * (trial + 1)
-                            add_fake_run(store, trial=trial, alloc=alloc, reclaimer=reclaimer,
-                                         free=free, threads=threads, throughput=1e6 * speed,
-                                         rss=(100 + threads) << 20,
-                                         free_calls=0 if reclaimer == "none" else 100)
+                            add_fake_run(
+                                store,
+                                trial=trial,
+                                alloc=alloc,
+                                reclaimer=reclaimer,
+                                free=free,
+                                threads=threads,
+                                throughput=1e6 * speed,
+                                rss=(100 + threads) << 20,
+                                free_calls=0 if reclaimer == "none" else 100,
+                            )
         yield store
 
 
@@ -70,7 +77,9 @@ def test_af_bars_at_the_highest_thread_count(store: Store) -> None:
     ax = bars[0].figure.axes[0]
     assert [t.get_text() for t in ax.get_xticklabels()] == list(RECLAIMERS)
     assert [t.get_text() for t in ax.get_legend().get_texts()] == [
-        "ORIG (batch free)", "AF (amortized free)"]
+        "ORIG (batch free)",
+        "AF (amortized free)",
+    ]
     heights = [patch.get_height() for patch in ax.patches]
     assert heights == pytest.approx([16, 16, 16, 32, 32, 32])  # 8 threads, median trial
     assert "8 threads" in ax.get_title(loc="left")
@@ -93,8 +102,24 @@ def test_varying_options_split_figures(tmp_path: Path) -> None:
                 add_fake_run(store, stall=stall, threads=threads)
         plots, _ = build_plots(store, "exp")
     names = sorted(p.name for p in by_kind(plots, "throughput"))
-    assert names == ["throughput-dgt_bst-jemalloc-i50-d50-nostall",
-                     "throughput-dgt_bst-jemalloc-i50-d50-stall"]
+    assert names == [
+        "throughput-dgt_bst-jemalloc-i50-d50-nostall",
+        "throughput-dgt_bst-jemalloc-i50-d50-stall",
+    ]
+
+
+def test_recorded_file_paths_do_not_split_figures(tmp_path: Path) -> None:
+    with Store(tmp_path / "r.db") as store:
+        for free in ("batch", "amortized"):
+            result = fake_result(free=free)
+            result["config"] |= {
+                "timeline": f"/x/{free}.timeline",
+                "garbage_series": f"/x/{free}.garbage",
+            }
+            store.add_run("exp", f'{{"free":"{free}","trial":0}}', 0, result, [])
+        plots, _ = build_plots(store, "exp")
+    assert len(by_kind(plots, "throughput")) == 1
+    assert len(by_kind(plots, "af_bars")) == 1  # batch and amortized side by side
 
 
 def test_garbage_per_epoch_from_referenced_files(tmp_path: Path) -> None:
@@ -102,8 +127,7 @@ def test_garbage_per_epoch_from_referenced_files(tmp_path: Path) -> None:
         for free in ("batch", "amortized"):
             path = write_garbage_series(tmp_path / f"{free}.garbage", free=free)
             key = f'{{"free":"{free}","trial":0}}'
-            store.add_run("exp", key, 0, fake_result(free=free), [],
-                          files={"garbage_series": path})
+            store.add_run("exp", key, 0, fake_result(free=free), [], files={"garbage_series": path})
         plots, notes = build_plots(store, "exp")
         (garbage,) = by_kind(plots, "garbage")
         titles = [ax.get_title(loc="left") for ax in garbage.figure.axes]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import signal
@@ -14,6 +15,12 @@ from pathlib import Path
 import pytest
 
 from smrlab.cli import main
+from smrlab.grid import load_experiment
+from smrlab.plan import make_plan
+from smrlab.progress import BarProgress, LineProgress, make_progress
+from smrlab.runner import Runner
+from smrlab.smrbench import Smrbench
+from smrlab.store import Store
 
 TINY = """
 [experiment]
@@ -57,14 +64,21 @@ def test_run_end_to_end_with_real_smrbench(tmp_path: Path, smrbench: Path, capsy
     stored = rows(db)
     assert len(stored) == 16
     assert {(r["reclaimer"], r["free"], r["threads"]) for r in stored} == {
-        (r, f, t) for r in ("none", "debra") for f in ("batch", "amortized") for t in (1, 2)}
+        (r, f, t) for r in ("none", "debra") for f in ("batch", "amortized") for t in (1, 2)
+    }
     for row in stored:
         result = json.loads(row["result_json"])
         assert row["validated"] == 1 and row["throughput"] > 0 and row["peak_rss_bytes"] > 0
         assert result["config"]["seed"] == 1 + row["trial"] and result["config"]["trials"] == 1
         command = json.loads(row["command"])
-        assert command[-6:] == ["--trials", "1", "--seed", str(1 + row["trial"]), "--json",
-                                "--quiet"]
+        assert command[-6:] == [
+            "--trials",
+            "1",
+            "--seed",
+            str(1 + row["trial"]),
+            "--json",
+            "--quiet",
+        ]
         assert json.loads(row["config_key"])["trial"] == row["trial"]
     # Running again stores nothing new and runs nothing.
     assert main(["run", str(experiment), "--db", str(db), "--smrbench", str(smrbench)]) == 0
@@ -74,8 +88,10 @@ def test_run_end_to_end_with_real_smrbench(tmp_path: Path, smrbench: Path, capsy
 
 def test_dry_run_prints_commands_and_runs_nothing(tmp_path: Path, smrbench: Path, capsys) -> None:
     experiment, db = write(tmp_path, TINY), tmp_path / "r.db"
-    assert main(["run", str(experiment), "--db", str(db), "--dry-run",
-                 "--smrbench", str(smrbench)]) == 0
+    assert (
+        main(["run", str(experiment), "--db", str(db), "--dry-run", "--smrbench", str(smrbench)])
+        == 0
+    )
     out = capsys.readouterr()
     lines = out.out.strip().splitlines()
     assert len(lines) == 16
@@ -93,8 +109,12 @@ def test_dry_run_omits_stored_trials(tmp_path: Path, fake_smrbench: Path, capsys
     with sqlite3.connect(db) as connection:
         connection.execute("DELETE FROM runs WHERE threads = 2")
     capsys.readouterr()
-    assert main(["run", str(experiment), "--db", str(db), "--dry-run",
-                 "--smrbench", str(fake_smrbench)]) == 0
+    assert (
+        main(
+            ["run", str(experiment), "--db", str(db), "--dry-run", "--smrbench", str(fake_smrbench)]
+        )
+        == 0
+    )
     out = capsys.readouterr()
     assert len(out.out.strip().splitlines()) == 4
     assert all("--threads 2" in line for line in out.out.strip().splitlines())
@@ -103,8 +123,20 @@ def test_dry_run_omits_stored_trials(tmp_path: Path, fake_smrbench: Path, capsys
 
 def test_dry_run_works_without_a_build(tmp_path: Path, capsys) -> None:
     experiment = write(tmp_path, TINY)
-    assert main(["run", str(experiment), "--db", str(tmp_path / "r.db"), "--dry-run",
-                 "--smrbench", str(tmp_path / "missing")]) == 0
+    assert (
+        main(
+            [
+                "run",
+                str(experiment),
+                "--db",
+                str(tmp_path / "r.db"),
+                "--dry-run",
+                "--smrbench",
+                str(tmp_path / "missing"),
+            ]
+        )
+        == 0
+    )
     out = capsys.readouterr()
     assert len(out.out.strip().splitlines()) == 16
     assert "names are not checked" in out.err
@@ -123,14 +155,17 @@ def test_resume_runs_only_what_is_missing(tmp_path: Path, fake_smrbench: Path) -
 
 
 def test_failures_are_recorded_and_listed(tmp_path: Path, fake_smrbench: Path, capsys) -> None:
-    experiment = write(tmp_path, """
+    experiment = write(
+        tmp_path,
+        """
 [experiment]
 name = "failing"
 [grid]
 reclaimer = ["none", "crash", "garbage", "invalid", "badinput"]
 [fixed]
 duration = 0.1
-""")
+""",
+    )
     db = tmp_path / "r.db"
     assert main(["run", str(experiment), "--db", str(db), "--smrbench", str(fake_smrbench)]) == 1
     err = capsys.readouterr().err
@@ -147,8 +182,21 @@ def test_timeout_kills_the_trial(tmp_path: Path, fake_smrbench: Path, capsys) ->
     experiment = write(tmp_path, '[experiment]\nname = "t"\n[grid]\nreclaimer = ["hang"]\n')
     db = tmp_path / "r.db"
     started = time.monotonic()
-    assert main(["run", str(experiment), "--db", str(db), "--smrbench", str(fake_smrbench),
-                 "--timeout", "1"]) == 1
+    assert (
+        main(
+            [
+                "run",
+                str(experiment),
+                "--db",
+                str(db),
+                "--smrbench",
+                str(fake_smrbench),
+                "--timeout",
+                "1",
+            ]
+        )
+        == 1
+    )
     assert time.monotonic() - started < 10
     (failure,) = rows(db, "SELECT * FROM failures")
     assert failure["kind"] == "timeout" and "timed out after 1 s" in failure["message"]
@@ -158,17 +206,32 @@ def test_timeout_kills_the_trial(tmp_path: Path, fake_smrbench: Path, capsys) ->
 
 
 def test_ctrl_c_leaves_a_consistent_store(tmp_path: Path, fake_smrbench: Path) -> None:
-    experiment = write(tmp_path, """
+    experiment = write(
+        tmp_path,
+        """
 [experiment]
 name = "interrupted"
 [grid]
 reclaimer = ["none", "debra", "hang", "none"]
 threads = [1, 2]
-""")
+""",
+    )
     db = tmp_path / "r.db"
     process = subprocess.Popen(
-        [sys.executable, "-m", "smrlab", "run", str(experiment), "--db", str(db),
-         "--smrbench", str(fake_smrbench)], stderr=subprocess.PIPE, text=True)
+        [
+            sys.executable,
+            "-m",
+            "smrlab",
+            "run",
+            str(experiment),
+            "--db",
+            str(db),
+            "--smrbench",
+            str(fake_smrbench),
+        ],
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:  # wait until the hanging trial runs
         if any("hang" in call["args"] for call in fake_calls(fake_smrbench)):
@@ -184,33 +247,63 @@ threads = [1, 2]
         os.kill(hang_pid, 0)
 
 
-@pytest.mark.parametrize(("grid", "message"), [
-    ('reclaimer = ["debra", "hazard"]', "reclaimer hazard not in this smrbench (available: "),
-    ('alloc = ["tbbmalloc"]', "alloc tbbmalloc not in this smrbench"),
-    ('ds = ["skiplist"]', "ds skiplist not in this smrbench"),
-])
-def test_unknown_names_are_bad_input(tmp_path: Path, fake_smrbench: Path, capsys, grid: str,
-                                     message: str) -> None:
+@pytest.mark.parametrize(
+    ("grid", "message"),
+    [
+        ('reclaimer = ["debra", "hazard"]', "reclaimer hazard not in this smrbench (available: "),
+        ('alloc = ["tbbmalloc"]', "alloc tbbmalloc not in this smrbench"),
+        ('ds = ["skiplist"]', "ds skiplist not in this smrbench"),
+    ],
+)
+def test_unknown_names_are_bad_input(
+    tmp_path: Path, fake_smrbench: Path, capsys, grid: str, message: str
+) -> None:
     experiment = write(tmp_path, f'[experiment]\nname = "n"\n[grid]\n{grid}\n')
-    assert main(["run", str(experiment), "--db", str(tmp_path / "r.db"),
-                 "--smrbench", str(fake_smrbench)]) == 2
+    assert (
+        main(
+            [
+                "run",
+                str(experiment),
+                "--db",
+                str(tmp_path / "r.db"),
+                "--smrbench",
+                str(fake_smrbench),
+            ]
+        )
+        == 2
+    )
     err = capsys.readouterr().err
     assert message in err and len(err.strip().splitlines()) == 1
     assert fake_calls(fake_smrbench) == []
 
 
-def test_skip_unavailable_and_invalid_combinations(tmp_path: Path, fake_smrbench: Path,
-                                                   capsys) -> None:
-    experiment = write(tmp_path, """
+def test_skip_unavailable_and_invalid_combinations(
+    tmp_path: Path, fake_smrbench: Path, capsys
+) -> None:
+    experiment = write(
+        tmp_path,
+        """
 [experiment]
 name = "partial"
 skip_unavailable = true
 [grid]
 ds = ["dgt_bst", "lazylist", "abtree"]
 reclaimer = ["none", "debra", "hazard"]
-""")
-    assert main(["run", str(experiment), "--db", str(tmp_path / "r.db"),
-                 "--smrbench", str(fake_smrbench)]) == 0
+""",
+    )
+    assert (
+        main(
+            [
+                "run",
+                str(experiment),
+                "--db",
+                str(tmp_path / "r.db"),
+                "--smrbench",
+                str(fake_smrbench),
+            ]
+        )
+        == 0
+    )
     err = capsys.readouterr().err
     assert "skipping ds abtree: not in this smrbench" in err
     assert "skipping reclaimer hazard" in err
@@ -218,17 +311,32 @@ reclaimer = ["none", "debra", "hazard"]
     assert len(fake_calls(fake_smrbench)) == 3  # dgt_bst×none, dgt_bst×debra, lazylist×none
 
 
-def test_option_missing_from_the_binary_is_bad_input(tmp_path: Path, fake_smrbench: Path,
-                                                     capsys) -> None:
+def test_option_missing_from_the_binary_is_bad_input(
+    tmp_path: Path, fake_smrbench: Path, capsys
+) -> None:
     experiment = write(tmp_path, '[experiment]\nname = "o"\n[fixed]\ntimeline = true\n')
-    assert main(["run", str(experiment), "--db", str(tmp_path / "r.db"),
-                 "--smrbench", str(fake_smrbench)]) == 2
+    assert (
+        main(
+            [
+                "run",
+                str(experiment),
+                "--db",
+                str(tmp_path / "r.db"),
+                "--smrbench",
+                str(fake_smrbench),
+            ]
+        )
+        == 2
+    )
     assert "has no --timeline option yet" in capsys.readouterr().err
 
 
 def test_garbage_series_files_are_referenced(tmp_path: Path, fake_smrbench: Path) -> None:
-    experiment = write(tmp_path, '[experiment]\nname = "g"\n[grid]\nfree = ["batch", '
-                                 '"amortized"]\n[fixed]\ngarbage_series = true\n')
+    experiment = write(
+        tmp_path,
+        '[experiment]\nname = "g"\n[grid]\nfree = ["batch", '
+        '"amortized"]\n[fixed]\ngarbage_series = true\n',
+    )
     db = tmp_path / "r.db"
     assert main(["run", str(experiment), "--db", str(db), "--smrbench", str(fake_smrbench)]) == 0
     files = rows(db, "SELECT * FROM files")
@@ -242,16 +350,30 @@ def test_missing_binary_message(tmp_path: Path, capsys, monkeypatch) -> None:
     monkeypatch.setenv("SMRBENCH", str(tmp_path / "nowhere" / "smrbench"))
     assert main(["run", str(experiment), "--db", str(tmp_path / "r.db")]) == 2
     err = capsys.readouterr().err.strip()
-    assert err == (f"smrlab: smrbench not found at {tmp_path / 'nowhere' / 'smrbench'}; "
-                   "build it with cmake --workflow --preset release")
+    assert err == (
+        f"smrlab: smrbench not found at {tmp_path / 'nowhere' / 'smrbench'}; "
+        "build it with cmake --workflow --preset release"
+    )
 
 
-def test_smrbench_option_beats_environment(tmp_path: Path, fake_smrbench: Path,
-                                           monkeypatch) -> None:
+def test_smrbench_option_beats_environment(
+    tmp_path: Path, fake_smrbench: Path, monkeypatch
+) -> None:
     experiment = write(tmp_path, '[experiment]\nname = "p"\n')
     monkeypatch.setenv("SMRBENCH", str(tmp_path / "nowhere"))
-    assert main(["run", str(experiment), "--db", str(tmp_path / "r.db"),
-                 "--smrbench", str(fake_smrbench)]) == 0
+    assert (
+        main(
+            [
+                "run",
+                str(experiment),
+                "--db",
+                str(tmp_path / "r.db"),
+                "--smrbench",
+                str(fake_smrbench),
+            ]
+        )
+        == 0
+    )
     monkeypatch.setenv("SMRBENCH", str(fake_smrbench))
     assert main(["run", str(experiment), "--db", str(tmp_path / "s.db")]) == 0
     assert len(fake_calls(fake_smrbench)) == 2
@@ -270,3 +392,24 @@ def test_console_script_is_installed() -> None:
     result = subprocess.run([str(script), "--help"], capture_output=True, text=True, check=True)
     for command in ("run", "plot", "timeline", "report"):
         assert command in result.stdout
+
+
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_progress_bar_on_a_terminal_plain_lines_otherwise(
+    tmp_path: Path, fake_smrbench: Path
+) -> None:
+    experiment = load_experiment(write(tmp_path, TINY.replace("trials = 2", "trials = 1")))
+    plan = make_plan(experiment, Smrbench(fake_smrbench))
+    terminal = _Terminal()
+    progress = make_progress(terminal)
+    assert isinstance(progress, BarProgress)
+    with Store(tmp_path / "r.db") as store:
+        summary = Runner(store, fake_smrbench, progress).run(plan.jobs)
+    assert summary.ran == 8 and not summary.failures
+    shown = terminal.getvalue()
+    assert "8/8" in shown and "\r" in shown and "Mops/s" in shown  # a redrawn bar
+    assert isinstance(make_progress(io.StringIO()), LineProgress)

@@ -6,7 +6,6 @@ import sqlite3
 from pathlib import Path
 
 from conftest import add_fake_run, fake_result
-
 from smrlab.store import Failure, Store
 
 K1 = '{"reclaimer":"debra","trial":0}'
@@ -19,13 +18,19 @@ def test_insert_and_query_columns(tmp_path: Path) -> None:
         assert store.add_run("e", '{"trial":0}', 0, result, ["smrbench", "--json"], 1.5)
         (run,) = store.runs("e")
     assert (run["reclaimer"], run["free"], run["threads"], run["throughput"]) == (
-        "qsbr", "amortized", 8, 2.5e6)
+        "qsbr",
+        "amortized",
+        8,
+        2.5e6,
+    )
     assert run["insert_pct"] == 50 and run["validated"] == 1 and run["trial"] == 0
     assert run["result"]["config"]["reclaimer"] == "qsbr"
     # The columns people query need no quoting.
     db = sqlite3.connect(tmp_path / "r.db")
-    assert db.execute("SELECT reclaimer, free, insert_pct, erase_pct, peak_rss_bytes, "
-                      "garbage_peak, free_seconds, validated, timestamp FROM runs").fetchone()
+    assert db.execute(
+        "SELECT reclaimer, free, insert_pct, erase_pct, peak_rss_bytes, "
+        "garbage_peak, free_seconds, validated, timestamp FROM runs"
+    ).fetchone()
 
 
 def test_no_duplicates_and_resume(tmp_path: Path) -> None:

@@ -8,12 +8,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from specfiles import timeline_events, write_garbage_series, write_timeline
 
 from smrlab.cli import main
 from smrlab.errors import UsageError
 from smrlab.timeline import KINDS, FormatError, read_garbage_series, read_timeline
 from smrlab.timeline_plot import parse_thread_list, plot_timeline
+from specfiles import timeline_events, write_garbage_series, write_timeline
 
 
 def test_reads_every_event_of_a_spec_file(tmp_path: Path) -> None:
@@ -26,17 +26,26 @@ def test_reads_every_event_of_a_spec_file(tmp_path: Path) -> None:
     assert timeline.truncated_threads == [2]
     assert timeline.config["reclaimer"] == "debra"
     assert int(timeline.kind_mask("epoch_change").sum()) == sum(
-        1 for r in measured if r[1] == "epoch_change")
+        1 for r in measured if r[1] == "epoch_change"
+    )
     first = next(r for r in measured if r[0] == 0)
-    assert (KINDS[timeline.kind[0]], int(timeline.start[0]), int(timeline.end[0]),
-            int(timeline.value[0])) == first[1:]
+    assert (
+        KINDS[timeline.kind[0]],
+        int(timeline.start[0]),
+        int(timeline.end[0]),
+        int(timeline.value[0]),
+    ) == first[1:]
     with_prefill = read_timeline(path, include_prefill=True)
     assert len(with_prefill) == len(rows) and int(with_prefill.start.min()) < 0
 
 
 def test_unknown_kinds_are_ignored_and_counted(tmp_path: Path) -> None:
-    rows = [(0, "batch_free", 10, 20, 5), (0, "teleport", 30, 30, 1), (1, "epoch_change", 40, 40, 2),
-            (1, "teleport", 50, 50, 0)]
+    rows = [
+        (0, "batch_free", 10, 20, 5),
+        (0, "teleport", 30, 30, 1),
+        (1, "epoch_change", 40, 40, 2),
+        (1, "teleport", 50, 50, 0),
+    ]
     timeline = read_timeline(write_timeline(tmp_path / "t.timeline", rows, threads=2))
     assert len(timeline) == 2 and timeline.ignored_kinds == {"teleport": 2}
 
@@ -44,8 +53,10 @@ def test_unknown_kinds_are_ignored_and_counted(tmp_path: Path) -> None:
 def test_column_order_from_the_header_row(tmp_path: Path) -> None:
     header = {"format": "smrlab-timeline", "version": 1, "threads": 1, "measured_end_ns": 100}
     path = tmp_path / "t.timeline"
-    path.write_text(json.dumps(header) + "\nkind,thread,value,start_ns,end_ns\n"
-                    "batch_free,0,7,10,20\nepoch_change,0,3,15,15\n")
+    path.write_text(
+        json.dumps(header) + "\nkind,thread,value,start_ns,end_ns\n"
+        "batch_free,0,7,10,20\nepoch_change,0,3,15,15\n"
+    )
     timeline = read_timeline(path)
     assert timeline.value.tolist() == [7, 3] and timeline.start.tolist() == [10, 15]
 
@@ -57,10 +68,13 @@ def test_window_and_threads(tmp_path: Path) -> None:
     assert np.all(window.end >= 50_000_000) and np.all(window.start <= 100_000_000)
 
 
-@pytest.mark.parametrize(("kwargs", "message"), [
-    ({"version": 2}, "version 2 is not supported"),
-    ({"fmt": "smrlab-garbage-series"}, "expected 'smrlab-timeline'"),
-])
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"version": 2}, "version 2 is not supported"),
+        ({"fmt": "smrlab-garbage-series"}, "expected 'smrlab-timeline'"),
+    ],
+)
 def test_refuses_unknown_formats_and_versions(tmp_path: Path, kwargs: dict, message: str) -> None:
     path = write_timeline(tmp_path / "t.timeline", **kwargs)
     with pytest.raises(FormatError, match=message):
@@ -88,8 +102,11 @@ def test_garbage_series(tmp_path: Path) -> None:
 
 def test_big_file_is_read_fast(tmp_path: Path) -> None:
     threads, per_thread = 16, 20_000
-    rows = [(t, "free_call", i * 1000, i * 1000 + 50, 1) for t in range(threads)
-            for i in range(per_thread)]
+    rows = [
+        (t, "free_call", i * 1000, i * 1000 + 50, 1)
+        for t in range(threads)
+        for i in range(per_thread)
+    ]
     timeline = read_timeline(write_timeline(tmp_path / "big.timeline", rows, threads=threads))
     assert len(timeline) == threads * per_thread
 
@@ -104,8 +121,9 @@ def test_thread_lists() -> None:
 def test_timeline_graph_content(tmp_path: Path) -> None:
     timeline = read_timeline(write_timeline(tmp_path / "t.timeline", threads=20, truncated=[3]))
     garbage = read_garbage_series(write_garbage_series(tmp_path / "g.garbage"))
-    figure, notes = plot_timeline(timeline, start_ms=50, end_ms=100, threads=list(range(10)),
-                                  garbage=garbage)
+    figure, notes = plot_timeline(
+        timeline, start_ms=50, end_ms=100, threads=list(range(10)), garbage=garbage
+    )
     main_axes, strip = figure.axes[0], figure.axes[1]
     assert main_axes.get_xlim() == (50.0, 100.0)
     labels = [t.get_text() for t in main_axes.get_yticklabels()]
@@ -121,8 +139,23 @@ def test_timeline_graph_content(tmp_path: Path) -> None:
 def test_timeline_command(tmp_path: Path, capsys) -> None:
     path = write_timeline(tmp_path / "run.timeline", threads=8, truncated=[5])
     out = tmp_path / "fig.png"
-    assert main(["timeline", str(path), "--out", str(out), "--start-ms", "0", "--end-ms", "120",
-                 "--threads", "0-5"]) == 0
+    assert (
+        main(
+            [
+                "timeline",
+                str(path),
+                "--out",
+                str(out),
+                "--start-ms",
+                "0",
+                "--end-ms",
+                "120",
+                "--threads",
+                "0-5",
+            ]
+        )
+        == 0
+    )
     assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and out.stat().st_size > 20_000
     assert "threads 5 filled their event buffer" in capsys.readouterr().err
     assert main(["timeline", str(path)]) == 0

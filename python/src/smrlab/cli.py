@@ -36,51 +36,89 @@ def _positive_float(text: str) -> float:
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="smrlab", description="Run smrbench experiment grids, store the results in "
-        "SQLite, and draw figures, timeline graphs and an HTML report.")
+        prog="smrlab",
+        description="Run smrbench experiment grids, store the results in "
+        "SQLite, and draw figures, timeline graphs and an HTML report.",
+    )
     parser.add_argument("--version", action="version", version=f"smrlab {__version__}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    run = commands.add_parser("run", help="run an experiment file (resumes: skips stored trials)",
-                              description="Expand an experiment's grid and run one smrbench "
-                              "process per trial, storing each result as it completes.")
+    run = commands.add_parser(
+        "run",
+        help="run an experiment file (resumes: skips stored trials)",
+        description="Expand an experiment's grid and run one smrbench "
+        "process per trial, storing each result as it completes.",
+    )
     run.add_argument("experiment", type=Path, help="experiment file (TOML)")
     run.add_argument("--db", type=Path, help=f"result store (default: {DEFAULT_DB} in the repo)")
-    run.add_argument("--dry-run", action="store_true",
-                     help="print the commands that would run; run nothing")
-    run.add_argument("--timeout", type=_positive_float, metavar="S",
-                     help="per-trial limit in seconds (default: 60 + 20 × duration)")
-    run.add_argument("--smrbench", metavar="PATH",
-                     help="smrbench binary (default: $SMRBENCH, else build/release/bench/smrbench)")
+    run.add_argument(
+        "--dry-run", action="store_true", help="print the commands that would run; run nothing"
+    )
+    run.add_argument(
+        "--size",
+        default="quick",
+        metavar="NAME",
+        help="experiment size: quick (default: the [grid] and [fixed] tables, "
+        "minutes) or a [sizes.NAME] table of the file, e.g. paper",
+    )
+    run.add_argument(
+        "--timeout",
+        type=_positive_float,
+        metavar="S",
+        help="per-trial limit in seconds (default: 60 + 20 × duration)",
+    )
+    run.add_argument(
+        "--smrbench",
+        metavar="PATH",
+        help="smrbench binary (default: $SMRBENCH, else build/release/bench/smrbench)",
+    )
 
-    plot = commands.add_parser("plot", help="draw the figures of the stored results",
-                               description="Draw PNG and SVG figures from the result store.")
+    plot = commands.add_parser(
+        "plot",
+        help="draw the figures of the stored results",
+        description="Draw PNG and SVG figures from the result store.",
+    )
     plot.add_argument("--db", type=Path, help=f"result store (default: {DEFAULT_DB} in the repo)")
     plot.add_argument("--out", type=Path, help="output directory (default: results/plots)")
     plot.add_argument("--experiment", metavar="NAME", help="only this experiment")
 
     timeline = commands.add_parser(
-        "timeline", help="draw a timeline graph from a smrbench --timeline file",
+        "timeline",
+        help="draw a timeline graph from a smrbench --timeline file",
         description="Draw the timeline graph of a window of a trial: one row per thread, boxes "
-        "for free events, dots for epoch changes (also projected in a strip at the bottom).")
+        "for free events, dots for epoch changes (also projected in a strip at the bottom).",
+    )
     timeline.add_argument("file", type=Path, help="timeline file (smrbench --timeline)")
     timeline.add_argument("--out", type=Path, help="PNG to write (default: FILE.png)")
     timeline.add_argument("--start-ms", type=float, metavar="A", help="window start (ms)")
     timeline.add_argument("--end-ms", type=float, metavar="B", help="window end (ms)")
-    timeline.add_argument("--threads", metavar="LIST",
-                          help="threads to show, e.g. 0-19 or 0,2,4-7 (default: all)")
-    timeline.add_argument("--garbage-series", type=Path, metavar="FILE",
-                          help="also draw garbage per epoch below (smrbench --garbage-series)")
+    timeline.add_argument(
+        "--threads", metavar="LIST", help="threads to show, e.g. 0-19 or 0,2,4-7 (default: all)"
+    )
+    timeline.add_argument(
+        "--garbage-series",
+        type=Path,
+        metavar="FILE",
+        help="also draw garbage per epoch below (smrbench --garbage-series)",
+    )
 
     report = commands.add_parser(
-        "report", help="write one self-contained HTML report",
+        "report",
+        help="write one self-contained HTML report",
         description="Write a static HTML page with every figure of the store, the table of "
-        "runs and an interactive viewer for each timeline file.")
+        "runs and an interactive viewer for each timeline file.",
+    )
     report.add_argument("--db", type=Path, help=f"result store (default: {DEFAULT_DB} in the repo)")
     report.add_argument("--out", type=Path, help="output directory (default: results/report)")
     report.add_argument("--experiment", metavar="NAME", help="only this experiment")
-    report.add_argument("--timeline", type=Path, nargs="+", default=[], metavar="FILE",
-                        help="timeline files to include as interactive viewers")
+    report.add_argument(
+        "--timeline",
+        type=Path,
+        nargs="+",
+        default=[],
+        metavar="FILE",
+        help="timeline files to include as interactive viewers",
+    )
     return parser
 
 
@@ -99,8 +137,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"smrlab: {error}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
-        print("\nsmrlab: interrupted; every finished trial is stored, run the same command "
-              "again to resume", file=sys.stderr)
+        print(
+            "\nsmrlab: interrupted; every finished trial is stored, run the same command "
+            "again to resume",
+            file=sys.stderr,
+        )
         return 130
     except BrokenPipeError:  # e.g. `smrlab run --dry-run x.toml | head`
         sys.stderr.close()
@@ -124,7 +165,8 @@ def _run(args: argparse.Namespace) -> int:
     from smrlab.smrbench import Smrbench, locate, require
     from smrlab.store import Store
 
-    experiment = load_experiment(args.experiment)
+    experiment = load_experiment(args.experiment, args.size)
+    title = experiment.name + (f" (size {experiment.size})" if experiment.size != "quick" else "")
     binary = locate(args.smrbench)
     db_path = args.db or _default_db()
 
@@ -132,8 +174,7 @@ def _run(args: argparse.Namespace) -> int:
         try:
             bench = Smrbench(require(binary))
         except UsageError as error:
-            print(f"smrlab: note: {error}; names are not checked in this dry run",
-                  file=sys.stderr)
+            print(f"smrlab: note: {error}; names are not checked in this dry run", file=sys.stderr)
             bench = None
         plan = make_plan(experiment, bench)
         for note in plan.notes:
@@ -147,9 +188,11 @@ def _run(args: argparse.Namespace) -> int:
         for job in todo:
             print(shlex.join(job_command(job, binary, files_dir)))
         omitted = len(plan.jobs) - len(todo)
-        print(f"smrlab: dry run of {experiment.name}: {len(todo)} commands"
-              + (f" ({omitted} already stored in {db_path}, not shown)" if omitted else ""),
-              file=sys.stderr)
+        print(
+            f"smrlab: dry run of {title}: {len(todo)} commands"
+            + (f" ({omitted} already stored in {db_path}, not shown)" if omitted else ""),
+            file=sys.stderr,
+        )
         return 0
 
     bench = Smrbench(require(binary))
@@ -159,18 +202,27 @@ def _run(args: argparse.Namespace) -> int:
         progress.note(f"smrlab: {note}")
     labels = {job.key: job.label for job in plan.jobs}
     with Store(db_path) as store:
-        store.record_experiment(experiment.name, experiment.description,
-                                str(experiment.path), experiment.source)
+        store.record_experiment(
+            experiment.name, experiment.description, str(experiment.path), experiment.source
+        )
         summary = Runner(store, binary, progress, timeout=args.timeout).run(plan.jobs)
-    print(f"smrlab: {experiment.name}: ran {summary.ran} trials in "
-          f"{format_duration(summary.seconds)}, {summary.skipped} already stored, "
-          f"{len(summary.failures)} failed; results in {db_path}", file=sys.stderr)
+    print(
+        f"smrlab: {title}: ran {summary.ran} trials in "
+        f"{format_duration(summary.seconds)}, {summary.skipped} already stored, "
+        f"{len(summary.failures)} failed; results in {db_path}",
+        file=sys.stderr,
+    )
     if summary.failures:
-        print(f"smrlab: {len(summary.failures)} failed trials (kept in the failures table; "
-              "a re-run retries them):", file=sys.stderr)
+        print(
+            f"smrlab: {len(summary.failures)} failed trials (kept in the failures table; "
+            "a re-run retries them):",
+            file=sys.stderr,
+        )
         for failure in summary.failures:
-            print(f"  FAILED {labels.get(failure.config_key, failure.config_key)}: "
-                  f"{failure.message}", file=sys.stderr)
+            print(
+                f"  FAILED {labels.get(failure.config_key, failure.config_key)}: {failure.message}",
+                file=sys.stderr,
+            )
             print(f"    command: {shlex.join(failure.command)}", file=sys.stderr)
             for line in failure.stderr.strip().splitlines()[-3:]:
                 print(f"    stderr: {line}", file=sys.stderr)
@@ -201,8 +253,9 @@ def _timeline(args: argparse.Namespace) -> int:
     threads = parse_thread_list(args.threads) if args.threads else None
     garbage = read_garbage_series(args.garbage_series) if args.garbage_series else None
     out = args.out or args.file.with_suffix(args.file.suffix + ".png")
-    figure, notes = plot_timeline(timeline, start_ms=args.start_ms, end_ms=args.end_ms,
-                                  threads=threads, garbage=garbage)
+    figure, notes = plot_timeline(
+        timeline, start_ms=args.start_ms, end_ms=args.end_ms, threads=threads, garbage=garbage
+    )
     out.parent.mkdir(parents=True, exist_ok=True)
     figure.savefig(out, dpi=150)
     for note in notes:
@@ -217,8 +270,7 @@ def _report(args: argparse.Namespace) -> int:
 
     out = args.out or repo_root() / "results" / "report"
     with _open_store(args.db, must_exist=True) as store:
-        path, notes = write_report(store, out, timelines=args.timeline,
-                                   experiment=args.experiment)
+        path, notes = write_report(store, out, timelines=args.timeline, experiment=args.experiment)
     for note in notes:
         print(f"smrlab: {note}", file=sys.stderr)
     print(path)

@@ -1,8 +1,13 @@
 """Experiment files: load, validate and expand a TOML grid into smrbench jobs.
 
 An experiment is the product of its ``[grid]`` lists plus the ``[fixed]`` options, repeated for
-each trial. Everything a user can get wrong in the file is checked here, before any process
-runs, so a typo costs one clear line and exit status 2 rather than half a night of benchmarks.
+each trial. Those tables are the experiment's *quick* size (minutes on a laptop); optional
+``[sizes.NAME]`` tables (e.g. ``[sizes.paper]``) name other sizes, chosen with
+``smrlab run --size NAME``: each key of the size table replaces that option wherever it was (a
+list goes to the grid, a single value to the fixed options).
+
+Everything a user can get wrong in the file is checked here, before any process runs, so a typo
+costs one clear line and exit status 2 rather than half a night of benchmarks.
 """
 
 from __future__ import annotations
@@ -23,7 +28,8 @@ from smrlab.options import DEFAULT_SEED, OPTIONS, Option
 Value = str | int | float | bool
 Options = dict[str, Value]
 
-_TABLES = ("experiment", "grid", "fixed")
+_TABLES = ("experiment", "grid", "fixed", "sizes")
+QUICK = "quick"  # the size the [grid] and [fixed] tables describe
 _EXPERIMENT_KEYS = ("name", "description", "skip_unavailable")
 _NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 _RELATIVE_THREADS_RE = re.compile(r"^\s*(\d+(?:\.\d+)?|\.\d+)\s*x\s*$")
@@ -54,6 +60,8 @@ class Experiment:
     fixed: Options
     trials: int
     skip_unavailable: bool = False
+    size: str = QUICK
+    sizes: tuple[str, ...] = (QUICK,)
 
 
 @dataclass(frozen=True)
@@ -85,21 +93,64 @@ def config_key(options: Options, trial: int) -> str:
     return json.dumps({**options, "trial": trial}, sort_keys=True, separators=(",", ":"))
 
 
-def load_experiment(path: str | Path) -> Experiment:
-    """Reads and validates an experiment file; raises UsageError naming the problem."""
+def load_experiment(path: str | Path, size: str = QUICK) -> Experiment:
+    """Reads and validates an experiment file at one of its sizes (every size is validated);
+    raises UsageError naming the problem."""
     path = Path(path)
     try:
         source = path.read_text(encoding="utf-8")
     except OSError as error:
         raise UsageError(f"cannot read experiment file {path}: {error.strerror}") from None
-    return parse_experiment(source, path)
+    return parse_experiment(source, path, size)
 
 
-def parse_experiment(source: str, path: Path = Path("<string>")) -> Experiment:
+def parse_experiment(source: str, path: Path = Path("<string>"), size: str = QUICK) -> Experiment:
     """Validates experiment TOML text (see load_experiment)."""
+    experiment = _parse_experiment(source, path, size)
+    for other in experiment.sizes:  # a typo in [sizes.paper] is found by a quick run too
+        if other != size:
+            _parse_experiment(source, path, other)
+    return experiment
+
+
+def _apply_size(document: dict[str, Any], size: str, fail: Any) -> tuple[str, ...]:
+    """Checks the [sizes] tables; merges the chosen one into [grid]/[fixed] (in place).
+
+    Returns the names of every size, quick first."""
+    sizes = document.pop("sizes", {})
+    for name, table in sizes.items():
+        if not _NAME_RE.match(name) or name == QUICK:
+            raise fail(
+                f"size name {name!r} must be letters, digits, '_', '-' or '.' and not "
+                f"{QUICK!r} (the [grid] and [fixed] tables are the quick size)"
+            )
+        if not isinstance(table, dict):
+            raise fail(f"[sizes.{name}] must be a table of options")
+    names = (QUICK, *sizes)
+    if size not in names:
+        raise fail(f"no size {size!r} (sizes of this experiment: {', '.join(names)})")
+    if size == QUICK:
+        return names
+    grid = document.setdefault("grid", {})
+    fixed = document.setdefault("fixed", {})
+    for key, value in sizes[size].items():
+        replaced = {key} | ({"insert", "erase"} if key == "workload" else set())
+        if key in ("insert", "erase"):
+            replaced.add("workload")
+        for name in replaced:
+            grid.pop(name, None)
+            fixed.pop(name, None)
+        (grid if isinstance(value, list) else fixed)[key] = value
+    return names
+
+
+def _parse_experiment(source: str, path: Path, size: str) -> Experiment:
+    """Validates one size of experiment TOML text."""
+
+    where = f"{path}: " if size == QUICK else f"{path}: size {size}: "
 
     def fail(message: str) -> UsageError:
-        return UsageError(f"{path}: {message}")
+        return UsageError(where + message)
 
     try:
         document = tomllib.loads(source)
@@ -108,17 +159,22 @@ def parse_experiment(source: str, path: Path = Path("<string>")) -> Experiment:
 
     for key, value in document.items():
         if key not in _TABLES:
-            raise fail(f"unknown table [{key}] (expected [experiment], [grid] and [fixed])")
+            raise fail(
+                f"unknown table [{key}] (expected [experiment], [grid], [fixed] and [sizes.NAME])"
+            )
         if not isinstance(value, dict):
             raise fail(f"'{key}' must be a table: [{key}]")
     if "experiment" not in document:
         raise fail("missing [experiment] table with a name")
+    sizes = _apply_size(document, size, fail)
 
     header = document["experiment"]
     for key in header:
         if key not in _EXPERIMENT_KEYS:
-            raise fail(f"unknown key '{key}' in [experiment]{_suggest(key, _EXPERIMENT_KEYS)}"
-                       f" (expected {', '.join(_EXPERIMENT_KEYS)})")
+            raise fail(
+                f"unknown key '{key}' in [experiment]{_suggest(key, _EXPERIMENT_KEYS)}"
+                f" (expected {', '.join(_EXPERIMENT_KEYS)})"
+            )
     name = header.get("name")
     if not isinstance(name, str) or not _NAME_RE.match(name):
         raise fail("[experiment] name must be a string of letters, digits, '_', '-' or '.'")
@@ -135,8 +191,9 @@ def parse_experiment(source: str, path: Path = Path("<string>")) -> Experiment:
         values = raw if isinstance(raw, list) else [raw]
         if not values:
             raise fail(f"[grid] {key} is an empty list")
-        grid[key] = _dedupe([_check_value(option, value, f"[grid] {key}", fail)
-                             for value in values])
+        grid[key] = _dedupe(
+            [_check_value(option, value, f"[grid] {key}", fail) for value in values]
+        )
 
     fixed: Options = {}
     for key, value in document.get("fixed", {}).items():
@@ -156,9 +213,18 @@ def parse_experiment(source: str, path: Path = Path("<string>")) -> Experiment:
     trials = int(trials_values[0] if trials_values else fixed.pop("trials", 1))
     fixed.pop("trials", None)
 
-    experiment = Experiment(name=name, description=description.strip(), path=path,
-                            source=source, grid=grid, fixed=fixed, trials=trials,
-                            skip_unavailable=skip_unavailable)
+    experiment = Experiment(
+        name=name,
+        description=description.strip(),
+        path=path,
+        source=source,
+        grid=grid,
+        fixed=fixed,
+        trials=trials,
+        skip_unavailable=skip_unavailable,
+        size=size,
+        sizes=sizes,
+    )
     for options in expand(experiment, cpus=1):  # percentages are checked once, up front
         _check_percentages(options, fail)
     return experiment
@@ -196,8 +262,13 @@ def jobs(experiment: Experiment, configurations: list[Options]) -> list[Job]:
     if "workload" in varying:
         varying[varying.index("workload")] = "insert"
     return [
-        Job(experiment.name, options, trial, experiment.trials,
-            label=describe(options, varying, trial, experiment.trials))
+        Job(
+            experiment.name,
+            options,
+            trial,
+            experiment.trials,
+            label=describe(options, varying, trial, experiment.trials),
+        )
         for trial in range(experiment.trials)
         for options in configurations
     ]
@@ -294,8 +365,9 @@ def _check_value(option: Option, value: Any, where: str, fail: Any) -> Value:
             try:
                 insert, erase = _parse_workload(value)
             except ValueError:
-                raise fail(f'{where}: expected "INSERT/ERASE" percentages such as "50/50", '
-                           f"got {value!r}") from None
+                raise fail(
+                    f'{where}: expected "INSERT/ERASE" percentages such as "50/50", got {value!r}'
+                ) from None
             if insert + erase > 100:
                 raise fail(f"{where}: {value!r} is over 100 percent")
             return value
@@ -309,8 +381,10 @@ def _check_value(option: Option, value: Any, where: str, fail: Any) -> Value:
             if float(_RELATIVE_THREADS_RE.match(value).group(1)) <= 0:  # type: ignore[union-attr]
                 raise fail(f"{where}: {value!r} must be a positive multiple")
             return value.strip().replace(" ", "")
-        raise fail(f'{where}: {value!r} is not a thread count (a positive integer, or a '
-                   f'multiple of the CPUs such as "1x" or "2x")')
+        raise fail(
+            f"{where}: {value!r} is not a thread count (a positive integer, or a "
+            f'multiple of the CPUs such as "1x" or "2x")'
+        )
     if kind == "prefill":
         if value in ("auto", "none") or (is_int and value >= 0):
             return value

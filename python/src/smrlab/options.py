@@ -44,13 +44,15 @@ _OPTIONS = [
     Option("insert", "int", "percent inserts", minimum=0, maximum=100),
     Option("erase", "int", "percent erases", minimum=0, maximum=100),
     Option(
-        "workload", "str", '"I/E": insert and erase percentages together, e.g. "50/50"',
+        "workload",
+        "str",
+        '"I/E": insert and erase percentages together, e.g. "50/50"',
         passed=False,
     ),
     Option("duration", "float", "measured seconds per trial", minimum=0.001),
     Option("ops", "int", "operations per thread instead of --duration", minimum=0),
     Option("trials", "int", "trials, each one smrbench process", minimum=1, passed=False),
-    Option("prefill", "prefill", 'auto | none | a number of keys'),
+    Option("prefill", "prefill", "auto | none | a number of keys"),
     Option("seed", "int", "base seed; trial i runs with seed + i", minimum=0),
     Option("pin", "str", "none | compact | scatter", choices=("none", "compact", "scatter")),
     Option("stall", "bool", "one extra thread stays inside an operation"),
@@ -61,7 +63,9 @@ _OPTIONS = [
     Option("epoch_freq", "int", "rcu: allocations per epoch increment", minimum=1),
     Option("token_check_every", "int", "token_periodic: frees between checks", minimum=1),
     Option("pool", "int", "bounded pool allocator with N nodes", minimum=1),
-    Option("on_oom", "str", "pool exhausted: yield | spin | fail", choices=("yield", "spin", "fail")),
+    Option(
+        "on_oom", "str", "pool exhausted: yield | spin | fail", choices=("yield", "spin", "fail")
+    ),
     Option("timeline", "path_flag", "record a timeline file per trial (smrlab picks the path)"),
     Option("timeline_min_ns", "int", "timeline: shortest free call recorded", minimum=0),
     Option("timeline_capacity", "int", "timeline: events per thread", minimum=1),
@@ -72,8 +76,12 @@ _OPTIONS = [
 OPTIONS: dict[str, Option] = {option.key: option for option in _OPTIONS}
 
 # Options whose value is a name smrbench --list knows, and the --list --json field holding them.
-NAMED_OPTIONS = {"ds": "data_structures", "reclaimer": "reclaimers", "alloc": "allocators",
-                 "free": "free"}
+NAMED_OPTIONS = {
+    "ds": "data_structures",
+    "reclaimer": "reclaimers",
+    "alloc": "allocators",
+    "free": "free",
+}
 
 # smrbench's defaults for the options the store keeps in columns, used only for planning
 # (timeouts, labels); the stored columns always come from smrbench's own JSON "config".

@@ -33,19 +33,24 @@ def make_plan(experiment: Experiment, bench: Smrbench | None, cpus: int | None =
     if bench is not None:
         configurations = _check_against(experiment, configurations, bench, notes)
     if not configurations:
-        raise UsageError(f"experiment {experiment.name}: nothing to run with this smrbench"
-                         + (f" ({'; '.join(notes)})" if notes else ""))
+        raise UsageError(
+            f"experiment {experiment.name}: nothing to run with this smrbench"
+            + (f" ({'; '.join(notes)})" if notes else "")
+        )
     return Plan(jobs(experiment, configurations), notes)
 
 
-def _check_against(experiment: Experiment, configurations: list[Options], bench: Smrbench,
-                   notes: list[str]) -> list[Options]:
+def _check_against(
+    experiment: Experiment, configurations: list[Options], bench: Smrbench, notes: list[str]
+) -> list[Options]:
     used = {key for options in configurations for key in options}
     for key in sorted(used):
         option = OPTIONS[key]
         if option.passed and not bench.has_option(key):
-            raise UsageError(f"experiment {experiment.name} sets {key}, but smrbench at "
-                             f"{bench.path} has no {option.flag} option yet")
+            raise UsageError(
+                f"experiment {experiment.name} sets {key}, but smrbench at "
+                f"{bench.path} has no {option.flag} option yet"
+            )
 
     unavailable: dict[str, set[str]] = {}
     for key in NAMED_OPTIONS:
@@ -60,7 +65,8 @@ def _check_against(experiment: Experiment, configurations: list[Options], bench:
             raise UsageError(
                 f"experiment {experiment.name}: {key} {', '.join(missing)} not in this smrbench "
                 f"(available: {', '.join(known)}); set skip_unavailable = true in [experiment] "
-                f"to run the rest")
+                f"to run the rest"
+            )
         unavailable[key] = set(missing)
         notes.append(f"skipping {key} {', '.join(missing)}: not in this smrbench")
 

@@ -30,10 +30,23 @@ from smrlab import style
 from smrlab.store import Store
 from smrlab.timeline import read_garbage_series
 
-# Config fields that are never a figure facet: the x axis and series, per-trial values, and
-# values smrbench derives from others.
-_NOT_FACETS = {"threads", "reclaimer", "free", "seed", "trials", "contains", "prefill_target",
-               "ds", "alloc", "insert", "erase"}
+# Config fields that are never a figure facet: the x axis and series, per-trial values,
+# values smrbench derives from others, and the paths of recorded files (unique per trial).
+_NOT_FACETS = {
+    "timeline",
+    "garbage_series",
+    "threads",
+    "reclaimer",
+    "free",
+    "seed",
+    "trials",
+    "contains",
+    "prefill_target",
+    "ds",
+    "alloc",
+    "insert",
+    "erase",
+}
 FREE_SUFFIX = {"batch": "", "amortized": "_af"}
 MIB = 1024 * 1024
 
@@ -89,8 +102,13 @@ def _facet_fields(runs: list[dict[str, Any]]) -> list[str]:
 
 def _facet(run: dict[str, Any], extra: list[str]) -> tuple:
     config = _config(run)
-    return (config.get("ds"), config.get("alloc"), config.get("insert"), config.get("erase"),
-            *(config.get(key) for key in extra))
+    return (
+        config.get("ds"),
+        config.get("alloc"),
+        config.get("insert"),
+        config.get("erase"),
+        *(config.get(key) for key in extra),
+    )
 
 
 def _facet_dict(key: tuple, extra: list[str]) -> dict[str, Any]:
@@ -101,8 +119,11 @@ def _facet_dict(key: tuple, extra: list[str]) -> dict[str, Any]:
 def _facet_title(facet: dict[str, Any]) -> str:
     insert, erase = facet["insert"], facet["erase"]
     contains = 100 - int(insert or 0) - int(erase or 0)
-    parts = [str(facet["ds"]), str(facet["alloc"]),
-             f"{insert}% ins / {erase}% del" + (f" / {contains}% find" if contains else "")]
+    parts = [
+        str(facet["ds"]),
+        str(facet["alloc"]),
+        f"{insert}% ins / {erase}% del" + (f" / {contains}% find" if contains else ""),
+    ]
     for key, value in facet.items():
         if key in {"ds", "alloc", "insert", "erase"}:
             continue
@@ -126,11 +147,17 @@ def _facet_stem(facet: dict[str, Any]) -> str:
 
 
 def _series_order(keys: Iterable[tuple[str, str]]) -> list[tuple[str, str]]:
-    order = style._RECLAIMER_ORDER  # noqa: SLF001 - shared ordering of reclaimers
+    order = style._RECLAIMER_ORDER
+
     def rank(key: tuple[str, str]) -> tuple:
         reclaimer, free = key
-        return (order.index(reclaimer) if reclaimer in order else len(order), reclaimer,
-                free != "batch", free)
+        return (
+            order.index(reclaimer) if reclaimer in order else len(order),
+            reclaimer,
+            free != "batch",
+            free,
+        )
+
     return sorted(keys, key=rank)
 
 
@@ -138,7 +165,8 @@ def _grouped(runs: list[dict[str, Any]]):
     """{facet: {(reclaimer, free): {threads: [run, ...]}}} plus the extra facet fields."""
     extra = _facet_fields(runs)
     groups: dict[tuple, dict[tuple[str, str], dict[int, list]]] = defaultdict(
-        lambda: defaultdict(lambda: defaultdict(list)))
+        lambda: defaultdict(lambda: defaultdict(list))
+    )
     for run in runs:
         config = _config(run)
         series = (str(config.get("reclaimer")), str(config.get("free")))
@@ -183,16 +211,32 @@ def _metric_vs_threads(runs: list[dict[str, Any]], kind: str) -> list[Plot]:
             medians = np.array([p.median for p in stats])
             yerr = np.array([[p.median - p.low for p in stats], [p.high - p.median for p in stats]])
             label = series_label(reclaimer, free) if len(frees) > 1 else reclaimer
-            ax.errorbar(np.array(xs) + dodge, medians, yerr=yerr, label=label, color=style.reclaimer_color(reclaimer),
-                        marker=style.FREE_MARKERS.get(free, "^"),
-                        linestyle=style.FREE_LINESTYLES.get(free, ":") if len(frees) > 1 else "-",
-                        capsize=3, elinewidth=1.0, markersize=5)
+            ax.errorbar(
+                np.array(xs) + dodge,
+                medians,
+                yerr=yerr,
+                label=label,
+                color=style.reclaimer_color(reclaimer),
+                marker=style.FREE_MARKERS.get(free, "^"),
+                linestyle=style.FREE_LINESTYLES.get(free, ":") if len(frees) > 1 else "-",
+                capsize=3,
+                elinewidth=1.0,
+                markersize=5,
+            )
         hardware = _hardware_threads(facet_runs)
         if hardware and all_threads and min(all_threads) < hardware < max(all_threads):
             ax.axvline(hardware, color="#d62728", linewidth=1.0, alpha=0.7, zorder=0)
-            ax.annotate("hardware threads", xy=(hardware, 1.0), xycoords=("data", "axes fraction"),
-                        xytext=(3, -3), textcoords="offset points", ha="left", va="top",
-                        fontsize=8, color="#d62728")
+            ax.annotate(
+                "hardware threads",
+                xy=(hardware, 1.0),
+                xycoords=("data", "axes fraction"),
+                xytext=(3, -3),
+                textcoords="offset points",
+                ha="left",
+                va="top",
+                fontsize=8,
+                color="#d62728",
+            )
         threads = sorted(all_threads)
         if len(threads) <= 12:
             ax.set_xticks(threads)
@@ -207,17 +251,31 @@ def _metric_vs_threads(runs: list[dict[str, Any]], kind: str) -> list[Plot]:
         title = _facet_title(facet)
         ax.set_title(f"{what} — {title}", loc="left", fontsize=10)
         legend_title = "reclaimer" + (" (_af: amortized free)" if len(frees) > 1 else "")
-        ax.legend(title=legend_title, fontsize=8, title_fontsize=8, frameon=False,
-                  loc="center left", bbox_to_anchor=(1.01, 0.5))
+        ax.legend(
+            title=legend_title,
+            fontsize=8,
+            title_fontsize=8,
+            frameon=False,
+            loc="center left",
+            bbox_to_anchor=(1.01, 0.5),
+        )
         _note(ax, "median of trials; bars: min–max")
-        plots.append(Plot(f"{kind}-{_facet_stem(facet)}", kind, f"{what} vs threads: {title}",
-                          fig, facet))
+        plots.append(
+            Plot(f"{kind}-{_facet_stem(facet)}", kind, f"{what} vs threads: {title}", fig, facet)
+        )
     return plots
 
 
 def _note(ax, text: str) -> None:
-    ax.annotate(text, xy=(1.0, -0.16), xycoords="axes fraction", ha="right", va="top",
-                fontsize=7, color="#666666")
+    ax.annotate(
+        text,
+        xy=(1.0, -0.16),
+        xycoords="axes fraction",
+        ha="right",
+        va="top",
+        fontsize=7,
+        color="#666666",
+    )
 
 
 def _af_bars(runs: list[dict[str, Any]]) -> list[Plot]:
@@ -227,17 +285,23 @@ def _af_bars(runs: list[dict[str, Any]]) -> list[Plot]:
     for facet_key, by_series in groups.items():
         if {free for _, free in by_series} < {"batch", "amortized"}:
             continue
-        both = [reclaimer for reclaimer in {r for r, _ in by_series}
-                if (reclaimer, "batch") in by_series and (reclaimer, "amortized") in by_series]
+        both = [
+            reclaimer
+            for reclaimer in {r for r, _ in by_series}
+            if (reclaimer, "batch") in by_series and (reclaimer, "amortized") in by_series
+        ]
         if not both:
             continue
         threads = max(set(by_series[(both[0], "batch")]) & set(by_series[(both[0], "amortized")]))
         for reclaimer in both:
             common = set(by_series[(reclaimer, "batch")]) & set(by_series[(reclaimer, "amortized")])
             if common:
-                threads = max(threads, max(common))
-        reclaimers = [r for r, _ in _series_order((r, "batch") for r in both)
-                      if threads in by_series[(r, "batch")] and threads in by_series[(r, "amortized")]]
+                threads = max(threads, *common)
+        reclaimers = [
+            r
+            for r, _ in _series_order((r, "batch") for r in both)
+            if threads in by_series[(r, "batch")] and threads in by_series[(r, "amortized")]
+        ]
         if not reclaimers:
             continue
         facet = _facet_dict(facet_key, extra)
@@ -245,35 +309,66 @@ def _af_bars(runs: list[dict[str, Any]]) -> list[Plot]:
         ax = fig.add_subplot()
         width = 0.38
         x = np.arange(len(reclaimers))
-        for offset, free, label, hatch in ((-width / 2, "batch", "ORIG (batch free)", "//"),
-                                           (width / 2, "amortized", "AF (amortized free)", "")):
-            points = [_Point([r["throughput"] / 1e6 for r in by_series[(rec, free)][threads]])
-                      for rec in reclaimers]
+        for offset, free, label, hatch in (
+            (-width / 2, "batch", "ORIG (batch free)", "//"),
+            (width / 2, "amortized", "AF (amortized free)", ""),
+        ):
+            points = [
+                _Point([r["throughput"] / 1e6 for r in by_series[(rec, free)][threads]])
+                for rec in reclaimers
+            ]
             medians = [p.median for p in points]
             yerr = [[p.median - p.low for p in points], [p.high - p.median for p in points]]
             colors = [style.reclaimer_color(rec) for rec in reclaimers]
-            ax.bar(x + offset, medians, width, yerr=yerr, capsize=3, label=label,
-                   color=colors, alpha=0.55 if free == "batch" else 1.0, hatch=hatch,
-                   edgecolor="#333333", linewidth=0.6, error_kw={"elinewidth": 1.0})
+            ax.bar(
+                x + offset,
+                medians,
+                width,
+                yerr=yerr,
+                capsize=3,
+                label=label,
+                color=colors,
+                alpha=0.55 if free == "batch" else 1.0,
+                hatch=hatch,
+                edgecolor="#333333",
+                linewidth=0.6,
+                error_kw={"elinewidth": 1.0},
+            )
         for index, rec in enumerate(reclaimers):
             orig = _Point([r["throughput"] for r in by_series[(rec, "batch")][threads]]).median
             af = _Point([r["throughput"] for r in by_series[(rec, "amortized")][threads]]).median
             if orig > 0:
-                top = max(_Point([r["throughput"] / 1e6 for r in by_series[(rec, f)][threads]]).high
-                          for f in ("batch", "amortized"))
-                ax.annotate(f"×{af / orig:.2f}", xy=(index, top), xytext=(0, 4),
-                            textcoords="offset points", ha="center", fontsize=8)
+                top = max(
+                    _Point([r["throughput"] / 1e6 for r in by_series[(rec, f)][threads]]).high
+                    for f in ("batch", "amortized")
+                )
+                ax.annotate(
+                    f"×{af / orig:.2f}",
+                    xy=(index, top),
+                    xytext=(0, 4),
+                    textcoords="offset points",
+                    ha="center",
+                    fontsize=8,
+                )
         ax.set_xticks(x, reclaimers)
         ax.set_ylabel("throughput (Mops/s)")
         ax.set_ylim(0, ax.get_ylim()[1] * 1.1)
         ax.grid(axis="x", visible=False)
         title = _facet_title(facet)
-        ax.set_title(f"Batch vs amortized free, {threads} threads — {title}", loc="left",
-                     fontsize=10)
+        ax.set_title(
+            f"Batch vs amortized free, {threads} threads — {title}", loc="left", fontsize=10
+        )
         ax.legend(frameon=False, fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
         _note(ax, "median of trials; bars: min–max; ×: AF / ORIG")
-        plots.append(Plot(f"af_vs_batch-{_facet_stem(facet)}", "af_bars",
-                          f"Batch vs amortized free at {threads} threads: {title}", fig, facet))
+        plots.append(
+            Plot(
+                f"af_vs_batch-{_facet_stem(facet)}",
+                "af_bars",
+                f"Batch vs amortized free at {threads} threads: {title}",
+                fig,
+                facet,
+            )
+        )
     return plots
 
 
@@ -291,7 +386,9 @@ def _free_latency(runs: list[dict[str, Any]]) -> list[Plot]:
         rows = []
         for reclaimer, free in series:
             trials = by_series[(reclaimer, free)][threads]
-            latencies = [r["result"].get("reclaimer", {}).get("free_latency_ns", {}) for r in trials]
+            latencies = [
+                r["result"].get("reclaimer", {}).get("free_latency_ns", {}) for r in trials
+            ]
             calls = [r["result"].get("reclaimer", {}).get("free_calls", 0) for r in trials]
             if not any(calls) or not any(latencies):
                 continue  # e.g. none: it never frees
@@ -309,21 +406,45 @@ def _free_latency(runs: list[dict[str, Any]]) -> list[Plot]:
         shades = ("#c6dbef", "#6baed6", "#2171b5", "#08306b")
         for index, ((_, name), shade) in enumerate(zip(PERCENTILES, shades, strict=True)):
             heights = [max(values[index], 1.0) for _, _, values in rows]
-            ax.bar(x + (index - 1.5) * width, heights, width, label=name, color=shade,
-                   edgecolor="#333333", linewidth=0.4)
+            ax.bar(
+                x + (index - 1.5) * width,
+                heights,
+                width,
+                label=name,
+                color=shade,
+                edgecolor="#333333",
+                linewidth=0.4,
+            )
         ax.set_yscale("log")
         ax.yaxis.set_major_formatter(_ns_formatter())
-        ax.set_xticks(x, [label for label, _, _ in rows], rotation=20 if len(rows) > 5 else 0,
-                      ha="right" if len(rows) > 5 else "center")
+        ax.set_xticks(
+            x,
+            [label for label, _, _ in rows],
+            rotation=20 if len(rows) > 5 else 0,
+            ha="right" if len(rows) > 5 else "center",
+        )
         ax.set_ylabel("free() call latency")
         ax.grid(axis="x", visible=False)
         title = _facet_title(facet)
         ax.set_title(f"Free latency, {threads} threads — {title}", loc="left", fontsize=10)
-        ax.legend(title="percentile", frameon=False, fontsize=8, title_fontsize=8,
-                  loc="upper left", bbox_to_anchor=(1.01, 1.0))
+        ax.legend(
+            title="percentile",
+            frameon=False,
+            fontsize=8,
+            title_fontsize=8,
+            loc="upper left",
+            bbox_to_anchor=(1.01, 1.0),
+        )
         _note(ax, "percentiles: median of trials; max: over all trials")
-        plots.append(Plot(f"free_latency-{_facet_stem(facet)}", "free_latency",
-                          f"Free-call latency at {threads} threads: {title}", fig, facet))
+        plots.append(
+            Plot(
+                f"free_latency-{_facet_stem(facet)}",
+                "free_latency",
+                f"Free-call latency at {threads} threads: {title}",
+                fig,
+                facet,
+            )
+        )
     return plots
 
 
@@ -343,8 +464,10 @@ def _garbage(entries: list[dict[str, Any]], notes: list[str]) -> list[Plot]:
     """Figure 4: garbage at each epoch, one panel per free policy, from garbage-series files."""
     missing = [entry for entry in entries if not entry["exists"]]
     if missing:
-        notes.append(f"garbage per epoch: {len(missing)} referenced garbage-series files are "
-                     f"missing (first: {missing[0]['path']})")
+        notes.append(
+            f"garbage per epoch: {len(missing)} referenced garbage-series files are "
+            f"missing (first: {missing[0]['path']})"
+        )
     entries = [entry for entry in entries if entry["exists"]]
     if not entries:
         return []
@@ -366,22 +489,46 @@ def _garbage(entries: list[dict[str, Any]], notes: list[str]) -> list[Plot]:
         axes = fig.subplots(len(frees), 1, sharey=True, squeeze=False)[:, 0]
         for ax, free in zip(axes, frees, strict=True):
             series = read_garbage_series(by_free[free]["path"])
-            ax.plot(series.epoch, series.garbage, color=style.reclaimer_color(str(reclaimer)),
-                    linewidth=0.9, drawstyle="steps-mid")
-            ax.fill_between(series.epoch, series.garbage, step="mid", alpha=0.25,
-                            color=style.reclaimer_color(str(reclaimer)))
+            ax.plot(
+                series.epoch,
+                series.garbage,
+                color=style.reclaimer_color(str(reclaimer)),
+                linewidth=0.9,
+                drawstyle="steps-mid",
+            )
+            ax.fill_between(
+                series.epoch,
+                series.garbage,
+                step="mid",
+                alpha=0.25,
+                color=style.reclaimer_color(str(reclaimer)),
+            )
             ax.set_ylabel("garbage (nodes)")
             ax.yaxis.set_major_formatter(EngFormatter(sep=""))
             ax.set_ylim(bottom=0)
-            ax.set_title(f"{series_label(str(reclaimer), free)}: {free} free "
-                         f"({len(series)} epochs, trial {by_free[free]['trial']})",
-                         loc="left", fontsize=9)
+            ax.set_title(
+                f"{series_label(str(reclaimer), free)}: {free} free "
+                f"({len(series)} epochs, trial {by_free[free]['trial']})",
+                loc="left",
+                fontsize=9,
+            )
         axes[-1].set_xlabel("epoch")
-        fig.suptitle(f"Garbage per epoch — {reclaimer}, {threads} threads, {_facet_title(facet)}",
-                     x=0.01, ha="left", fontsize=10)
+        fig.suptitle(
+            f"Garbage per epoch — {reclaimer}, {threads} threads, {_facet_title(facet)}",
+            x=0.01,
+            ha="left",
+            fontsize=10,
+        )
         stem = f"garbage-{reclaimer}-t{threads}-{_facet_stem(facet)}"
-        plots.append(Plot(stem, "garbage", f"Garbage per epoch: {reclaimer}, {threads} threads, "
-                          f"{_facet_title(facet)}", fig, facet))
+        plots.append(
+            Plot(
+                stem,
+                "garbage",
+                f"Garbage per epoch: {reclaimer}, {threads} threads, {_facet_title(facet)}",
+                fig,
+                facet,
+            )
+        )
     return plots
 
 
@@ -394,29 +541,36 @@ def build_plots(store: Store, experiment: str) -> tuple[list[Plot], list[str]]:
     plots = _metric_vs_threads(runs, "throughput") + _metric_vs_threads(runs, "memory")
     bars = _af_bars(runs)
     if not bars:
-        notes.append(f"{experiment}: batch vs amortized bars skipped (no reclaimer ran with "
-                     f"both free policies)")
+        notes.append(
+            f"{experiment}: batch vs amortized bars skipped (no reclaimer ran with "
+            f"both free policies)"
+        )
     latency = _free_latency(runs)
     if not latency:
         notes.append(f"{experiment}: free-latency figure skipped (no run freed anything)")
     files = store.files(experiment, "garbage_series")
     garbage = _garbage(files, notes)
     if not files:
-        notes.append(f"{experiment}: garbage per epoch skipped (no garbage-series files in the "
-                     f"store; set garbage_series = true in the experiment's [fixed] table)")
+        notes.append(
+            f"{experiment}: garbage per epoch skipped (no garbage-series files in the "
+            f"store; set garbage_series = true in the experiment's [fixed] table)"
+        )
     return plots + bars + latency + garbage, notes
 
 
-def plot_store(store: Store, out: Path, experiment: str | None = None
-               ) -> tuple[list[Path], list[str]]:
+def plot_store(
+    store: Store, out: Path, experiment: str | None = None
+) -> tuple[list[Path], list[str]]:
     """Writes every figure as PNG and SVG under out/<experiment>/; returns paths and notes."""
     from smrlab.errors import UsageError
 
     names = store.experiments()
     if experiment is not None:
         if experiment not in names:
-            raise UsageError(f"no stored runs of experiment {experiment!r} in {store.path} "
-                             f"(stored: {', '.join(names) or 'none'})")
+            raise UsageError(
+                f"no stored runs of experiment {experiment!r} in {store.path} "
+                f"(stored: {', '.join(names) or 'none'})"
+            )
         names = [experiment]
     written: list[Path] = []
     notes: list[str] = []

@@ -63,8 +63,12 @@ class LineProgress:
         left = spent / self.count * (self.total - self.count)
         eta = f"  eta {format_duration(left)}" if self.count < self.total else ""
         status = "ok  " if ok else "FAIL"
-        print(f"[{self.count:{width}d}/{self.total}] {status} {job.label}: {detail} "
-              f"({format_duration(elapsed)}){eta}", file=self.stream, flush=True)
+        print(
+            f"[{self.count:{width}d}/{self.total}] {status} {job.label}: {detail} "
+            f"({format_duration(elapsed)}){eta}",
+            file=self.stream,
+            flush=True,
+        )
 
     def note(self, message: str) -> None:
         print(message, file=self.stream, flush=True)
@@ -81,9 +85,13 @@ class BarProgress:
         self.bar: tqdm | None = None
 
     def start(self, total: int) -> None:
-        self.bar = tqdm(total=total, file=self.stream, unit="trial", dynamic_ncols=True,
-                        bar_format="{l_bar}{bar}| {n_fmt}/{total_fmt} "
-                                   "[{elapsed}<{remaining}{postfix}]")
+        self.bar = tqdm(
+            total=total,
+            file=self.stream,
+            unit="trial",
+            dynamic_ncols=True,
+            bar_format="{l_bar}{bar}| {n_fmt}/{total_fmt} [{elapsed}<{remaining}{postfix}]",
+        )
 
     def begin(self, job: Job) -> None:
         if self.bar is not None:

@@ -31,6 +31,8 @@ from smrlab.timeline_plot import describe_config
 # read for — and instant events are thinned evenly.
 MAX_BOXES = 150_000
 MAX_INSTANTS = 60_000
+# Timeline files recorded by stored runs that the report embeds without being asked.
+MAX_STORED_TIMELINES = 8
 
 
 def _asset(name: str) -> str:
@@ -44,6 +46,7 @@ def _svg(plot: Plot) -> str:
     text = buffer.getvalue()
     text = re.sub(r"<\?xml[^>]*\?>\s*", "", text)
     text = re.sub(r"<!DOCTYPE[^>]*>\s*", "", text, flags=re.S)
+    text = re.sub(r"<metadata>.*?</metadata>\s*", "", text, flags=re.S)  # RDF: no use inline
     return text.replace("<svg ", f'<svg role="img" aria-label="{html.escape(plot.title)}" ', 1)
 
 
@@ -64,32 +67,39 @@ def timeline_data(timeline: Timeline) -> tuple[dict[str, Any], list[str]]:
         keep[boxes] = False
         keep[longest] = True
         threshold = int(durations[longest].min())
-        notes.append(f"showing the {MAX_BOXES:,} longest of {boxes.size:,} free events "
-                     f"(every one ≥ {threshold / 1e3:.1f} µs)")
+        notes.append(
+            f"showing the {MAX_BOXES:,} longest of {boxes.size:,} free events "
+            f"(every one ≥ {threshold / 1e3:.1f} µs)"
+        )
     instants = np.flatnonzero(is_instant)
     if instants.size > MAX_INSTANTS:
         stride = int(np.ceil(instants.size / MAX_INSTANTS))
         keep[instants] = False
         keep[instants[::stride]] = True
-        notes.append(f"showing every {stride}th of {instants.size:,} instant events "
-                     f"(epoch changes etc.)")
+        notes.append(
+            f"showing every {stride}th of {instants.size:,} instant events (epoch changes etc.)"
+        )
     shown = timeline.select(keep)
     rows = timeline.rows
     events = []
     for thread in rows:
         mask = shown.thread == thread
         starts = shown.start[mask]
-        events.append({
-            "t": int(thread),
-            "s": np.diff(starts, prepend=0).tolist(),  # delta-encoded: smaller JSON
-            "d": (shown.end[mask] - starts).tolist(),
-            "k": shown.kind[mask].astype(int).tolist(),
-            "v": shown.value[mask].tolist(),
-        })
+        events.append(
+            {
+                "t": int(thread),
+                "s": np.diff(starts, prepend=0).tolist(),  # delta-encoded: smaller JSON
+                "d": (shown.end[mask] - starts).tolist(),
+                "k": shown.kind[mask].astype(int).tolist(),
+                "v": shown.value[mask].tolist(),
+            }
+        )
     if timeline.truncated_threads:
-        notes.append(f"threads {', '.join(map(str, timeline.truncated_threads))} filled their "
-                     f"buffer ({timeline.header.get('capacity_per_thread', '?')} events); their "
-                     f"recording stops early (marked *)")
+        notes.append(
+            f"threads {', '.join(map(str, timeline.truncated_threads))} filled their "
+            f"buffer ({timeline.header.get('capacity_per_thread', '?')} events); their "
+            f"recording stops early (marked *)"
+        )
     data = {
         "rows": [int(t) for t in rows],
         "end": int(max(timeline.measured_end_ns, int(timeline.end.max(initial=0)))),
@@ -117,27 +127,56 @@ def _cell(value: Any, text: str | None = None) -> str:
     return f"<td>{shown}</td>"
 
 
-RUN_HEADERS = ("ds", "reclaimer", "free", "alloc", "threads", "key range", "ins/del", "stall",
-               "trial", "Mops/s", "peak RSS (MiB)", "garbage peak", "free time (s)", "epochs",
-               "valid", "time (UTC)")
+RUN_HEADERS = (
+    "ds",
+    "reclaimer",
+    "free",
+    "alloc",
+    "threads",
+    "key range",
+    "ins/del",
+    "stall",
+    "trial",
+    "Mops/s",
+    "peak RSS (MiB)",
+    "garbage peak",
+    "free time (s)",
+    "epochs",
+    "valid",
+    "time (UTC)",
+)
 
 
 def _runs_table(runs: list[dict[str, Any]]) -> str:
     rows = []
     for run in runs:
-        cells = [_cell(run["ds"]), _cell(run["reclaimer"]), _cell(run["free"]),
-                 _cell(run["alloc"]), _cell(run["threads"]), _cell(run["key_range"]),
-                 _cell(f"{run['insert_pct']}/{run['erase_pct']}"),
-                 _cell("yes" if run["stall"] else "no"), _cell(run["trial"]),
-                 _cell((run["throughput"] or 0) / 1e6),
-                 _cell((run["peak_rss_bytes"] or 0) / 2**20, _number((run["peak_rss_bytes"] or 0) / 2**20, 1)),
-                 _cell(run["garbage_peak"]), _cell(run["free_seconds"], _number(run["free_seconds"], 4)),
-                 _cell(run["epochs"]), _cell("yes" if run["validated"] else "NO"),
-                 _cell(run["timestamp"])]
+        cells = [
+            _cell(run["ds"]),
+            _cell(run["reclaimer"]),
+            _cell(run["free"]),
+            _cell(run["alloc"]),
+            _cell(run["threads"]),
+            _cell(run["key_range"]),
+            _cell(f"{run['insert_pct']}/{run['erase_pct']}"),
+            _cell("yes" if run["stall"] else "no"),
+            _cell(run["trial"]),
+            _cell((run["throughput"] or 0) / 1e6),
+            _cell(
+                (run["peak_rss_bytes"] or 0) / 2**20,
+                _number((run["peak_rss_bytes"] or 0) / 2**20, 1),
+            ),
+            _cell(run["garbage_peak"]),
+            _cell(run["free_seconds"], _number(run["free_seconds"], 4)),
+            _cell(run["epochs"]),
+            _cell("yes" if run["validated"] else "NO"),
+            _cell(run["timestamp"]),
+        ]
         rows.append(f"<tr{'' if run['validated'] else ' class=bad'}>{''.join(cells)}</tr>")
     head = "".join(f"<th>{html.escape(h)}</th>" for h in RUN_HEADERS)
-    return (f'<div class="table-wrap"><table class="sortable"><thead><tr>{head}</tr></thead>'
-            f"<tbody>{''.join(rows)}</tbody></table></div>")
+    return (
+        f'<div class="table-wrap"><table class="sortable"><thead><tr>{head}</tr></thead>'
+        f"<tbody>{''.join(rows)}</tbody></table></div>"
+    )
 
 
 def _summary_table(runs: list[dict[str, Any]]) -> str:
@@ -146,8 +185,19 @@ def _summary_table(runs: list[dict[str, Any]]) -> str:
     for run in runs:
         options = {k: v for k, v in run["options"].items() if k not in {"trial", "seed"}}
         groups[json.dumps(options, sort_keys=True)].append(run)
-    headers = ("ds", "series", "alloc", "threads", "ins/del", "other options", "trials",
-               "median Mops/s", "min", "max", "median peak RSS (MiB)")
+    headers = (
+        "ds",
+        "series",
+        "alloc",
+        "threads",
+        "ins/del",
+        "other options",
+        "trials",
+        "median Mops/s",
+        "min",
+        "max",
+        "median peak RSS (MiB)",
+    )
     standard = {"ds", "reclaimer", "free", "alloc", "threads", "insert", "erase", "workload"}
     rows = []
     for key, members in groups.items():
@@ -156,16 +206,25 @@ def _summary_table(runs: list[dict[str, Any]]) -> str:
         throughput = [m["throughput"] / 1e6 for m in members]
         rss = [m["peak_rss_bytes"] / 2**20 for m in members]
         other = ", ".join(f"{k}={v}" for k, v in sorted(options.items()) if k not in standard)
-        cells = [_cell(first["ds"]), _cell(series_label(first["reclaimer"], first["free"])),
-                 _cell(first["alloc"]), _cell(first["threads"]),
-                 _cell(f"{first['insert_pct']}/{first['erase_pct']}"), _cell(other),
-                 _cell(len(members)), _cell(float(np.median(throughput))),
-                 _cell(min(throughput)), _cell(max(throughput)),
-                 _cell(float(np.median(rss)), _number(float(np.median(rss)), 1))]
+        cells = [
+            _cell(first["ds"]),
+            _cell(series_label(first["reclaimer"], first["free"])),
+            _cell(first["alloc"]),
+            _cell(first["threads"]),
+            _cell(f"{first['insert_pct']}/{first['erase_pct']}"),
+            _cell(other),
+            _cell(len(members)),
+            _cell(float(np.median(throughput))),
+            _cell(min(throughput)),
+            _cell(max(throughput)),
+            _cell(float(np.median(rss)), _number(float(np.median(rss)), 1)),
+        ]
         rows.append(f"<tr>{''.join(cells)}</tr>")
     head = "".join(f"<th>{html.escape(h)}</th>" for h in headers)
-    return (f'<div class="table-wrap"><table class="sortable"><thead><tr>{head}</tr></thead>'
-            f"<tbody>{''.join(rows)}</tbody></table></div>")
+    return (
+        f'<div class="table-wrap"><table class="sortable"><thead><tr>{head}</tr></thead>'
+        f"<tbody>{''.join(rows)}</tbody></table></div>"
+    )
 
 
 def _failures_table(failures: list[dict[str, Any]]) -> str:
@@ -174,12 +233,28 @@ def _failures_table(failures: list[dict[str, Any]]) -> str:
         options = json.loads(failure["config_key"])
         label = " ".join(f"{k}={v}" for k, v in sorted(options.items()))
         stderr = failure["stderr"].strip().splitlines()[-1:] or [""]
-        rows.append("<tr class=bad>" + "".join(_cell(x) for x in (
-            failure["kind"], failure["message"], label, stderr[0], failure["timestamp"])) + "</tr>")
-    head = "".join(f"<th>{h}</th>" for h in ("kind", "what happened", "configuration",
-                                             "last stderr line", "time (UTC)"))
-    return (f'<div class="table-wrap"><table class="sortable"><thead><tr>{head}</tr></thead>'
-            f"<tbody>{''.join(rows)}</tbody></table></div>")
+        rows.append(
+            "<tr class=bad>"
+            + "".join(
+                _cell(x)
+                for x in (
+                    failure["kind"],
+                    failure["message"],
+                    label,
+                    stderr[0],
+                    failure["timestamp"],
+                )
+            )
+            + "</tr>"
+        )
+    head = "".join(
+        f"<th>{h}</th>"
+        for h in ("kind", "what happened", "configuration", "last stderr line", "time (UTC)")
+    )
+    return (
+        f'<div class="table-wrap"><table class="sortable"><thead><tr>{head}</tr></thead>'
+        f"<tbody>{''.join(rows)}</tbody></table></div>"
+    )
 
 
 def _timeline_section(index: int, path: Path) -> tuple[str, str, list[str]]:
@@ -187,13 +262,16 @@ def _timeline_section(index: int, path: Path) -> tuple[str, str, list[str]]:
     data, notes = timeline_data(timeline)
     source = f"tl-data-{index}"
     title = describe_config(timeline.config, timeline.header.get("trial"))
-    legend = ('<div class="tl-legend"><span style="--swatch:#e69f00">batch free / free call '
-              '(colours alternate)</span><span style="--swatch:#202020">free call inside a batch'
-              '</span><span style="--swatch:#1f4fd1;--radius:50%">epoch change</span></div>')
+    legend = (
+        '<div class="tl-legend"><span style="--swatch:#e69f00">batch free / free call '
+        '(colours alternate)</span><span style="--swatch:#202020">free call inside a batch'
+        '</span><span style="--swatch:#1f4fd1;--radius:50%">epoch change</span></div>'
+    )
     note_html = "".join(f'<p class="note warn">{html.escape(n)}</p>' for n in notes)
     section = f"""
 <h3 id="timeline-{index}">Timeline: {html.escape(title)}</h3>
-<p class="meta">{html.escape(str(path))} · {len(timeline):,} events · {len(timeline.rows)} threads</p>
+<p class="meta">{html.escape(str(path))} · {len(timeline):,} events ·
+ {len(timeline.rows)} threads</p>
 {note_html}
 <div class="timeline" id="tl-{index}" data-source="{source}">
   <div class="tl-controls">
@@ -212,9 +290,14 @@ def _timeline_section(index: int, path: Path) -> tuple[str, str, list[str]]:
     return section, script, [f"timeline {path}: {n}" for n in notes]
 
 
-def write_report(store: Store, out: Path, timelines: list[Path] | None = None,
-                 experiment: str | None = None) -> tuple[Path, list[str]]:
-    """Writes out/report.html; returns its path and notes on what was skipped."""
+def write_report(
+    store: Store, out: Path, timelines: list[Path] | None = None, experiment: str | None = None
+) -> tuple[Path, list[str]]:
+    """Writes out/index.html; returns its path and notes on what was skipped.
+
+    Timeline viewers are made for the given files and for the timeline files that the stored
+    runs recorded (``timeline = true`` in an experiment), the most recent MAX_STORED_TIMELINES
+    of them."""
     names = store.experiments()
     if experiment is not None:
         if experiment not in names:
@@ -235,27 +318,48 @@ def write_report(store: Store, out: Path, timelines: list[Path] | None = None,
         plots, plot_notes = build_plots(store, name)
         notes += plot_notes
         anchor = f"exp-{re.sub(r'[^A-Za-z0-9_-]', '_', name)}"
-        toc.append(f'<li><a href="#{anchor}">{html.escape(name)}</a> — {len(runs)} runs, '
-                   f"{len(plots)} figures</li>")
-        figures = "".join(f"<figure>{_svg(plot)}<figcaption>{html.escape(plot.title)}"
-                          f"</figcaption></figure>" for plot in plots)
+        toc.append(
+            f'<li><a href="#{anchor}">{html.escape(name)}</a> — {len(runs)} runs, '
+            f"{len(plots)} figures</li>"
+        )
+        figures = "".join(
+            f"<figure>{_svg(plot)}<figcaption>{html.escape(plot.title)}</figcaption></figure>"
+            for plot in plots
+        )
         skipped = "".join(f'<p class="note">{html.escape(n)}</p>' for n in plot_notes)
         failures = store.failures(name)
+        failed_html = (
+            f'<h3 class="warn">{len(failures)} failed trials</h3>' + _failures_table(failures)
+            if failures
+            else ""
+        )
         body.append(f"""
 <h2 id="{anchor}">{html.escape(name)}</h2>
-<p class="meta">{html.escape(info.get('file', ''))}</p>
-<pre class="description">{html.escape(info.get('description', ''))}</pre>
+<p class="meta">{html.escape(info.get("file", ""))}</p>
+<pre class="description">{html.escape(info.get("description", ""))}</pre>
 <div class="figures">{figures}</div>
 {skipped}
 <h3>Configurations (median over trials)</h3>
 {_summary_table(runs)}
 <details><summary>All {len(runs)} runs</summary>{_runs_table(runs)}</details>
-{f'<h3 class="warn">{len(failures)} failed trials</h3>' + _failures_table(failures) if failures else ''}
+{failed_html}
 """)
-    for index, path in enumerate(timelines or []):
+    timelines = list(timelines or [])
+    stored = [item["path"] for name in names for item in store.files(name, "timeline")]
+    stored = [path for path in stored if path.is_file()]
+    if len(stored) > MAX_STORED_TIMELINES:
+        notes.append(
+            f"showing the last {MAX_STORED_TIMELINES} of {len(stored)} stored timeline "
+            f"files (pass others with --timeline)"
+        )
+        stored = stored[-MAX_STORED_TIMELINES:]
+    known = {Path(path).resolve() for path in timelines}
+    timelines += [path for path in stored if path.resolve() not in known]
+    for index, path in enumerate(timelines):
         section, script, timeline_notes = _timeline_section(index, Path(path))
-        toc.append(f'<li><a href="#timeline-{index}">timeline {html.escape(Path(path).name)}'
-                   f"</a></li>")
+        toc.append(
+            f'<li><a href="#timeline-{index}">timeline {html.escape(Path(path).name)}</a></li>'
+        )
         body.append(section)
         scripts.append(script)
         notes += timeline_notes
@@ -271,17 +375,18 @@ def write_report(store: Store, out: Path, timelines: list[Path] | None = None,
 <body>
 <main>
 <h1>smrlab report</h1>
-<p class="meta">{total_runs} runs in {len(names)} experiment{"" if len(names) == 1 else "s"} from {html.escape(str(store.path))}
+<p class="meta">{total_runs} runs in {len(names)} experiment{"" if len(names) == 1 else "s"}
+ from {html.escape(str(store.path))}
  · generated {generated} by smrlab {__version__}</p>
-<nav><ul>{''.join(toc)}</ul></nav>
-{''.join(body)}
+<nav><ul>{"".join(toc)}</ul></nav>
+{"".join(body)}
 </main>
-{''.join(scripts)}
+{"".join(scripts)}
 <script>{_asset("timeline.js")}</script>
 </body>
 </html>
 """
     out.mkdir(parents=True, exist_ok=True)
-    path = out / "report.html"
+    path = out / "index.html"
     path.write_text(page, encoding="utf-8")
     return path, notes

@@ -7,6 +7,7 @@ loses at most the trial in flight, and the next run resumes from the store.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -37,8 +38,9 @@ def job_files(job: Job, directory: Path) -> dict[str, Path]:
 
     Named by a hash of the config key, so they are stable across re-runs and unique per job.
     """
-    wanted = [key for key, value in job.options.items()
-              if OPTIONS[key].kind == "path_flag" and value]
+    wanted = [
+        key for key, value in job.options.items() if OPTIONS[key].kind == "path_flag" and value
+    ]
     if not wanted:
         return {}
     digest = hashlib.sha1(job.key.encode()).hexdigest()[:16]
@@ -73,8 +75,14 @@ class _Outcome:
 class Runner:
     """Runs jobs against one smrbench binary into one store."""
 
-    def __init__(self, store: Store, binary: Path, progress: Progress,
-                 timeout: float | None = None, files_dir: Path | None = None) -> None:
+    def __init__(
+        self,
+        store: Store,
+        binary: Path,
+        progress: Progress,
+        timeout: float | None = None,
+        files_dir: Path | None = None,
+    ) -> None:
         self.store = store
         self.binary = binary
         self.progress = progress
@@ -90,8 +98,9 @@ class Runner:
         todo = [job for job in jobs if job.key not in stored]
         summary.skipped = len(jobs) - len(todo)
         if summary.skipped:
-            self.progress.note(f"{summary.skipped} of {len(jobs)} trials already stored; "
-                               f"running {len(todo)}")
+            self.progress.note(
+                f"{summary.skipped} of {len(jobs)} trials already stored; running {len(todo)}"
+            )
         self.progress.start(len(todo))
         try:
             for job in todo:
@@ -116,14 +125,29 @@ class Runner:
             present = {kind: path for kind, path in files.items() if path.is_file()}
             for kind in sorted(set(files) - set(present)):
                 self.progress.note(f"note: smrbench wrote no {kind} file for {job.label}")
-            self.store.add_run(job.experiment, job.key, job.trial, outcome.result, argv,
-                               elapsed_s=elapsed, files=present)
+            self.store.add_run(
+                job.experiment,
+                job.key,
+                job.trial,
+                outcome.result,
+                argv,
+                elapsed_s=elapsed,
+                files=present,
+            )
             throughput = outcome.result.get("throughput_ops_per_s") or 0.0
             self.progress.done(job, True, format_throughput(float(throughput)), elapsed)
             return
-        failure = Failure(job.experiment, job.key, job.trial, outcome.failure_kind,
-                          outcome.message, outcome.exit_code, outcome.stderr, outcome.stdout,
-                          argv)
+        failure = Failure(
+            job.experiment,
+            job.key,
+            job.trial,
+            outcome.failure_kind,
+            outcome.message,
+            outcome.exit_code,
+            outcome.stderr,
+            outcome.stdout,
+            argv,
+        )
         self.store.add_failure(failure)
         summary.failures.append(failure)
         self.progress.done(job, False, outcome.message, elapsed)
@@ -131,10 +155,8 @@ class Runner:
 
 def _kill_group(process: subprocess.Popen) -> None:
     """Kills the trial and anything it started (smrbench may re-exec or fork)."""
-    try:
+    with contextlib.suppress(ProcessLookupError):
         os.killpg(process.pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
 
 
 def _last_line(text: str) -> str:
@@ -145,8 +167,14 @@ def _last_line(text: str) -> str:
 def _execute(argv: list[str], timeout: float) -> _Outcome:
     """Runs one trial and classifies what happened."""
     try:
-        process = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                   stderr=subprocess.PIPE, text=True, start_new_session=True)
+        process = subprocess.Popen(
+            argv,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            start_new_session=True,
+        )
     except OSError as error:
         return _Outcome(None, "exit", f"cannot start smrbench: {error.strerror}")
     try:
@@ -171,8 +199,9 @@ def _execute(argv: list[str], timeout: float) -> _Outcome:
         return _Outcome(None, kind, message, code, stdout, stderr)
 
     if result is not None and result.get("validated") is False:
-        errors = [trial.get("validation", {}).get("error", "")
-                  for trial in result.get("trials", [])]
+        errors = [
+            trial.get("validation", {}).get("error", "") for trial in result.get("trials", [])
+        ]
         detail = next((error for error in errors if error), "validation failed")
         return failed("not_validated", f"not validated: {detail}")
     if code == 2:
@@ -183,10 +212,11 @@ def _execute(argv: list[str], timeout: float) -> _Outcome:
     if code != 0:
         return failed("exit", f"exit status {code}" + _suffix(_last_line(stderr)))
     if result is None:
-        return failed("invalid_json", "stdout is not one JSON object"
-                      + _suffix(_last_line(stderr)))
+        return failed("invalid_json", "stdout is not one JSON object" + _suffix(_last_line(stderr)))
     if result.get("smrbench_version") != 1:
-        return failed("invalid_json", f"unknown smrbench_version {result.get('smrbench_version')!r}")
+        return failed(
+            "invalid_json", f"unknown smrbench_version {result.get('smrbench_version')!r}"
+        )
     if "validated" not in result:
         return failed("invalid_json", "JSON has no 'validated' field")
     return _Outcome(result, stdout=stdout, stderr=stderr, exit_code=code)

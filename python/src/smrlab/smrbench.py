@@ -68,8 +68,14 @@ class Smrbench:
 
     def _query(self, *args: str) -> str:
         try:
-            result = subprocess.run([str(self.path), *args], capture_output=True, text=True,
-                                    timeout=60, check=False, stdin=subprocess.DEVNULL)
+            result = subprocess.run(
+                [str(self.path), *args],
+                capture_output=True,
+                text=True,
+                timeout=60,
+                check=False,
+                stdin=subprocess.DEVNULL,
+            )
         except OSError as error:
             raise UsageError(f"cannot run smrbench at {self.path}: {error.strerror}") from None
         except subprocess.TimeoutExpired:
@@ -114,12 +120,15 @@ class Smrbench:
     def has_option(self, key: str) -> bool:
         """Whether this build accepts the option (smrbench --help mentions its flag)."""
         flag = OPTIONS[key].flag
-        return any(token.startswith(flag) and token[len(flag):len(flag) + 1] in ("", "=", ",")
-                   for token in self.help_text.replace(",", " , ").split())
+        return any(
+            token.startswith(flag) and token[len(flag) : len(flag) + 1] in ("", "=", ",")
+            for token in self.help_text.replace(",", " , ").split()
+        )
 
 
-def command(binary: Path, options: Options, trial_seed: int,
-            files: dict[str, Path] | None = None) -> list[str]:
+def command(
+    binary: Path, options: Options, trial_seed: int, files: dict[str, Path] | None = None
+) -> list[str]:
     """The argv of one trial: one smrbench process, one trial, JSON on stdout.
 
     ``files`` maps path-valued options (timeline, garbage_series) to the paths to write.

@@ -65,7 +65,7 @@ CREATE TABLE IF NOT EXISTS failures (
     experiment TEXT NOT NULL,
     config_key TEXT NOT NULL,
     trial      INTEGER NOT NULL,
-    kind       TEXT NOT NULL,                -- exit, timeout, invalid_json, not_validated, bad_input
+    kind       TEXT NOT NULL,                -- exit timeout invalid_json not_validated bad_input
     message    TEXT NOT NULL,                -- one line: what went wrong
     exit_code  INTEGER,
     stderr     TEXT NOT NULL DEFAULT '',
@@ -84,9 +84,27 @@ CREATE TABLE IF NOT EXISTS files (
 );
 """
 
-RUN_COLUMNS = ("ds", "reclaimer", "free", "alloc", "threads", "key_range", "insert_pct",
-               "erase_pct", "contains_pct", "duration", "stall", "seed", "trial", "throughput",
-               "peak_rss_bytes", "garbage_peak", "free_seconds", "epochs", "validated")
+RUN_COLUMNS = (
+    "ds",
+    "reclaimer",
+    "free",
+    "alloc",
+    "threads",
+    "key_range",
+    "insert_pct",
+    "erase_pct",
+    "contains_pct",
+    "duration",
+    "stall",
+    "seed",
+    "trial",
+    "throughput",
+    "peak_rss_bytes",
+    "garbage_peak",
+    "free_seconds",
+    "epochs",
+    "validated",
+)
 
 
 @dataclass(frozen=True)
@@ -156,8 +174,10 @@ class Store:
         if version == 0:
             self.db.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
         elif version > SCHEMA_VERSION:
-            raise RuntimeError(f"{self.path} has store schema {version}; this smrlab knows "
-                               f"{SCHEMA_VERSION}: update smrlab")
+            raise RuntimeError(
+                f"{self.path} has store schema {version}; this smrlab knows "
+                f"{SCHEMA_VERSION}: update smrlab"
+            )
         self.db.commit()
 
     def __enter__(self) -> Store:
@@ -185,11 +205,19 @@ class Store:
                 "VALUES (?, ?, ?, ?, ?) ON CONFLICT (name) DO UPDATE SET "
                 "description = excluded.description, file = excluded.file, "
                 "definition = excluded.definition, updated = excluded.updated",
-                (name, description, file, definition, now()))
+                (name, description, file, definition, now()),
+            )
 
-    def add_run(self, experiment: str, config_key: str, trial: int, result: dict[str, Any],
-                command: list[str], elapsed_s: float | None = None,
-                files: dict[str, Path] | None = None) -> bool:
+    def add_run(
+        self,
+        experiment: str,
+        config_key: str,
+        trial: int,
+        result: dict[str, Any],
+        command: list[str],
+        elapsed_s: float | None = None,
+        files: dict[str, Path] | None = None,
+    ) -> bool:
         """Stores a valid result (and its files) in one transaction.
 
         Returns False, storing nothing, if this (experiment, config_key) is already stored:
@@ -197,22 +225,32 @@ class Store:
         failure of the same job.
         """
         row = columns_from_result(result, trial)
-        row.update(experiment=experiment, config_key=config_key, elapsed_s=elapsed_s,
-                   command=json.dumps(command), timestamp=now(),
-                   result_json=json.dumps(result, sort_keys=True))
+        row.update(
+            experiment=experiment,
+            config_key=config_key,
+            elapsed_s=elapsed_s,
+            command=json.dumps(command),
+            timestamp=now(),
+            result_json=json.dumps(result, sort_keys=True),
+        )
         names = ", ".join(row)
         marks = ", ".join("?" for _ in row)
         with self._transaction() as db:
             cursor = db.execute(
-                f"INSERT OR IGNORE INTO runs ({names}) VALUES ({marks})", tuple(row.values()))
+                f"INSERT OR IGNORE INTO runs ({names}) VALUES ({marks})", tuple(row.values())
+            )
             if cursor.rowcount == 0:
                 return False
-            db.execute("DELETE FROM failures WHERE experiment = ? AND config_key = ?",
-                       (experiment, config_key))
+            db.execute(
+                "DELETE FROM failures WHERE experiment = ? AND config_key = ?",
+                (experiment, config_key),
+            )
             for kind, path in (files or {}).items():
                 db.execute(
                     "INSERT OR REPLACE INTO files (experiment, config_key, kind, path) "
-                    "VALUES (?, ?, ?, ?)", (experiment, config_key, kind, self._relative(path)))
+                    "VALUES (?, ?, ?, ?)",
+                    (experiment, config_key, kind, self._relative(path)),
+                )
         return True
 
     def add_failure(self, failure: Failure) -> None:
@@ -223,9 +261,19 @@ class Store:
                 "INSERT OR REPLACE INTO failures (experiment, config_key, trial, kind, message, "
                 "exit_code, stderr, stdout, command, timestamp) "
                 "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (failure.experiment, failure.config_key, failure.trial, failure.kind,
-                 failure.message, failure.exit_code, failure.stderr[-20000:],
-                 failure.stdout[-20000:], json.dumps(failure.command), now()))
+                (
+                    failure.experiment,
+                    failure.config_key,
+                    failure.trial,
+                    failure.kind,
+                    failure.message,
+                    failure.exit_code,
+                    failure.stderr[-20000:],
+                    failure.stdout[-20000:],
+                    json.dumps(failure.command),
+                    now(),
+                ),
+            )
 
     # --- reading -------------------------------------------------------------------------
 
@@ -236,14 +284,14 @@ class Store:
 
     def has_run(self, experiment: str, config_key: str) -> bool:
         """Whether this job's result is stored."""
-        row = self.db.execute("SELECT 1 FROM runs WHERE experiment = ? AND config_key = ?",
-                              (experiment, config_key)).fetchone()
+        row = self.db.execute(
+            "SELECT 1 FROM runs WHERE experiment = ? AND config_key = ?", (experiment, config_key)
+        ).fetchone()
         return row is not None
 
     def experiments(self) -> list[str]:
         """Names of experiments with stored results, in order of their first result."""
-        rows = self.db.execute(
-            "SELECT experiment FROM runs GROUP BY experiment ORDER BY MIN(id)")
+        rows = self.db.execute("SELECT experiment FROM runs GROUP BY experiment ORDER BY MIN(id)")
         return [row[0] for row in rows]
 
     def experiment_info(self, name: str) -> dict[str, str]:
@@ -280,8 +328,10 @@ class Store:
         """Referenced files with ``path`` resolved (relative paths are against the store's
         directory), joined with their run's columns; missing files are included with
         ``exists`` False so callers can say which ones are gone."""
-        query = ("SELECT f.kind AS kind, f.path AS file_path, r.* FROM files f JOIN runs r "
-                 "ON f.experiment = r.experiment AND f.config_key = r.config_key WHERE 1=1")
+        query = (
+            "SELECT f.kind AS kind, f.path AS file_path, r.* FROM files f JOIN runs r "
+            "ON f.experiment = r.experiment AND f.config_key = r.config_key WHERE 1=1"
+        )
         args: list[str] = []
         if experiment is not None:
             query += " AND f.experiment = ?"

@@ -10,8 +10,8 @@ import matplotlib
 
 matplotlib.use("Agg")
 
-import matplotlib.pyplot as plt  # noqa: E402
-from matplotlib.figure import Figure  # noqa: E402
+import matplotlib.pyplot as plt
+from matplotlib.figure import Figure
 
 RC = {
     "figure.dpi": 100,
@@ -34,15 +34,57 @@ RC = {
 plt.rcParams.update(RC)
 
 # Reclaimers keep one colour across figures; unknown names take the remaining colours in order.
-_RECLAIMER_ORDER = ("none", "debra", "qsbr", "ebr", "nebr", "rcu", "token_naive",
-                    "token_passfirst", "token_periodic", "hp", "he", "ibr", "wfe", "nbr",
-                    "nbrplus", "lfrc", "urcu_qsbr", "urcu_memb")
-PALETTE = ("#4c72b0", "#dd8452", "#55a868", "#c44e52", "#8172b3", "#937860", "#da8bc3",
-           "#8c8c8c", "#ccb974", "#64b5cd", "#1b9e77", "#d95f02", "#7570b3", "#e7298a",
-           "#66a61e", "#e6ab02", "#a6761d", "#666666")
+_RECLAIMER_ORDER = (
+    "none",
+    "debra",
+    "qsbr",
+    "ebr",
+    "nebr",
+    "rcu",
+    "token_naive",
+    "token_passfirst",
+    "token_periodic",
+    "hp",
+    "he",
+    "ibr",
+    "wfe",
+    "nbr",
+    "nbrplus",
+    "lfrc",
+    "urcu_qsbr",
+    "urcu_memb",
+)
+PALETTE = (
+    "#4c72b0",
+    "#dd8452",
+    "#55a868",
+    "#c44e52",
+    "#8172b3",
+    "#937860",
+    "#da8bc3",
+    "#8c8c8c",
+    "#ccb974",
+    "#64b5cd",
+    "#1b9e77",
+    "#d95f02",
+    "#7570b3",
+    "#e7298a",
+    "#66a61e",
+    "#e6ab02",
+    "#a6761d",
+    "#666666",
+)
 # Box colours of timeline graphs: neighbours differ; no blue, which marks epoch changes.
-BOX_COLORS = ("#e69f00", "#009e73", "#d55e00", "#cc79a7", "#999933", "#882255", "#44aa99",
-              "#aa4499")
+BOX_COLORS = (
+    "#e69f00",
+    "#009e73",
+    "#d55e00",
+    "#cc79a7",
+    "#999933",
+    "#882255",
+    "#44aa99",
+    "#aa4499",
+)
 EPOCH_COLOR = "#1f4fd1"
 FREE_MARKERS = {"batch": "o", "amortized": "s"}
 FREE_LINESTYLES = {"batch": "--", "amortized": "-"}

@@ -24,11 +24,19 @@ GARBAGE_FORMAT = "smrlab-garbage-series"
 SUPPORTED_VERSION = 1
 
 # Kinds of format version 1, in code order; readers ignore kinds they do not know.
-KINDS = ("batch_free", "free_call", "epoch_change", "token_pass", "signal_sent",
-         "neutralized_restart", "alloc_failure")
+KINDS = (
+    "batch_free",
+    "free_call",
+    "epoch_change",
+    "token_pass",
+    "signal_sent",
+    "neutralized_restart",
+    "alloc_failure",
+)
 KIND_CODE = {name: code for code, name in enumerate(KINDS)}
-INSTANT_KINDS = frozenset({"epoch_change", "token_pass", "signal_sent", "neutralized_restart",
-                           "alloc_failure"})
+INSTANT_KINDS = frozenset(
+    {"epoch_change", "token_pass", "signal_sent", "neutralized_restart", "alloc_failure"}
+)
 TIMELINE_COLUMNS = ("thread", "kind", "start_ns", "end_ns", "value")
 GARBAGE_COLUMNS = ("time_ns", "epoch", "garbage")
 
@@ -87,11 +95,21 @@ class Timeline:
 
     def select(self, mask: np.ndarray) -> Timeline:
         """The events where mask is true (same header)."""
-        return replace(self, thread=self.thread[mask], kind=self.kind[mask],
-                       start=self.start[mask], end=self.end[mask], value=self.value[mask])
+        return replace(
+            self,
+            thread=self.thread[mask],
+            kind=self.kind[mask],
+            start=self.start[mask],
+            end=self.end[mask],
+            value=self.value[mask],
+        )
 
-    def window(self, start_ns: int | None = None, end_ns: int | None = None,
-               threads: list[int] | None = None) -> Timeline:
+    def window(
+        self,
+        start_ns: int | None = None,
+        end_ns: int | None = None,
+        threads: list[int] | None = None,
+    ) -> Timeline:
         """Events overlapping [start_ns, end_ns] on the given threads."""
         mask = np.ones(self.start.size, dtype=bool)
         if start_ns is not None:
@@ -136,8 +154,9 @@ def read_timeline(path: str | Path, *, include_prefill: bool = False) -> Timelin
     order = np.lexsort((start, thread))
     if not np.all(order[:-1] < order[1:]):  # files are grouped and sorted; re-sort if not
         thread, kind, start, end, value = (a[order] for a in (thread, kind, start, end, value))
-    timeline = Timeline(path, header, thread.astype(np.int32), kind.astype(np.int8),
-                        start, end, value, ignored)
+    timeline = Timeline(
+        path, header, thread.astype(np.int32), kind.astype(np.int8), start, end, value, ignored
+    )
     if not include_prefill:
         timeline = timeline.select(timeline.end >= 0)
     return timeline
@@ -151,12 +170,14 @@ def read_garbage_series(path: str | Path) -> GarbageSeries:
     if data is None:
         data = _slow_ints(path, columns, body, first_line)
     index = {name: columns.index(name) for name in GARBAGE_COLUMNS}
-    return GarbageSeries(path, header, data[:, index["time_ns"]], data[:, index["epoch"]],
-                         data[:, index["garbage"]])
+    return GarbageSeries(
+        path, header, data[:, index["time_ns"]], data[:, index["epoch"]], data[:, index["garbage"]]
+    )
 
 
-def _read_parts(path: Path, expected_format: str,
-                required: tuple[str, ...]) -> tuple[dict, tuple[str, ...], bytes, int]:
+def _read_parts(
+    path: Path, expected_format: str, required: tuple[str, ...]
+) -> tuple[dict, tuple[str, ...], bytes, int]:
     """Header object, CSV column names, the rows' bytes, and the line number of the first row."""
     try:
         data = path.read_bytes()
@@ -166,14 +187,17 @@ def _read_parts(path: Path, expected_format: str,
     try:
         header = json.loads(first)
     except (json.JSONDecodeError, UnicodeDecodeError):
-        raise FormatError(f"{path}: first line is not a JSON header; is this a "
-                          f"{expected_format} file?") from None
+        raise FormatError(
+            f"{path}: first line is not a JSON header; is this a {expected_format} file?"
+        ) from None
     if not isinstance(header, dict) or header.get("format") != expected_format:
         found = header.get("format") if isinstance(header, dict) else None
         raise FormatError(f"{path}: format {found!r}, expected {expected_format!r}")
     if header.get("version") != SUPPORTED_VERSION:
-        raise FormatError(f"{path}: {expected_format} version {header.get('version')!r} is "
-                          f"not supported (this smrlab reads version {SUPPORTED_VERSION})")
+        raise FormatError(
+            f"{path}: {expected_format} version {header.get('version')!r} is "
+            f"not supported (this smrlab reads version {SUPPORTED_VERSION})"
+        )
     column_line, _, body = rest.partition(b"\n")
     columns = tuple(name.strip() for name in column_line.decode("utf-8", "replace").split(","))
     missing = [name for name in required if name not in columns]
@@ -210,8 +234,9 @@ def _fast_timeline(body: bytes) -> tuple[np.ndarray, ...] | None:
     return data[:, 0], data[:, 1], data[:, 2], data[:, 3], data[:, 4]
 
 
-def _slow_timeline(path: Path, columns: tuple[str, ...], body: bytes, first_line: int,
-                   ignored: dict[str, int]) -> tuple[np.ndarray, ...]:
+def _slow_timeline(
+    path: Path, columns: tuple[str, ...], body: bytes, first_line: int, ignored: dict[str, int]
+) -> tuple[np.ndarray, ...]:
     index = {name: columns.index(name) for name in TIMELINE_COLUMNS}
     rows: list[tuple[int, int, int, int, int]] = []
     reader = csv.reader(io.StringIO(body.decode("utf-8", "replace")))
@@ -223,17 +248,22 @@ def _slow_timeline(path: Path, columns: tuple[str, ...], body: bytes, first_line
             if kind not in KIND_CODE:
                 ignored[kind] = ignored.get(kind, 0) + 1
                 continue
-            rows.append((int(row[index["thread"]]), KIND_CODE[kind],
-                         int(row[index["start_ns"]]), int(row[index["end_ns"]]),
-                         int(row[index["value"]])))
+            rows.append(
+                (
+                    int(row[index["thread"]]),
+                    KIND_CODE[kind],
+                    int(row[index["start_ns"]]),
+                    int(row[index["end_ns"]]),
+                    int(row[index["value"]]),
+                )
+            )
         except (IndexError, ValueError):
             raise FormatError(f"{path}:{number}: malformed row: {','.join(row)}") from None
     data = np.array(rows, dtype=np.int64).reshape(-1, 5)
     return data[:, 0], data[:, 1], data[:, 2], data[:, 3], data[:, 4]
 
 
-def _slow_ints(path: Path, columns: tuple[str, ...], body: bytes,
-               first_line: int) -> np.ndarray:
+def _slow_ints(path: Path, columns: tuple[str, ...], body: bytes, first_line: int) -> np.ndarray:
     rows = []
     reader = csv.reader(io.StringIO(body.decode("utf-8", "replace")))
     for number, row in enumerate(reader, start=first_line):

@@ -37,7 +37,9 @@ def parse_thread_list(text: str) -> list[int]:
     for part in text.split(","):
         match = _RANGE_RE.match(part.strip())
         if not match:
-            raise UsageError(f"--threads {text!r}: expected indices and ranges like 0-19 or 0,2,4-7")
+            raise UsageError(
+                f"--threads {text!r}: expected indices and ranges like 0-19 or 0,2,4-7"
+            )
         low = int(match.group(1))
         high = int(match.group(2)) if match.group(2) else low
         if high < low:
@@ -48,9 +50,12 @@ def parse_thread_list(text: str) -> list[int]:
 
 def describe_config(config: dict, trial: object = None) -> str:
     """'dgt_bst · debra (batch free) · jemalloc · 8 threads' from a smrbench config."""
-    parts = [str(config.get("ds", "?")),
-             f"{config.get('reclaimer', '?')} ({config.get('free', '?')} free)",
-             str(config.get("alloc", "?")), f"{config.get('threads', '?')} threads"]
+    parts = [
+        str(config.get("ds", "?")),
+        f"{config.get('reclaimer', '?')} ({config.get('free', '?')} free)",
+        str(config.get("alloc", "?")),
+        f"{config.get('threads', '?')} threads",
+    ]
     if config.get("stall"):
         parts.append("stalled thread")
     if trial is not None:
@@ -69,34 +74,47 @@ def _merge_boxes(start: np.ndarray, end: np.ndarray, gap: float) -> tuple[np.nda
     return start[first], running_end[last]
 
 
-def plot_timeline(timeline: Timeline, *, start_ms: float | None = None,
-                  end_ms: float | None = None, threads: list[int] | None = None,
-                  garbage: GarbageSeries | None = None,
-                  width_in: float = 12.0) -> tuple[Figure, list[str]]:
+def plot_timeline(
+    timeline: Timeline,
+    *,
+    start_ms: float | None = None,
+    end_ms: float | None = None,
+    threads: list[int] | None = None,
+    garbage: GarbageSeries | None = None,
+    width_in: float = 12.0,
+) -> tuple[Figure, list[str]]:
     """Draws the timeline graph of a window; returns the figure and notes for the user."""
     notes: list[str] = []
     start_ns = 0 if start_ms is None else int(start_ms * 1e6)
     end_ns = timeline.measured_end_ns if end_ms is None else int(end_ms * 1e6)
     if end_ns <= start_ns:
-        raise UsageError(f"empty window: --start-ms {start_ns / 1e6:g} is not before "
-                         f"--end-ms {end_ns / 1e6:g}")
+        raise UsageError(
+            f"empty window: --start-ms {start_ns / 1e6:g} is not before --end-ms {end_ns / 1e6:g}"
+        )
     rows = timeline.rows if threads is None else threads
     unknown = sorted(set(rows) - set(timeline.rows))
     if threads is not None and unknown:
-        notes.append(f"threads {_ranges(unknown)} are not in the file "
-                     f"(it has {_ranges(timeline.rows)})")
+        notes.append(
+            f"threads {_ranges(unknown)} are not in the file (it has {_ranges(timeline.rows)})"
+        )
         rows = [row for row in rows if row in timeline.rows]
     if not rows:
         raise UsageError("no thread of the file is selected")
     shown = timeline.window(start_ns, end_ns, rows)
     truncated = [t for t in timeline.truncated_threads if t in rows]
     if timeline.truncated_threads:
-        notes.append(f"threads {_ranges(timeline.truncated_threads)} filled their event buffer "
-                     f"({timeline.header.get('capacity_per_thread', '?')} events): their "
-                     f"recording stops early")
+        notes.append(
+            f"threads {_ranges(timeline.truncated_threads)} filled their event buffer "
+            f"({timeline.header.get('capacity_per_thread', '?')} events): their "
+            f"recording stops early"
+        )
     if timeline.ignored_kinds:
-        notes.append("ignored unknown event kinds: " + ", ".join(
-            f"{kind} ({count})" for kind, count in sorted(timeline.ignored_kinds.items())))
+        notes.append(
+            "ignored unknown event kinds: "
+            + ", ".join(
+                f"{kind} ({count})" for kind, count in sorted(timeline.ignored_kinds.items())
+            )
+        )
 
     row_of = {thread: index for index, thread in enumerate(rows)}
     height_rows = min(max(len(rows) * 0.24, 2.0), 14.0)
@@ -134,29 +152,45 @@ def plot_timeline(timeline: Timeline, *, start_ms: float | None = None,
             colors = ["#202020"] * len(polygons)
         collection = PolyCollection(polygons, facecolors=colors, edgecolors="none")
         ax.add_collection(collection)
-        label = "batch free" if kind == "batch_free" else (
-            f"free call ≥ {_format_ns(timeline.header.get('min_free_ns', 0))}")
-        legend.append(Patch(facecolor="#202020" if nested else style.BOX_COLORS[0],
-                            label=label))
+        label = (
+            "batch free"
+            if kind == "batch_free"
+            else (f"free call ≥ {_format_ns(timeline.header.get('min_free_ns', 0))}")
+        )
+        legend.append(Patch(facecolor="#202020" if nested else style.BOX_COLORS[0], label=label))
 
     epochs = shown.select(shown.kind_mask("epoch_change"))
     if len(epochs):
         ys = np.array([row_of[int(t)] for t in epochs.thread])
-        ax.scatter(epochs.start * to_ms, ys, s=9, color=style.EPOCH_COLOR, zorder=3,
-                   linewidths=0)
-        legend.append(Line2D([], [], marker="o", linestyle="none", color=style.EPOCH_COLOR,
-                             markersize=4, label="epoch change"))
+        ax.scatter(epochs.start * to_ms, ys, s=9, color=style.EPOCH_COLOR, zorder=3, linewidths=0)
+        legend.append(
+            Line2D(
+                [],
+                [],
+                marker="o",
+                linestyle="none",
+                color=style.EPOCH_COLOR,
+                markersize=4,
+                label="epoch change",
+            )
+        )
     all_epochs = timeline.window(start_ns, end_ns)
     all_epochs = all_epochs.select(all_epochs.kind_mask("epoch_change"))
-    strip.scatter(all_epochs.start * to_ms, np.zeros(len(all_epochs)), s=9,
-                  color=style.EPOCH_COLOR, linewidths=0)
+    strip.scatter(
+        all_epochs.start * to_ms,
+        np.zeros(len(all_epochs)),
+        s=9,
+        color=style.EPOCH_COLOR,
+        linewidths=0,
+    )
     for kind, (marker, color, label) in INSTANT_MARKERS.items():
         events = shown.select(shown.kind == KIND_CODE[kind])
         if len(events) == 0:
             continue
         ys = np.array([row_of[int(t)] for t in events.thread])
-        ax.scatter(events.start * to_ms, ys, s=16, marker=marker, color=color, zorder=4,
-                   linewidths=0.8)
+        ax.scatter(
+            events.start * to_ms, ys, s=16, marker=marker, color=color, zorder=4, linewidths=0.8
+        )
         legend.append(Line2D([], [], marker=marker, linestyle="none", color=color, label=label))
 
     ax.set_xlim(start_ns * to_ms, end_ns * to_ms)
@@ -182,8 +216,13 @@ def plot_timeline(timeline: Timeline, *, start_ms: float | None = None,
     if garbage is not None:
         gax = axes[2]
         mask = (garbage.time_ns >= start_ns) & (garbage.time_ns <= end_ns)
-        gax.step(garbage.time_ns[mask] * to_ms, garbage.garbage[mask], where="post",
-                 color="#444444", linewidth=1.0)
+        gax.step(
+            garbage.time_ns[mask] * to_ms,
+            garbage.garbage[mask],
+            where="post",
+            color="#444444",
+            linewidth=1.0,
+        )
         gax.set_ylabel("garbage\n(nodes)")
         gax.yaxis.set_major_formatter(_si_formatter())
         strip.tick_params(axis="x", labelbottom=False)
@@ -198,18 +237,24 @@ def plot_timeline(timeline: Timeline, *, start_ms: float | None = None,
         subtitle += f"; * = buffer full, recording stopped (threads {_ranges(truncated)})"
     ax.set_title(f"{title}\n{subtitle}", loc="left", fontsize=10)
     if legend:
-        ax.legend(handles=legend, loc="upper right", bbox_to_anchor=(1.0, 1.16), ncols=4,
-                  frameon=False, fontsize=8)
+        ax.legend(
+            handles=legend,
+            loc="upper right",
+            bbox_to_anchor=(1.0, 1.16),
+            ncols=4,
+            frameon=False,
+            fontsize=8,
+        )
     return fig, notes
 
 
 def _format_ns(ns: object) -> str:
-    value = float(ns or 0)
+    value = float(ns or 0)  # 3 digits: the file's value went through a tick conversion
     if value >= 1e6:
-        return f"{value / 1e6:g} ms"
+        return f"{value / 1e6:.3g} ms"
     if value >= 1e3:
-        return f"{value / 1e3:g} µs"
-    return f"{value:g} ns"
+        return f"{value / 1e3:.3g} µs"
+    return f"{value:.3g} ns"
 
 
 def _si_formatter():

@@ -96,6 +96,8 @@
     plotWidth() { return this.width - this.gutter - 10; }
     timeAt(x) { return this.view[0] + (x - this.gutter) / this.plotWidth() * (this.view[1] - this.view[0]); }
     xOf(t) { return this.gutter + (t - this.view[0]) / (this.view[1] - this.view[0]) * this.plotWidth(); }
+    // Canvas position (CSS pixels) of time t on row i (what a pointer must hover; used by tests).
+    pointOf(i, t) { return { x: this.xOf(t), y: TOP + i * this.rowH + this.rowH / 2 }; }
     setView(a, b) {
       let span = Math.max(b - a, MIN_SPAN);
       const fullSpan = this.full[1] - this.full[0];
@@ -173,7 +175,8 @@
       for (let t = Math.ceil(a / step) * step; t <= b; t += step) {
         const x = this.xOf(t);
         ctx.beginPath(); ctx.moveTo(x, axisY); ctx.lineTo(x, axisY + 4); ctx.stroke();
-        ctx.fillText((t / 1e6).toFixed(digits) + " ms", x, axisY + 6);
+        const text = (t / 1e6).toFixed(digits) + " ms", half = ctx.measureText(text).width / 2;
+        ctx.fillText(text, Math.min(x, this.width - half - 2), axisY + 6);  // last label inside
       }
       this.label.textContent = fmtMs(a) + "–" + fmtMs(b) + " ms";
     }
@@ -191,14 +194,21 @@
           text = "thread " + thread + " · " + what + " at " + fmtMs(inst.s[j]) + " ms";
         }
         const box = this.boxes[i];
-        let best = -1;
+        // The innermost box under the cursor (a free call inside a batch free), and the
+        // batch free around it, if any: both are named.
+        let best = -1, batch = -1;
         for (let j = lowerBound(box.s, t - box.maxD - tol), n = lowerBound(box.s, t + tol); j < n; j++) {
-          if (box.e[j] + tol >= t && (best < 0 || box.e[j] - box.s[j] < box.e[best] - box.s[best])) best = j;
+          if (box.e[j] + tol < t) continue;
+          if (best < 0 || box.e[j] - box.s[j] < box.e[best] - box.s[best]) best = j;
+          if (box.k[j] === "batch_free" && (batch < 0 || box.e[j] - box.s[j] > box.e[batch] - box.s[batch])) batch = j;
         }
+        const describe = (j) => {
+          const what = box.k[j] === "batch_free" ? "batch free of " + box.v[j].toLocaleString() + " nodes" : "free call";
+          return what + " · " + fmtMs(box.s[j]) + "–" + fmtMs(box.e[j]) + " ms (" + fmtDur(box.e[j] - box.s[j]) + ")";
+        };
         if (!text && best >= 0) {
-          const d = box.e[best] - box.s[best];
-          const what = box.k[best] === "batch_free" ? "batch free of " + box.v[best].toLocaleString() + " nodes" : "free call";
-          text = "thread " + thread + " · " + what + " · " + fmtMs(box.s[best]) + "–" + fmtMs(box.e[best]) + " ms (" + fmtDur(d) + ")";
+          text = "thread " + thread + " · " + describe(best);
+          if (batch >= 0 && batch !== best) text += " · within " + describe(batch);
         }
       }
       if (!text) { this.tip.style.display = "none"; return; }
