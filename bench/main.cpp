@@ -23,7 +23,11 @@ int main(int argc, char** argv) {
     if (parsed.what == parse_outcome::action::exit) return parsed.exit_code;
     bench_config config = parsed.config;
     if (config.list) {
-        print_list(std::cout, config.json);
+        if (config.markdown) {
+            print_compatibility_markdown(std::cout);
+        } else {
+            print_list(std::cout, config.json);
+        }
         return exit_ok;
     }
 

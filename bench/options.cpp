@@ -3,6 +3,7 @@
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <charconv>
+#include <csignal>
 #include <iostream>
 #include <stdexcept>
 #include <string>
@@ -65,9 +66,18 @@ void check_names(const bench_config& config, const std::string& free, const std:
         throw bad_input("--reclaimer: unknown reclaimer '" + config.reclaimer +
                         "' (known: " + join(names) + ")");
     }
-    if (find_combination(config.ds, config.reclaimer) == nullptr) {
+    const combination* combo = find_combination(config.ds, config.reclaimer);
+    if (combo == nullptr) {
         throw bad_input("--reclaimer " + config.reclaimer + " is not available with --ds " +
                         config.ds);
+    }
+    if (!combo->compat.safe && !config.allow_unsafe) {
+        throw bad_input(config.reclaimer + " is unsafe with " + config.ds + ": " +
+                        std::string(combo->compat.reason) + " (--allow-unsafe runs it anyway)");
+    }
+    if (config.restart_from_head && !combo->has_restart_from_head_option) {
+        throw bad_input("--restart-from-head applies only to hm_list (--ds " + config.ds +
+                        " has no restart policy to choose)");
     }
     const auto mode = smr::parse_free_mode(free);
     if (!mode) throw bad_input("--free: expected batch or amortized, got '" + free + "'");
@@ -119,9 +129,14 @@ smr::domain_config bench_config::domain_config() const {
     d.free.k = free_k;
     d.free.catchup_divisor = free_catchup_divisor;
     d.bag_threshold = bag_size;
+    d.nbr_signal = nbr_signal;
+    d.nbr_low_watermark = nbr_low_watermark;
+    d.nbr_high_watermark = nbr_high_watermark;
     d.advance_every = advance_every;
     d.check_every = check_every;
     d.epoch_freq = epoch_freq;
+    d.hp_scan_factor = hp_scan_factor;
+    d.wfe_fast_attempts = wfe_fast_attempts;
     d.token_check_every = token_check_every;
     return d;
 }
@@ -179,6 +194,15 @@ parse_outcome parse_command_line(int argc, char** argv) {
     app.add_flag("--list", c.list,
                  "list data structures, reclaimers, allocators and valid combinations");
     app.add_flag("--quiet", c.quiet, "no progress lines on stderr");
+    app.add_flag("--markdown", c.markdown,
+                 "with --list: print the reclaimer x data structure compatibility table as "
+                 "markdown (docs/compatibility.md)");
+    app.add_flag("--allow-unsafe", c.allow_unsafe,
+                 "run a reclaimer x data structure combination the compatibility table calls "
+                 "unsafe (smrbench --list)");
+    app.add_flag("--restart-from-head", c.restart_from_head,
+                 "hm_list: start every read phase from the head, also after unlinking a marked "
+                 "node (the NBR paper's E4 'restarts' variant)");
     app.add_option("--bag-size", c.bag_size,
                    "scan-based reclaimers: retire-list length that triggers a scan")
         ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1} << 32));
@@ -188,11 +212,27 @@ parse_outcome parse_command_line(int argc, char** argv) {
     app.add_option("--check-every", c.check_every,
                    "debra, qsbr: operations between checks of another thread")
         ->check(CLI::Range(1u, 1u << 30));
-    app.add_option("--epoch-freq", c.epoch_freq, "rcu: allocations per global epoch increment")
+    app.add_option("--epoch-freq", c.epoch_freq,
+                   "rcu, he, ibr, wfe: allocations per global epoch (era) increment")
         ->check(CLI::Range(1u, 1u << 30));
+    app.add_option("--hp-scan-factor", c.hp_scan_factor,
+                   "hp: scan at max(bag size, factor x hazard slots of registered threads)")
+        ->check(CLI::Range(0u, 1u << 20));
+    app.add_option("--wfe-fast-attempts", c.wfe_fast_attempts,
+                   "wfe: fast-path attempts of protect before the wait-free slow path")
+        ->check(CLI::Range(1u, 1u << 20));
     app.add_option("--token-check-every", c.token_check_every,
                    "token_periodic: frees between token checks")
         ->check(CLI::Range(1u, 1u << 30));
+    app.add_option("--signal", c.nbr_signal,
+                   "nbr, nbrplus: neutralization signal number (default SIGUSR1)");
+    app.add_option("--nbr-low-watermark", c.nbr_low_watermark,
+                   "nbrplus: bag size at which a thread waits for another's broadcast "
+                   "(0: half the high watermark)")
+        ->check(CLI::Range(std::uint64_t{0}, std::uint64_t{1} << 32));
+    app.add_option("--nbr-high-watermark", c.nbr_high_watermark,
+                   "nbrplus: bag size at which a thread signals everyone (0: --bag-size)")
+        ->check(CLI::Range(std::uint64_t{0}, std::uint64_t{1} << 32));
 
     app.add_option("--timeline", c.timeline_path,
                    "record per-thread events to FILE (docs/timeline-format.md)");
@@ -209,10 +249,26 @@ parse_outcome parse_command_line(int argc, char** argv) {
 
     try {
         app.parse(argc, argv);
+        if (c.markdown && !c.list) throw bad_input("--markdown: only with --list");
         if (c.list) return outcome;
         if (c.insert_pct + c.erase_pct > 100) {
             throw bad_input("--insert " + std::to_string(c.insert_pct) + " + --erase " +
                             std::to_string(c.erase_pct) + " exceed 100 percent");
+        }
+        if (c.nbr_signal <= 0 || c.nbr_signal > SIGRTMAX || c.nbr_signal == SIGKILL ||
+            c.nbr_signal == SIGSTOP) {
+            throw bad_input("--signal " + std::to_string(c.nbr_signal) +
+                            ": not a signal NBR can use (1-" + std::to_string(SIGRTMAX) +
+                            ", not SIGKILL or SIGSTOP)");
+        }
+        {
+            const std::uint64_t high = c.nbr_high_watermark != 0 ? c.nbr_high_watermark : c.bag_size;
+            const std::uint64_t low = c.nbr_low_watermark != 0 ? c.nbr_low_watermark
+                                                               : std::max<std::uint64_t>(high / 2, 1);
+            if (low >= high) {
+                throw bad_input("--nbr-low-watermark " + std::to_string(low) +
+                                " must be below the high watermark " + std::to_string(high));
+            }
         }
         check_names(c, free, alloc, pin, c);
         parse_prefill(prefill, c);

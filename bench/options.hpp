@@ -1,6 +1,7 @@
 // smrbench's command line: every option, its default, and its validation.
 #pragma once
 
+#include <csignal>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -37,6 +38,9 @@ struct bench_config {
     bool json = false;
     bool list = false;
     bool quiet = false;
+    bool markdown = false;           // --list --markdown: the compatibility table
+    bool allow_unsafe = false;       // run a combination smr::check calls unsafe
+    bool restart_from_head = false;  // hm_list: every read phase from the head
 
     // Recording (docs/timeline-format.md).
     std::string timeline_path;                 // --timeline: empty = off
@@ -54,7 +58,12 @@ struct bench_config {
     std::uint32_t advance_every = 100;
     std::uint32_t check_every = 2;
     std::uint32_t epoch_freq = 150;
+    std::uint32_t hp_scan_factor = 2;
+    std::uint32_t wfe_fast_attempts = 16;
     std::uint32_t token_check_every = 100;
+    int nbr_signal = SIGUSR1;
+    std::uint64_t nbr_low_watermark = 0;    // 0: half the high watermark
+    std::uint64_t nbr_high_watermark = 0;   // 0: --bag-size
 
     int contains_pct() const { return 100 - insert_pct - erase_pct; }
 

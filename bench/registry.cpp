@@ -8,6 +8,9 @@ const std::vector<combination>& combinations() {
     static const std::vector<combination> all = [] {
         std::vector<combination> out = lazylist_combinations();
         for (auto& c : dgt_bst_combinations()) out.push_back(c);
+        for (auto& c : harris_list_combinations()) out.push_back(c);
+        for (auto& c : hm_list_combinations()) out.push_back(c);
+        for (auto& c : abtree_combinations()) out.push_back(c);
         return out;
     }();
     return all;

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "options.hpp"
+#include "smr/compatibility.hpp"
 #include "smr/reclaim/traits.hpp"
 #include "trial.hpp"
 
@@ -17,11 +18,18 @@ struct combination {
     std::string_view ds;
     smr::reclaimer_traits reclaimer;
     trial_runner run;
+    /// smr::check for this pair: unsafe ones run only with --allow-unsafe.
+    smr::compatibility compat;
+    /// The structure reads smr::ds::ds_options::restart_from_head.
+    bool has_restart_from_head_option = false;
 };
 
 /// Each data structure's translation unit (ds_*.cpp) contributes its list.
 std::vector<combination> lazylist_combinations();
 std::vector<combination> dgt_bst_combinations();
+std::vector<combination> harris_list_combinations();
+std::vector<combination> hm_list_combinations();
+std::vector<combination> abtree_combinations();
 
 /// All combinations, in a stable order (data structure, then reclaimer).
 const std::vector<combination>& combinations();

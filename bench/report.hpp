@@ -30,6 +30,11 @@ void print_human(std::ostream& out, const bench_config& config, const combinatio
 /// --list: names and valid combinations, as text or (with --json) JSON.
 void print_list(std::ostream& out, bool json);
 
+/// --list --markdown: the reclaimer x data structure compatibility table with
+/// its numbered reasons, between BEGIN/END comment lines; docs/compatibility.md
+/// holds exactly this text (tests/test_compatibility.cpp checks it).
+void print_compatibility_markdown(std::ostream& out);
+
 /// Index of the trial whose throughput is the median (lower median).
 std::size_t median_trial(const std::vector<trial_result>& trials);
 

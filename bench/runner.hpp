@@ -11,6 +11,7 @@
 #include <stdexcept>
 #include <string>
 #include <thread>
+#include <type_traits>
 #include <vector>
 
 #include "allocator_stats.hpp"
@@ -21,6 +22,7 @@
 #include "report.hpp"
 #include "smr/core/clock.hpp"
 #include "smr/core/padded.hpp"
+#include "smr/ds/options.hpp"
 #include "smr/ds/validation.hpp"
 #include "smr/reclaim/guards.hpp"
 #include "trial.hpp"
@@ -75,6 +77,19 @@ inline void wait_for_flag(std::atomic<bool>& flag) {
     while (!flag.load(std::memory_order_acquire)) flag.wait(false, std::memory_order_acquire);
 }
 
+/// The structure, given the ds_options of the command line if it takes any.
+/// Returned as a prvalue: structures are neither copyable nor movable.
+template <class Structure, class Domain>
+Structure make_structure(Domain& domain, const bench_config& config) {
+    if constexpr (std::is_constructible_v<Structure, Domain&, smr::ds::ds_options>) {
+        smr::ds::ds_options options;
+        options.restart_from_head = config.restart_from_head;
+        return Structure(domain, options);
+    } else {
+        return Structure(domain);
+    }
+}
+
 }  // namespace detail
 
 template <class Domain, template <class> class Structure>
@@ -100,7 +115,7 @@ trial_result run_trial(const bench_config& config, int trial_index) {
     if (!config.garbage_series_path.empty()) {
         series = std::make_unique<smr::trace::garbage_series>(domain_cfg.max_threads);
     }
-    structure_type structure(domain);
+    structure_type structure = detail::make_structure<structure_type>(domain, config);
 
     detail::trial_control control;
     std::vector<smr::core::padded<detail::worker_tally>> tallies(
@@ -173,14 +188,26 @@ trial_result run_trial(const bench_config& config, int trial_index) {
     };
 
     // --stall: a registered thread that enters an operation and stays in it
-    // for the whole measured interval (Hart's and NBR's stalled thread).
+    // for the whole measured interval (Hart's and NBR's stalled thread). It
+    // stalls inside a read phase: for every scheme but NBR that is the same
+    // as inside the operation (read_phase_begin is empty); an NBR/NBR+
+    // broadcast neutralizes it (its sleep is interrupted and it siglongjmps
+    // back to the checkpoint, counted as a restart), so it pins no garbage --
+    // the bounded-garbage behaviour of the NBR paper's Figure 4c. The loop
+    // below the checkpoint only reads and sleeps, as a read phase must.
     auto staller = [&] {
         try {
             smr::thread_handle handle(domain);
-            smr::op_guard guard(domain, handle.tid());
+            const int tid = handle.tid();
+            smr::op_guard guard(domain, tid);
             detail::arrive(control.ready);
-            while (!control.stop.load(std::memory_order_acquire)) {
-                std::this_thread::sleep_for(std::chrono::milliseconds(1));
+            for (;;) {
+                SMR_READ_PHASE_BEGIN(domain, tid);
+                while (!control.stop.load(std::memory_order_acquire)) {
+                    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+                }
+                domain.read_phase_end(tid);
+                break;
             }
         } catch (...) {
             control.fail(std::current_exception());

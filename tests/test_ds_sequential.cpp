@@ -8,10 +8,14 @@
 #include <random>
 #include <set>
 #include <string>
+#include <string_view>
 #include <type_traits>
 #include <vector>
 
+#include "smr/ds/abtree.hpp"
 #include "smr/ds/dgt_bst.hpp"
+#include "smr/ds/harris_list.hpp"
+#include "smr/ds/hm_list.hpp"
 #include "smr/ds/lazylist.hpp"
 #include "smr/reclaim/debra.hpp"
 #include "smr/reclaim/none.hpp"
@@ -38,6 +42,44 @@ struct ds_facts<smr::ds::dgt_bst<Domain>> {
     static constexpr std::uint64_t allocated_per_insert = 2;
     static constexpr std::uint64_t retired_per_erase = 2;
     static constexpr std::uint64_t large_range_keys = 0;  // any key of the allowed range
+};
+
+template <class Domain>
+struct ds_facts<smr::ds::harris_list<Domain>> {
+    static constexpr std::uint64_t allocated_per_insert = 1;
+    static constexpr std::uint64_t retired_per_erase = 1;
+    static constexpr std::uint64_t large_range_keys = 4096;
+};
+
+template <class Domain>
+struct ds_facts<smr::ds::hm_list<Domain>> {
+    static constexpr std::uint64_t allocated_per_insert = 1;
+    static constexpr std::uint64_t retired_per_erase = 1;
+    static constexpr std::uint64_t large_range_keys = 4096;
+};
+
+/// hm_list built with ds_options::restart_from_head (the NBR paper's E4
+/// "restarts" variant), as a type of its own for the typed tests.
+template <class Domain>
+class hm_list_restarting : public smr::ds::hm_list<Domain> {
+  public:
+    static constexpr std::string_view name = "hm_list_restarting";
+    explicit hm_list_restarting(Domain& domain)
+        : smr::ds::hm_list<Domain>(domain, smr::ds::ds_options{.restart_from_head = true}) {}
+};
+
+template <class Domain>
+struct ds_facts<hm_list_restarting<Domain>> : ds_facts<smr::ds::hm_list<Domain>> {};
+
+/// The (a,b)-tree copies a leaf on every update and rebalances: an insert
+/// or erase allocates one node (three on a split, more when it rebalances)
+/// and retires what it replaced, so the counts are checked as bounds.
+template <class Domain>
+struct ds_facts<smr::ds::abtree<Domain>> {
+    static constexpr bool copy_on_write = true;
+    static constexpr std::uint64_t allocated_per_insert = 1;  // at least
+    static constexpr std::uint64_t retired_per_erase = 1;     // at least
+    static constexpr std::uint64_t large_range_keys = 0;
 };
 
 template <class DS>
@@ -93,7 +135,11 @@ class DsSequential : public ::testing::Test {
 
 using structures =
     ::testing::Types<smr::ds::lazylist<smr::leak_domain>, smr::ds::lazylist<smr::debra_domain>,
-                     smr::ds::dgt_bst<smr::leak_domain>, smr::ds::dgt_bst<smr::debra_domain>>;
+                     smr::ds::dgt_bst<smr::leak_domain>, smr::ds::dgt_bst<smr::debra_domain>,
+                     smr::ds::harris_list<smr::leak_domain>,
+                     smr::ds::harris_list<smr::debra_domain>, smr::ds::hm_list<smr::leak_domain>,
+                     smr::ds::hm_list<smr::debra_domain>, hm_list_restarting<smr::debra_domain>,
+                     smr::ds::abtree<smr::leak_domain>, smr::ds::abtree<smr::debra_domain>>;
 
 struct structure_names {
     template <class DS>
@@ -238,6 +284,25 @@ TYPED_TEST(DsSequential, NodesAllocatedAndRetired) {
     auto& domain = this->domain;
     const int tid = this->tid;
 
+    if constexpr (requires { facts::copy_on_write; }) {
+        // Copy-on-write: every successful update allocates and retires at
+        // least one node; a failed one touches none.
+        for (key_t k = 0; k < 3000; ++k) {
+            const auto before = domain.stats();
+            const bool inserted = set.insert(tid, (k * 7919) % 1000, k);
+            const auto after = domain.stats();
+            ASSERT_EQ(after.allocated > before.allocated, inserted) << k;
+            ASSERT_EQ(after.retired > before.retired || !inserted || k == 0, true) << k;
+            const auto before_erase = domain.stats();
+            const bool erased = set.erase(tid, (k * 104729) % 1000);
+            const auto after_erase = domain.stats();
+            ASSERT_EQ(after_erase.retired > before_erase.retired, erased) << k;
+            ASSERT_EQ(after_erase.allocated > before_erase.allocated, erased) << k;
+        }
+        EXPECT_EQ(domain.stats().discarded, 0u);
+        return;
+    }
+
     constexpr std::uint64_t n = 100;
     for (key_t k = 0; k < key_t(n); ++k) ASSERT_TRUE(set.insert(tid, k * 3, k));
     EXPECT_EQ(domain.stats().allocated, n * facts::allocated_per_insert);
@@ -262,6 +327,53 @@ TYPED_TEST(DsSequential, NodesAllocatedAndRetired) {
         EXPECT_EQ(stats.freed, 0u);
     }
     this->expect_matches({}, "all erased");
+}
+
+// hm_list resumes from the predecessor after an auxiliary unlink unless
+// asked to restart from the head (the option, or a reclaimer that needs it).
+TEST(HmList, RestartPolicy) {
+    smr::debra_domain domain{smr::domain_config{}};
+    static_assert(!smr::debra_domain::traits.needs_restart_from_root);
+    smr::ds::hm_list<smr::debra_domain> resuming(domain);
+    EXPECT_FALSE(resuming.restarts_from_head());
+    smr::ds::hm_list<smr::debra_domain> restarting(domain, {.restart_from_head = true});
+    EXPECT_TRUE(restarting.restarts_from_head());
+}
+
+// A long random run of the (a,b)-tree against std::set, over enough keys for
+// a tree of several levels: splits, tags, absorbs and distributes all happen,
+// and validate() (no tag or degree violation left) is checked along the way.
+TEST(Abtree, LongRandomAgainstStdSet) {
+    smr::debra_domain domain{smr::domain_config{}};
+    smr::ds::abtree<smr::debra_domain> tree(domain);
+    smr::thread_handle handle(domain);
+    const int tid = handle.tid();
+    std::mt19937_64 rng(42);
+    std::set<key_t> model;
+    constexpr int ops = 1000000;
+    for (int i = 0; i < ops; ++i) {
+        // Phases that grow and shrink the tree, so it gains and loses levels.
+        const int phase = (i / 100000) % 3;
+        const key_t key = key_t(rng() % 20000);
+        const auto dice = rng() % 100;
+        const unsigned insert_pct = phase == 0 ? 70 : phase == 1 ? 20 : 45;
+        if (dice < insert_pct) {
+            ASSERT_EQ(tree.insert(tid, key, key), model.insert(key).second) << i;
+        } else if (dice < 90) {
+            ASSERT_EQ(tree.erase(tid, key), model.erase(key) == 1) << i;
+        } else {
+            ASSERT_EQ(tree.contains(tid, key), model.count(key) == 1) << i;
+        }
+        if ((i + 1) % 50000 == 0) {
+            const auto v = tree.validate();
+            ASSERT_TRUE(v.ok) << "op " << i << ": " << v.error;
+            ASSERT_EQ(v.size, model.size()) << i;
+        }
+    }
+    for (key_t k : model) ASSERT_TRUE(tree.erase(tid, k)) << k;
+    const auto v = tree.validate();
+    ASSERT_TRUE(v.ok) << v.error;
+    EXPECT_EQ(v.size, 0u);
 }
 
 }  // namespace

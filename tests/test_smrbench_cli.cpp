@@ -104,7 +104,10 @@ INSTANTIATE_TEST_SUITE_P(
         bad_input_case{"--no-such-option", "no-such-option"},
         bad_input_case{"stray_positional", "stray_positional"},
         bad_input_case{"--timeline /no/such/dir/run.timeline", "/no/such/dir"},
-        bad_input_case{"--garbage-series /no/such/dir/g.csv", "/no/such/dir"}),
+        bad_input_case{"--garbage-series /no/such/dir/g.csv", "/no/such/dir"},
+        bad_input_case{"--ds lazylist --restart-from-head", "--restart-from-head"},
+        bad_input_case{"--ds harris_list --restart-from-head", "--restart-from-head"},
+        bad_input_case{"--markdown", "--markdown"}),
     [](const testing::TestParamInfo<bad_input_case>& info) {
         // "--key-range 100 --prefill 101" -> "key_range_100_prefill_101"
         std::string name;
@@ -145,9 +148,66 @@ TEST(Cli, ListNamesEveryReclaimerAndCombination) {
         EXPECT_NE(std::find(names.begin(), names.end(), expected), names.end()) << expected;
     }
     EXPECT_EQ(list["combinations"].size(), list["data_structures"].size() * names.size());
+    for (const auto& combo : list["combinations"]) {
+        // "valid" (what smrbench runs without --allow-unsafe) is "safe".
+        EXPECT_EQ(combo["valid"], combo["safe"]) << combo;
+        EXPECT_FALSE(combo["reason"].get<std::string>().empty()) << combo;
+        EXPECT_EQ(combo["restart_from_head_option"].get<bool>(), combo["ds"] == "hm_list");
+    }
     const run_result text = smrbench("--list");
     EXPECT_EQ(text.exit_code, 0);
     EXPECT_NE(text.out.find("valid combinations"), std::string::npos);
+    EXPECT_NE(text.out.find("compatibility (ds x reclaimer"), std::string::npos);
+    EXPECT_NE(text.out.find("hm_list"), std::string::npos);
+}
+
+// ---- unsafe combinations and --allow-unsafe -----------------------------------
+
+TEST(Cli, UnsafeCombinationIsRefusedUnlessAllowed) {
+    const auto list = nlohmann::json::parse(smrbench("--list --json").out);
+    const nlohmann::json* unsafe = nullptr;
+    for (const auto& combo : list["combinations"]) {
+        if (!combo["safe"].get<bool>()) {
+            unsafe = &combo;
+            break;
+        }
+    }
+    if (unsafe == nullptr) GTEST_SKIP() << "every compiled combination is safe";
+    const std::string ds = (*unsafe)["ds"], reclaimer = (*unsafe)["reclaimer"];
+    const std::string pair = " --ds " + ds + " --reclaimer " + reclaimer;
+
+    const run_result refused = smrbench(std::string(quick) + " --json" + pair);
+    EXPECT_EQ(refused.exit_code, 2);
+    EXPECT_EQ(refused.err, "smrbench: error: " + reclaimer + " is unsafe with " + ds + ": " +
+                               (*unsafe)["reason"].get<std::string>() +
+                               " (--allow-unsafe runs it anyway)\n");
+    EXPECT_TRUE(refused.out.empty());
+
+    // One thread: nothing is freed under a concurrent reader, so the unsafe
+    // pair cannot actually fail here; the point is that it runs.
+    const run_result allowed = smrbench(
+        "--threads 1 --key-range 256 --duration 0.05 --quiet --json --allow-unsafe" + pair);
+    ASSERT_EQ(allowed.exit_code, 0) << allowed.err;
+    const auto run = nlohmann::json::parse(allowed.out);
+    EXPECT_TRUE(run["config"]["allow_unsafe"].get<bool>());
+    EXPECT_FALSE(run["reclaimer"]["safe_with_ds"].get<bool>());
+    EXPECT_TRUE(run["validated"].get<bool>());
+}
+
+TEST(Cli, HmListRestartsFromHeadOnRequest) {
+    for (const char* flag : {"", " --restart-from-head"}) {
+        const std::string args =
+            std::string(
+                "--threads 2 --key-range 64 --duration 0.05 --quiet --json --ds hm_list "
+                "--reclaimer debra") +
+            flag;
+        const run_result r = smrbench(args);
+        ASSERT_EQ(r.exit_code, 0) << args << "\n" << r.err;
+        const auto run = nlohmann::json::parse(r.out);
+        EXPECT_EQ(run["config"]["restart_from_head"].get<bool>(), *flag != '\0') << args;
+        EXPECT_TRUE(run["validated"].get<bool>()) << args;
+        EXPECT_TRUE(run["reclaimer"]["safe_with_ds"].get<bool>()) << args;
+    }
 }
 
 TEST(Cli, JsonIsExactlyOneObjectWithTheDocumentedFields) {
@@ -187,6 +247,7 @@ TEST(Cli, JsonIsExactlyOneObjectWithTheDocumentedFields) {
 TEST(Cli, EveryCombinationRunsAndValidates) {
     const auto list = nlohmann::json::parse(smrbench("--list --json").out);
     for (const auto& combo : list["combinations"]) {
+        if (!combo["valid"].get<bool>()) continue;  // refused without --allow-unsafe
         for (const char* free : {"batch", "amortized"}) {
             const std::string args = std::string(quick) + " --json --ds " +
                                      combo["ds"].get<std::string>() + " --reclaimer " +

@@ -140,6 +140,12 @@ class dgt_bst {
     static constexpr std::string_view name = "dgt_bst";
     /// A parse may walk through routing nodes already removed from the tree.
     static constexpr bool traverses_unlinked_nodes = true;
+    /// One read phase (the parse) then one write phase (try-locks with the
+    /// parse's versions, then the write) per attempt; the write phase touches
+    /// only the reserved nodes.
+    static constexpr bool has_read_write_phases = true;
+    /// A failed try-lock restarts the attempt from the root.
+    static constexpr bool read_phases_start_at_root = true;
     /// Grandparent, parent and child, rotating.
     static constexpr int protect_slots = 3;
     static constexpr Key min_key = std::numeric_limits<Key>::min() + 1;

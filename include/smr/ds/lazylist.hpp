@@ -127,6 +127,11 @@ class lazylist {
     static constexpr std::string_view name = "lazylist";
     /// contains and the updates' traversal walk through unlinked nodes.
     static constexpr bool traverses_unlinked_nodes = true;
+    /// One read phase (the search) then one write phase (lock, validate,
+    /// write) per attempt; the write phase touches only the reserved nodes.
+    static constexpr bool has_read_write_phases = true;
+    /// A failed validation restarts the attempt from the root.
+    static constexpr bool read_phases_start_at_root = true;
     /// pred and curr, hand over hand.
     static constexpr int protect_slots = 2;
     static constexpr Key min_key = std::numeric_limits<Key>::min() + 1;

@@ -5,11 +5,16 @@
 
 #include "smr/reclaim/debra.hpp"
 #include "smr/reclaim/ebr.hpp"
+#include "smr/reclaim/he.hpp"
+#include "smr/reclaim/hp.hpp"
+#include "smr/reclaim/ibr.hpp"
+#include "smr/reclaim/nbr.hpp"
 #include "smr/reclaim/nebr.hpp"
 #include "smr/reclaim/none.hpp"
 #include "smr/reclaim/qsbr.hpp"
 #include "smr/reclaim/rcu.hpp"
 #include "smr/reclaim/token.hpp"
+#include "smr/reclaim/wfe.hpp"
 
 namespace smr {
 
@@ -18,6 +23,7 @@ namespace smr {
 /// the stress tests pick it up from this list.
 using all_domains =
     std::tuple<leak_domain, ebr_domain, nebr_domain, debra_domain, qsbr_domain, rcu_epoch_domain,
-               token_naive_domain, token_passfirst_domain, token_periodic_domain>;
+               token_naive_domain, token_passfirst_domain, token_periodic_domain, hp_domain,
+               he_domain, ibr_domain, wfe_domain, nbr_domain, nbrplus_domain>;
 
 }  // namespace smr

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <atomic>
+#include <csignal>
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -44,11 +45,30 @@ struct domain_config {
     std::uint32_t advance_every = 100;
     /// debra, qsbr: operations between looks at the next thread's announcement.
     std::uint32_t check_every = 2;
-    /// rcu: allocations by one thread between increments of the global epoch
-    /// (the IBR benchmark's epoch frequency).
+    /// rcu, he, ibr, wfe: allocations by one thread between increments of the
+    /// global epoch / era (the IBR benchmark's epoch frequency).
     std::uint32_t epoch_freq = 150;
+    /// hp: a thread scans its retire list when it reaches
+    /// max(bag_threshold, hp_scan_factor x hazard slots of registered
+    /// threads). Michael's R = H + Omega(H); 2 keeps his amortized O(1) scan
+    /// cost when bag_threshold is set below it (the default 32K dominates).
+    std::uint32_t hp_scan_factor = 2;
+    /// wfe: fast-path attempts of protect before it asks for help (the WFE
+    /// paper's and its artifact's 16).
+    std::uint32_t wfe_fast_attempts = 16;
     /// token_periodic: frees between checks for the token while freeing.
     std::uint32_t token_check_every = 100;
+    /// nbr, nbrplus: the neutralization signal (sent with pthread_kill to
+    /// registered threads only). Must not be SIGKILL or SIGSTOP, and must
+    /// not already have a handler other than NBR's.
+    int nbr_signal = SIGUSR1;
+    /// nbrplus: bag size at which a thread bookmarks its bag and starts
+    /// watching for another thread's signal broadcast (0 = half the high
+    /// watermark, the paper's "one half full").
+    std::size_t nbr_low_watermark = 0;
+    /// nbrplus: bag size at which a thread broadcasts signals itself, like
+    /// nbr at bag_threshold (0 = bag_threshold).
+    std::size_t nbr_high_watermark = 0;
 };
 
 /// The counters every reclaimer reports. Garbage = nodes retired but not yet

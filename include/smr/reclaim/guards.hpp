@@ -77,11 +77,14 @@ class [[nodiscard]] thread_handle {
 }  // namespace smr
 
 /// The NBR restart point of a read phase; see the comment at the top of this
-/// file. `domain` and `tid` are evaluated more than once.
+/// file. `domain` and `tid` are evaluated more than once. savemask 0: the NBR
+/// handler is installed with SA_NODEFER, so leaving it by siglongjmp leaves
+/// no signal blocked and there is no mask to restore -- saving one would cost
+/// a sigprocmask system call per read phase (reclaim/nbr.hpp).
 #define SMR_READ_PHASE_BEGIN(domain, tid)                                           \
     do {                                                                            \
         if constexpr (std::remove_cvref_t<decltype(domain)>::traits.uses_signals) { \
-            if (sigsetjmp(*(domain).read_phase_checkpoint(tid), 1) != 0) {          \
+            if (sigsetjmp(*(domain).read_phase_checkpoint(tid), 0) != 0) {          \
                 (domain).on_neutralized(tid);                                       \
             }                                                                       \
         }                                                                           \

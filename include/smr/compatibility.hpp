@@ -1,0 +1,138 @@
+// Which reclaimer may run with which data structure, derived from what each
+// declares: the reclaimer's traits.family and the structure's
+// traverses_unlinked_nodes, has_read_write_phases and
+// read_phases_start_at_root. The NBR paper's Table 1 (Singh, Brown,
+// Mashtizadeh, PPoPP 2021) is the source, extended to every reclaimer here;
+// docs/compatibility.md shows the resulting table (`smrbench --list
+// --markdown` prints it, and tests/test_compatibility.cpp fails when the
+// document and this code disagree).
+//
+//     constexpr auto c = smr::check<smr::ds::lazylist<smr::hp_domain>>();
+//     static_assert(!c.safe);  // c.reason says why
+//
+// The rules look only at families and declarations, never at names, so a new
+// reclaimer or structure is classified as soon as it declares its traits. A
+// structure that does not declare the phase properties is assumed not to
+// have them (unsafe with neutralization), and a family without a rule is
+// unsafe, so nothing is called safe by omission.
+#pragma once
+
+#include <string_view>
+
+#include "smr/reclaim/traits.hpp"
+
+namespace smr {
+
+/// What the rules need to know about a data structure.
+struct ds_traits {
+    std::string_view name;
+    /// A reader may follow a pointer out of a node that is already unlinked
+    /// (lazylist's and dgt_bst's searches, harris_list's runs of marked nodes).
+    bool traverses_unlinked_nodes = true;
+    /// Every operation is a sequence of read phases (SMR_READ_PHASE_BEGIN ...
+    /// read_phase_end: no shared writes, locks, allocation or destructors) and
+    /// write phases that touch only the nodes reserved at read_phase_end.
+    bool has_read_write_phases = false;
+    /// Every read phase starts from the root whenever the reclaimer's
+    /// traits.needs_restart_from_root asks for it.
+    bool read_phases_start_at_root = false;
+};
+
+/// The declarations of structure DS (an instantiated type, e.g.
+/// lazylist<debra_domain>); the two phase properties default to false.
+template <class DS>
+constexpr ds_traits ds_traits_of() noexcept {
+    ds_traits t;
+    t.name = DS::name;
+    t.traverses_unlinked_nodes = DS::traverses_unlinked_nodes;
+    if constexpr (requires { DS::has_read_write_phases; }) {
+        t.has_read_write_phases = DS::has_read_write_phases;
+    }
+    if constexpr (requires { DS::read_phases_start_at_root; }) {
+        t.read_phases_start_at_root = DS::read_phases_start_at_root;
+    }
+    return t;
+}
+
+/// The verdict for one reclaimer x structure: safe or not, and one sentence
+/// (no line breaks) saying why, citing the literature.
+struct compatibility {
+    bool safe = false;
+    std::string_view reason;
+};
+
+namespace compatibility_reasons {
+
+inline constexpr std::string_view leak =
+    "never frees a node while threads run, so no pointer can dangle.";
+inline constexpr std::string_view epoch =
+    "a node retired during an operation is freed only after a grace period in which every "
+    "thread has passed a quiescent point (between operations), so every pointer an operation "
+    "read stays valid until it ends, even through unlinked nodes (NBR paper, Table 1: EBR is "
+    "compatible with every structure).";
+inline constexpr std::string_view external =
+    "an adapter over liburcu: its grace periods outlast every read-side critical section, "
+    "which here spans the whole operation, so it protects like an epoch scheme.";
+inline constexpr std::string_view reservation_unlinked =
+    "its readers follow next pointers out of nodes that may already be unlinked, and a "
+    "reservation cannot protect such a successor: the validating re-read of an unlinked node's "
+    "frozen pointer succeeds even when its target is already retired and freed, and an era "
+    "reserved there may postdate that target's retirement (NBR paper, Section 2 and Table 1: "
+    "HP, HE, IBR and WFE are not compatible with the lazy list or DGT; Michael 2002 changed "
+    "Harris's list into HM04 for this reason).";
+inline constexpr std::string_view reservation_safe =
+    "every node is dereferenced only after protect's re-read found it linked from an unmarked, "
+    "hence still reachable, predecessor, so the reservation was visible before the node could "
+    "be retired (Michael's validation; NBR paper, Table 1: HM04 is compatible with HP, HE, IBR "
+    "and WFE).";
+inline constexpr std::string_view neutralization_safe =
+    "every operation is a sequence of read phases that write nothing and may be restarted "
+    "from their checkpoint, each starting from the root, and write phases that touch only the "
+    "nodes reserved when the read phase ended (NBR paper, Sections 4.1 and 5.2).";
+inline constexpr std::string_view neutralization_no_phases =
+    "the structure does not declare the read/write-phase form NBR requires: a neutralized "
+    "reader would restart in the middle of a write, or a writer would touch unreserved nodes "
+    "(NBR paper, Section 4.1).";
+inline constexpr std::string_view neutralization_no_root_restart =
+    "a read phase after an auxiliary write resumes from a node kept from the previous phase, "
+    "whose successors are not reserved and may be freed (NBR paper, Section 5.2, 'Limitation: "
+    "restarting from the root'; Table 1: HM04 is not compatible with NBR).";
+inline constexpr std::string_view reference_count =
+    "reference counting protects only links the structure counts, and no structure here "
+    "declares counted links; add a rule in smr/compatibility.hpp when one does.";
+inline constexpr std::string_view unknown_family =
+    "no compatibility rule exists for this reclaimer family; add one in smr/compatibility.hpp.";
+
+}  // namespace compatibility_reasons
+
+/// The rule table: one case per family.
+constexpr compatibility check(const ds_traits& ds, const reclaimer_traits& reclaimer) noexcept {
+    namespace why = compatibility_reasons;
+    switch (reclaimer.family) {
+        case reclaimer_family::leak:
+            return {true, why::leak};
+        case reclaimer_family::epoch:
+            return {true, why::epoch};
+        case reclaimer_family::external:
+            return {true, why::external};
+        case reclaimer_family::reservation:
+            if (ds.traverses_unlinked_nodes) return {false, why::reservation_unlinked};
+            return {true, why::reservation_safe};
+        case reclaimer_family::neutralization:
+            if (!ds.has_read_write_phases) return {false, why::neutralization_no_phases};
+            if (!ds.read_phases_start_at_root) return {false, why::neutralization_no_root_restart};
+            return {true, why::neutralization_safe};
+        case reclaimer_family::reference_count:
+            return {false, why::reference_count};
+    }
+    return {false, why::unknown_family};
+}
+
+/// The verdict for structure DS (an instantiated type) with reclaimer Domain
+/// (by default the structure's own domain_type).
+template <class DS, class Domain = typename DS::domain_type>
+constexpr compatibility check() noexcept {
+    return check(ds_traits_of<DS>(), Domain::traits);
+}
+
+}  // namespace smr

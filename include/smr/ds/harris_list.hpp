@@ -1,0 +1,327 @@
+// Harris list: Timothy L. Harris, "A Pragmatic Implementation of Non-Blocking
+// Linked-Lists" (DISC 2001).
+//
+// A sorted singly linked list between two sentinels, lock-free. erase first
+// *marks* the node (sets bit 0 of its own `next`, smr/ds/marked_ptr.hpp: the
+// logical delete and linearization point; a marked `next` never changes
+// again), then tries to unlink it. Every update begins with search(key),
+// which finds the window (left, right) with left.key < key <= right.key,
+// left unmarked, right unmarked, and -- the heart of Harris's algorithm --
+// *every node between them marked*: a run of logically deleted nodes that it
+// unlinks with one CAS on left.next. When that CAS fails, or right turns out
+// marked, search starts again from the head.
+//
+// ---- Read and write phases (NBR; docs/design.md, "Restarts") ----------------
+//
+// Harris's search writes (the run's unlink), so it does not fit one read
+// phase followed by one write phase. We split it as the NBR paper does
+// (Section 5.2, Algorithm 3): each attempt of search is
+//
+//   SMR_READ_PHASE_BEGIN            -- checkpoint; a neutralized reader comes back here
+//   find(key)                       -- read phase: walk from the head, no writes
+//   read_phase_end(left, right)     -- reserve the two nodes the write phase touches
+//   CAS(left.next, left_next, right); retire the run; read right.next
+//                                   -- write phase (left and right are reserved)
+//   on failure: continue            -- a new read phase, *from the head*
+//
+// so every read phase starts from the root, which NBR needs (Section 5.2:
+// "Limitation: restarting from the root"), and Harris's search already does.
+// The write phase touches only left, right and the run. The run's nodes are
+// not reserved (a run has no length bound) and need not be: they are
+// reachable from left until our CAS succeeds, so nobody else has unlinked
+// them, and after it only the thread whose CAS unlinked them -- this one --
+// retires them. Until it does, no reclaimer holds them, so walking the run
+// after the CAS is safe under every scheme. Each node is retired exactly once:
+// only marked nodes are ever unlinked, an unmarked node is always reachable,
+// and a node leaves the list through exactly one successful CAS.
+//
+// insert and erase call search, then do their own write (link the new node /
+// mark right and try to unlink it) in search's write phase; on failure they
+// call search again, which opens a new read phase from the head. erase, once
+// its mark succeeded, must not restart the whole operation (it has
+// linearized); if its own unlink CAS fails it calls search(key) once more,
+// which unlinks the marked node as part of a run, as in Harris's paper, so no
+// marked node stays reachable once operations are over.
+//
+// contains does not help: it walks from the head through marked nodes
+// (possibly already unlinked ones), stops at the first key >= its key and
+// reads that node's mark: a read-only, wait-free operation (the usual
+// companion of Harris's list, e.g. Herlihy and Shavit's LockFreeList).
+//
+// ---- Reclamation ---------------------------------------------------------------
+//
+// traverses_unlinked_nodes: both find and contains follow `next` out of
+// marked nodes that another thread may already have unlinked and retired,
+// and the node after one may be retired too. Hazard pointers cannot protect
+// that: the validating re-read of a frozen (marked) `next` always succeeds,
+// whether or not its target is already freed. This is why Michael designed
+// the Harris-Michael list (hm_list.hpp) for hazard pointers. The NBR paper's
+// Table 1 lists HL01 as compatible with HP-like schemes, presumably for a
+// variant that validates like Michael's; the original search here does not,
+// and the compatibility table (smr/compatibility.hpp) refuses reservation
+// schemes with it. Epoch schemes protect everything an operation read, and
+// NBR protects it through the phase discipline above.
+//
+// Progress: contains is wait-free; insert and erase are lock-free (a failed
+// CAS means another operation's CAS succeeded). A successful insert allocates
+// one node; each node is retired once, by the thread that unlinked it.
+//
+// Memory layout: the domain's header + key, value and next: 40 bytes with the
+// 16-byte header of the epoch-family and leak domains.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <string_view>
+
+#include "smr/core/padded.hpp"
+#include "smr/ds/marked_ptr.hpp"
+#include "smr/ds/validation.hpp"
+#include "smr/reclaim/guards.hpp"
+
+namespace smr::ds {
+
+/// Harris's lock-free list as a set of Key (with a Value per key). Keys must
+/// lie in [min_key, max_key] = [numeric_limits<Key>::min() + 1,
+/// numeric_limits<Key>::max() - 1]: the sentinels hold the extremes.
+template <class Domain, class Key = std::int64_t, class Value = std::int64_t>
+class harris_list {
+    struct node : Domain::node_base {
+        node(Key k, Value v, node* successor) noexcept : key(k), value(v), next(successor) {}
+
+        const Key key;
+        const Value value;
+        /// Successor, with bit 0 = this node is logically deleted. Once
+        /// marked, never written again.
+        std::atomic<node*> next;
+    };
+
+    /// What find returns: left.key < key <= right.key (right may be the
+    /// tail); left_next is the (unmarked) value of left.next that find read;
+    /// every node from left_next up to, not including, right was marked.
+    struct window {
+        node* left;
+        node* left_next;
+        node* right;
+    };
+
+  public:
+    using domain_type = Domain;
+    using key_type = Key;
+    using value_type = Value;
+
+    static constexpr std::string_view name = "harris_list";
+    /// find and contains walk out of marked nodes that may be unlinked.
+    static constexpr bool traverses_unlinked_nodes = true;
+    /// Every operation is a sequence of (read phase, write phase) pairs: the
+    /// read phases write nothing shared, and the write phases touch only the
+    /// nodes reserved at read_phase_end (and the run they unlinked).
+    static constexpr bool has_read_write_phases = true;
+    /// Every read phase starts from the head, whatever the reclaimer.
+    static constexpr bool read_phases_start_at_root = true;
+    /// left, the current node and the next one (reservation schemes only).
+    static constexpr int protect_slots = 3;
+    static constexpr Key min_key = std::numeric_limits<Key>::min() + 1;
+    static constexpr Key max_key = std::numeric_limits<Key>::max() - 1;
+    static constexpr std::size_t node_size = sizeof(node);
+
+    /// `domain` must outlive the list.
+    explicit harris_list(Domain& domain)
+        : domain_(domain),
+          head_(std::numeric_limits<Key>::min(), Value{}, &tail_),
+          tail_(std::numeric_limits<Key>::max(), Value{}, nullptr) {}
+
+    harris_list(const harris_list&) = delete;
+    harris_list& operator=(const harris_list&) = delete;
+
+    /// Frees every node still linked (marked or not: a linked node was never
+    /// retired). No operation may be running.
+    ~harris_list() {
+        node* curr = detail::without_mark(head_.next.load(std::memory_order_relaxed));
+        while (curr != &tail_) {
+            node* next = detail::without_mark(curr->next.load(std::memory_order_relaxed));
+            domain_.free_unshared(curr);
+            curr = next;
+        }
+    }
+
+    bool insert(int tid, Key key, Value value) {
+        smr::op_guard guard(domain_, tid);
+        node* fresh = nullptr;  // allocated in a write phase, kept across attempts
+        for (;;) {
+            const window w = search(tid, key);  // returns in a write phase
+            if (w.right->key == key) {
+                if (fresh != nullptr) domain_.discard(tid, fresh);
+                return false;  // right was unmarked when search checked it
+            }
+            if (fresh == nullptr) fresh = domain_.template allocate<node>(tid, key, value, w.right);
+            fresh->next.store(w.right, std::memory_order_relaxed);  // not yet shared
+            node* expected = w.right;
+            // release: publishes fresh's fields to the acquire loads of left.next.
+            if (w.left->next.compare_exchange_strong(expected, fresh, std::memory_order_acq_rel,
+                                                     std::memory_order_acquire)) {
+                return true;
+            }
+        }
+    }
+
+    bool erase(int tid, Key key) {
+        smr::op_guard guard(domain_, tid);
+        for (;;) {
+            const window w = search(tid, key);  // returns in a write phase
+            if (w.right->key != key) return false;
+            node* succ = w.right->next.load(std::memory_order_acquire);
+            if (detail::is_marked(succ)) continue;  // another erase won; search unlinks it
+            // The logical delete, and our linearization point.
+            if (!w.right->next.compare_exchange_strong(succ, detail::with_mark(succ),
+                                                       std::memory_order_acq_rel,
+                                                       std::memory_order_acquire)) {
+                continue;  // right.next changed (insert after it, or marked): retry
+            }
+            node* expected = w.right;
+            if (w.left->next.compare_exchange_strong(expected, succ, std::memory_order_acq_rel,
+                                                     std::memory_order_acquire)) {
+                domain_.retire(tid, w.right);
+            } else {
+                // Someone changed left.next: let a search unlink right (with
+                // whatever run it is in). Harris: "right_node = search(...)".
+                (void)search(tid, key);
+            }
+            return true;
+        }
+    }
+
+    bool contains(int tid, Key key) {
+        smr::op_guard guard(domain_, tid);
+        for (;;) {  // contains never restarts by itself; NBR may neutralize its read phase
+            SMR_READ_PHASE_BEGIN(domain_, tid);
+            node* curr = domain_.protect(tid, 0, head_.next);  // head is never marked
+            node* succ = domain_.protect(tid, 1, curr->next);
+            for (int slot = 0; curr->key < key; slot ^= 1) {
+                curr = detail::without_mark(succ);
+                succ = domain_.protect(tid, slot, curr->next);
+            }
+            const bool found = curr->key == key && !detail::is_marked(succ);
+            domain_.read_phase_end(tid);
+            return found;
+        }
+    }
+
+    /// Quiescent only. Checks: sentinels intact, keys strictly ascending from
+    /// head to tail, no reachable node marked; sums keys and counts nodes
+    /// between the sentinels.
+    validation_result validate() const {
+        validation_result result;
+        std::uint64_t sum = 0;  // wraps
+        if (head_.key != std::numeric_limits<Key>::min()) result.fail("head sentinel key changed");
+        if (tail_.key != std::numeric_limits<Key>::max()) result.fail("tail sentinel key changed");
+        if (tail_.next.load(std::memory_order_relaxed) != nullptr) {
+            result.fail("tail sentinel has a successor");
+        }
+        const node* pred = &head_;
+        while (pred != &tail_) {
+            node* raw = pred->next.load(std::memory_order_relaxed);
+            if (detail::is_marked(raw)) {
+                result.fail("reachable marked node, key " + std::to_string(pred->key));
+            }
+            const node* curr = detail::without_mark(raw);
+            if (curr == nullptr) {
+                result.fail("list ends before the tail sentinel");
+                break;
+            }
+            if (!(pred->key < curr->key)) {
+                result.fail("keys not strictly ascending: " + std::to_string(pred->key) + " then " +
+                            std::to_string(curr->key));
+                break;
+            }
+            if (curr != &tail_) {
+                sum += static_cast<std::uint64_t>(curr->key);
+                ++result.size;
+            }
+            pred = curr;
+        }
+        result.key_sum = static_cast<std::int64_t>(sum);
+        return result;
+    }
+
+  private:
+    /// Harris's search. Returns a window whose left and right were both
+    /// unmarked and adjacent after it unlinked the run between them, in the
+    /// write phase (left and right reserved). Every attempt is a read phase
+    /// from the head; the checkpoint lives in this frame, which is active for
+    /// the whole read phase.
+    window search(int tid, Key key) {
+        for (;;) {
+            SMR_READ_PHASE_BEGIN(domain_, tid);
+            const window w = find(tid, key);
+            domain_.read_phase_end(tid, w.left, w.right);
+
+            if (w.left_next != w.right) {
+                node* expected = w.left_next;
+                if (!w.left->next.compare_exchange_strong(
+                        expected, w.right, std::memory_order_acq_rel, std::memory_order_acquire)) {
+                    continue;  // left changed or was marked: from the head
+                }
+                retire_run(tid, w.left_next, w.right);
+            }
+            if (w.right != &tail_ &&
+                detail::is_marked(w.right->next.load(std::memory_order_acquire))) {
+                continue;  // right was deleted meanwhile: from the head
+            }
+            return w;
+        }
+    }
+
+    /// The read phase of search: writes nothing shared, allocates nothing,
+    /// and every local is initialized here, so a neutralization may abandon it
+    /// anywhere. Three protect slots, chosen so that left's stays untouched
+    /// while the walk goes on past it.
+    window find(int tid, Key key) noexcept {
+        node* left = &head_;  // sentinels need no slot
+        int left_slot = -1;
+        node* left_next = domain_.protect(tid, 0, head_.next);  // head is never marked
+        node* t = left_next;
+        int t_slot = 0;
+        while (t != &tail_) {
+            const int slot = free_slot(left_slot, t_slot);
+            node* t_next = domain_.protect(tid, slot, t->next);
+            if (!detail::is_marked(t_next)) {
+                if (!(t->key < key)) break;  // t is right
+                left = t;
+                left_slot = t_slot;
+                left_next = t_next;
+            }
+            t = detail::without_mark(t_next);
+            t_slot = slot;
+        }
+        return {left, left_next, t};
+    }
+
+    /// The one of slots 0, 1, 2 that neither a nor b holds (-1: no slot).
+    static int free_slot(int a, int b) noexcept {
+        for (int s = 0;; ++s) {
+            if (s != a && s != b) return s;
+        }
+    }
+
+    /// Retires the run [first, last) this thread's CAS just unlinked. Each
+    /// node's next is read before the node is retired (retire may free it).
+    void retire_run(int tid, node* first, node* last) noexcept {
+        while (first != last) {
+            node* next = detail::without_mark(first->next.load(std::memory_order_acquire));
+            domain_.retire(tid, first);
+            first = next;
+        }
+    }
+
+    Domain& domain_;
+    /// Sentinels live in the list object (never allocated, retired or freed),
+    /// each on its own cache lines.
+    alignas(core::false_sharing_range) node head_;
+    alignas(core::false_sharing_range) node tail_;
+};
+
+}  // namespace smr::ds

@@ -1,0 +1,329 @@
+// Harris-Michael list: Maged M. Michael, "High Performance Dynamic Lock-Free
+// Hash Tables and List-Based Sets" (SPAA 2002).
+//
+// Harris's list (harris_list.hpp) reworked so that hazard pointers can
+// protect it. The mark bit is the same (bit 0 of a node's own `next`: the
+// node is logically deleted; a marked `next` never changes again), but the
+// traversal never walks out of a marked node: when it meets a marked node it
+// unlinks that one node with a CAS on its predecessor's `next` and goes on
+// from the predecessor; when that CAS fails (the predecessor changed or was
+// itself marked) it starts again from the head.
+//
+// ---- Why hazard pointers (and HE, IBR, WFE) are safe here ------------------
+//
+// A node is dereferenced only after protect() returned it *unmarked* from a
+// node that is itself protected. protect announces the pointer and re-reads
+// the source until it is stable, so at the re-read the source's `next` still
+// held the unmarked pointer: the source node was not marked, hence not
+// unlinked (only marked nodes are unlinked), hence reachable, and so was its
+// successor, which therefore was not retired before the announcement became
+// visible. This is Michael's validation "pred.next still points to curr,
+// unmarked" folded into protect's re-read; a marked value read from a source
+// is never followed (its hazard names a tagged address, which protects
+// nothing, and we do not need it to). traverses_unlinked_nodes is false.
+//
+// ---- Read and write phases (NBR; docs/design.md, "Restarts") ----------------
+//
+// Unlinking a marked node is a write, so each attempt of the traversal
+// (search) is
+//
+//   SMR_READ_PHASE_BEGIN           -- checkpoint; a neutralized reader comes back here
+//   find(key, start)               -- read phase: walk from `start`, no writes
+//   read_phase_end(prev, curr)     -- reserve the nodes the write phase touches
+//   if curr is marked:             -- auxiliary write phase:
+//       CAS(prev.next, curr, next); retire(curr); continue
+//   else return (prev, curr)       -- the operation's own write phase
+//
+// After an auxiliary unlink, Michael's list continues from prev. A new read
+// phase that starts from a node held over from the previous phase is not
+// safe under NBR (Section 5.2, "Limitation: restarting from the root": prev
+// is reserved but what it points to is not), and Table 1 accordingly lists
+// HM04 as incompatible with NBR. So the list restarts every read phase from
+// the head when the reclaimer asks for it (Domain::traits.
+// needs_restart_from_root) or when built with ds_options::restart_from_head,
+// which is the NBR paper's E4 modification ("DEBRA-restarts" in Figure 4b);
+// otherwise it resumes from prev, as Michael does. Resuming is safe for every
+// other scheme: epochs protect the whole operation, and reservation schemes
+// still hold prev's reservation (it stays in its protect slot across phases).
+//
+// The write phases touch only prev (a CAS on its next) and curr (a CAS on its
+// next, or retire after our unlink); `next` is only a value. Every node is
+// retired exactly once, by the thread whose CAS unlinked it.
+//
+// erase marks curr (linearization point), then tries to unlink it; if that
+// CAS fails it calls search(key) once more, which unlinks the marked node on
+// the way (Michael: "else Find(key)"), so no marked node stays reachable once
+// operations are over. contains is Michael's Search: the same traversal, so
+// it helps unlink marked nodes (and has write phases) too.
+//
+// Progress: lock-free. A successful insert allocates one node.
+//
+// Memory layout: the domain's header + key, value and next: 40 bytes with the
+// 16-byte header of the epoch-family and leak domains.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <string_view>
+
+#include "smr/core/padded.hpp"
+#include "smr/ds/marked_ptr.hpp"
+#include "smr/ds/options.hpp"
+#include "smr/ds/validation.hpp"
+#include "smr/reclaim/guards.hpp"
+
+namespace smr::ds {
+
+/// The Harris-Michael list as a set of Key (with a Value per key). Keys must
+/// lie in [min_key, max_key] = [numeric_limits<Key>::min() + 1,
+/// numeric_limits<Key>::max() - 1]: the sentinels hold the extremes.
+template <class Domain, class Key = std::int64_t, class Value = std::int64_t>
+class hm_list {
+    struct node : Domain::node_base {
+        node(Key k, Value v, node* successor) noexcept : key(k), value(v), next(successor) {}
+
+        const Key key;
+        const Value value;
+        /// Successor, with bit 0 = this node is logically deleted. Once
+        /// marked, never written again.
+        std::atomic<node*> next;
+    };
+
+    /// Where a read phase starts: prev, and the protect slot holding it (-1
+    /// for the head sentinel, which needs none).
+    struct cursor {
+        node* prev;
+        int prev_slot;
+    };
+
+    /// What find returns: prev.key < key, prev.next == curr when curr was
+    /// read. Either curr is unmarked with curr.key >= key (or the tail) and
+    /// next is its successor, or curr_marked and next is curr's successor,
+    /// which the caller must unlink curr towards.
+    struct window {
+        node* prev;
+        node* curr;
+        node* next;  // unmarked; null when curr is the tail
+        int prev_slot;
+        int curr_slot;
+        bool curr_marked;
+    };
+
+  public:
+    using domain_type = Domain;
+    using key_type = Key;
+    using value_type = Value;
+
+    static constexpr std::string_view name = "hm_list";
+    /// The traversal never follows a pointer out of a marked node.
+    static constexpr bool traverses_unlinked_nodes = false;
+    /// Every operation is a sequence of (read phase, write phase) pairs; the
+    /// write phases touch only prev and curr, reserved at read_phase_end.
+    static constexpr bool has_read_write_phases = true;
+    /// Every read phase starts from the head whenever the reclaimer's
+    /// traits.needs_restart_from_root asks for it (it resumes from prev
+    /// otherwise, unless ds_options::restart_from_head).
+    static constexpr bool read_phases_start_at_root = true;
+    /// smrbench --restart-from-head applies (ds_options::restart_from_head).
+    static constexpr bool has_restart_from_head_option = true;
+    /// prev, curr and next, hand over hand (Michael's hp0, hp1, hp2).
+    static constexpr int protect_slots = 3;
+    static constexpr Key min_key = std::numeric_limits<Key>::min() + 1;
+    static constexpr Key max_key = std::numeric_limits<Key>::max() - 1;
+    static constexpr std::size_t node_size = sizeof(node);
+
+    /// `domain` must outlive the list.
+    explicit hm_list(Domain& domain, ds_options options = {})
+        : domain_(domain),
+          restart_from_head_(options.restart_from_head || Domain::traits.needs_restart_from_root),
+          head_(std::numeric_limits<Key>::min(), Value{}, &tail_),
+          tail_(std::numeric_limits<Key>::max(), Value{}, nullptr) {}
+
+    hm_list(const hm_list&) = delete;
+    hm_list& operator=(const hm_list&) = delete;
+
+    /// Frees every node still linked (marked or not: a linked node was never
+    /// retired). No operation may be running.
+    ~hm_list() {
+        node* curr = detail::without_mark(head_.next.load(std::memory_order_relaxed));
+        while (curr != &tail_) {
+            node* next = detail::without_mark(curr->next.load(std::memory_order_relaxed));
+            domain_.free_unshared(curr);
+            curr = next;
+        }
+    }
+
+    /// True when every read phase starts from the head (the option, or a
+    /// reclaimer that needs it).
+    bool restarts_from_head() const noexcept { return restart_from_head_; }
+
+    bool insert(int tid, Key key, Value value) {
+        smr::op_guard guard(domain_, tid);
+        node* fresh = nullptr;  // allocated in a write phase, kept across attempts
+        for (;;) {
+            const window w = search(tid, key);  // returns in a write phase
+            if (w.curr->key == key) {
+                if (fresh != nullptr) domain_.discard(tid, fresh);
+                return false;  // curr was unmarked when find read its next
+            }
+            if (fresh == nullptr) fresh = domain_.template allocate<node>(tid, key, value, w.curr);
+            fresh->next.store(w.curr, std::memory_order_relaxed);  // not yet shared
+            node* expected = w.curr;
+            // release: publishes fresh's fields to the acquire loads of prev.next.
+            if (w.prev->next.compare_exchange_strong(expected, fresh, std::memory_order_acq_rel,
+                                                     std::memory_order_acquire)) {
+                return true;
+            }
+            // prev changed or was marked: Michael restarts from the head.
+        }
+    }
+
+    bool erase(int tid, Key key) {
+        smr::op_guard guard(domain_, tid);
+        for (;;) {
+            const window w = search(tid, key);  // returns in a write phase
+            if (w.curr->key != key) return false;
+            node* succ = w.next;
+            // The logical delete, and our linearization point.
+            if (!w.curr->next.compare_exchange_strong(succ, detail::with_mark(w.next),
+                                                      std::memory_order_acq_rel,
+                                                      std::memory_order_acquire)) {
+                continue;  // curr.next changed (insert after it, or marked): from the head
+            }
+            node* expected = w.curr;
+            if (w.prev->next.compare_exchange_strong(expected, w.next, std::memory_order_acq_rel,
+                                                     std::memory_order_acquire)) {
+                domain_.retire(tid, w.curr);
+            } else {
+                (void)search(tid, key);  // unlinks curr on the way (Michael: Find(key))
+            }
+            return true;
+        }
+    }
+
+    /// Michael's Search: the traversal of the updates (it unlinks the marked
+    /// nodes it meets), then a look at the key.
+    bool contains(int tid, Key key) {
+        smr::op_guard guard(domain_, tid);
+        const window w = search(tid, key);
+        return w.curr->key == key;
+    }
+
+    /// Quiescent only. Checks: sentinels intact, keys strictly ascending from
+    /// head to tail, no reachable node marked; sums keys and counts nodes
+    /// between the sentinels.
+    validation_result validate() const {
+        validation_result result;
+        std::uint64_t sum = 0;  // wraps
+        if (head_.key != std::numeric_limits<Key>::min()) result.fail("head sentinel key changed");
+        if (tail_.key != std::numeric_limits<Key>::max()) result.fail("tail sentinel key changed");
+        if (tail_.next.load(std::memory_order_relaxed) != nullptr) {
+            result.fail("tail sentinel has a successor");
+        }
+        const node* pred = &head_;
+        while (pred != &tail_) {
+            node* raw = pred->next.load(std::memory_order_relaxed);
+            if (detail::is_marked(raw)) {
+                result.fail("reachable marked node, key " + std::to_string(pred->key));
+            }
+            const node* curr = detail::without_mark(raw);
+            if (curr == nullptr) {
+                result.fail("list ends before the tail sentinel");
+                break;
+            }
+            if (!(pred->key < curr->key)) {
+                result.fail("keys not strictly ascending: " + std::to_string(pred->key) + " then " +
+                            std::to_string(curr->key));
+                break;
+            }
+            if (curr != &tail_) {
+                sum += static_cast<std::uint64_t>(curr->key);
+                ++result.size;
+            }
+            pred = curr;
+        }
+        result.key_sum = static_cast<std::int64_t>(sum);
+        return result;
+    }
+
+  private:
+    cursor from_head() noexcept { return {&head_, -1}; }
+
+    /// Michael's Find. Returns (prev, curr) with prev.key < key <= curr.key,
+    /// both unmarked when read and adjacent, in the write phase (prev and curr
+    /// reserved). Each attempt is a read phase; the checkpoint lives in this
+    /// frame, which is active for the whole read phase. `start` changes only
+    /// in write phases, before the next checkpoint.
+    window search(int tid, Key key) {
+        cursor start = from_head();
+        for (;;) {
+            SMR_READ_PHASE_BEGIN(domain_, tid);
+            const window w = find(tid, key, start);
+            domain_.read_phase_end(tid, w.prev, w.curr);
+            if (!w.curr_marked) return w;
+
+            // Auxiliary write phase: unlink the marked curr.
+            node* expected = w.curr;
+            if (w.prev->next.compare_exchange_strong(expected, w.next, std::memory_order_acq_rel,
+                                                     std::memory_order_acquire)) {
+                domain_.retire(tid, w.curr);
+                start = restart_from_head_ ? from_head() : cursor{w.prev, w.prev_slot};
+            } else {
+                start = from_head();  // prev changed or was marked (Michael: try_again)
+            }
+        }
+    }
+
+    /// The read phase: writes nothing shared, allocates nothing, and every
+    /// local is initialized here, so a neutralization may abandon it anywhere.
+    /// Slots: prev, curr and next each keep their own; advancing rotates them.
+    window find(int tid, Key key, cursor start) noexcept {
+        for (;;) {
+            node* prev = start.prev;
+            int prev_slot = start.prev_slot;
+            int curr_slot = prev_slot == 0 ? 1 : 0;
+            node* curr = domain_.protect(tid, curr_slot, prev->next);
+            if (detail::is_marked(curr)) {
+                // Only when resuming: prev was marked since we held it. Its
+                // successor may be gone; start over from the head.
+                start = from_head();
+                continue;
+            }
+            for (;;) {
+                if (curr == &tail_) return {prev, curr, nullptr, prev_slot, curr_slot, false};
+                const int next_slot = free_slot(prev_slot, curr_slot);
+                node* next = domain_.protect(tid, next_slot, curr->next);
+                if (detail::is_marked(next)) {
+                    // curr is deleted; do not follow its next.
+                    return {prev, curr, detail::without_mark(next), prev_slot, curr_slot, true};
+                }
+                // curr was unmarked at protect's re-read, so reachable, so
+                // next was too: next is protected.
+                if (!(curr->key < key)) return {prev, curr, next, prev_slot, curr_slot, false};
+                prev = curr;
+                prev_slot = curr_slot;
+                curr = next;
+                curr_slot = next_slot;
+            }
+        }
+    }
+
+    /// The one of slots 0, 1, 2 that neither a nor b holds (-1: no slot).
+    static int free_slot(int a, int b) noexcept {
+        for (int s = 0;; ++s) {
+            if (s != a && s != b) return s;
+        }
+    }
+
+    Domain& domain_;
+    const bool restart_from_head_;
+    /// Sentinels live in the list object (never allocated, retired or freed),
+    /// each on its own cache lines.
+    alignas(core::false_sharing_range) node head_;
+    alignas(core::false_sharing_range) node tail_;
+};
+
+}  // namespace smr::ds

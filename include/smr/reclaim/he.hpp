@@ -1,0 +1,190 @@
+// he: Hazard Eras (Ramalhete and Correia, "Brief Announcement: Hazard Eras -
+// Non-Blocking Memory Reclamation", SPAA 2017).
+//
+// Hazard pointers with eras in place of addresses. A global era counter
+// advances every `epoch_freq` allocations of a thread (the IBR benchmark's
+// rule) and whenever a thread scans (as the IBR benchmark's HE does, so a
+// retire-only phase still moves eras). Every node carries the era it was
+// allocated in (birth, stamped in on_allocate) and the era read after its
+// unlink (retire). protect(tid, slot, src) announces the current era in the
+// slot and re-reads the era until it is stable, so the node it returns was
+// reachable while the announced era was current. A thread scans its retire
+// list when it reaches `bag_threshold` nodes and frees every node whose
+// [birth, retire] interval contains no announced era.
+//
+// Trade-offs. Against HP: protect writes and fences only when the era has
+// changed since the slot's last announcement, which with `epoch_freq` = 150
+// is rare, so traversals cost almost as little as under epochs. Against
+// epochs: a stalled thread pins only the nodes alive at the eras it
+// announced (at most `max_protect_slots` eras), not everything retired after
+// it stalled, so garbage stays bounded. The cost is two 8-byte stamps per
+// node and a scan that tests every retired node. Like HP it cannot protect a
+// traversal through already-unlinked nodes (lazylist, dgt_bst): the unlinked
+// node's successor may have been retired in an era the reader never
+// announced. Those combinations compile but are unsafe.
+//
+// Progress: protect is lock-free (it retries only when the era moves; a
+// thread that allocates in a tight loop can starve it, which is what WFE
+// fixes); every other hook is wait-free. Memory: per thread, bag_threshold
+// plus the nodes whose lifetimes contain an announced era; a stalled thread
+// pins at most the nodes alive during the `max_protect_slots` eras it holds.
+#pragma once
+
+#include <atomic>
+#include <cassert>
+#include <cstddef>
+#include <cstdint>
+
+#include "smr/core/limbo_bag.hpp"
+#include "smr/core/padded.hpp"
+#include "smr/reclaim/domain_base.hpp"
+#include "smr/reclaim/reservation_common.hpp"
+#include "smr/reclaim/traits.hpp"
+
+namespace smr {
+
+namespace detail {
+
+struct he_local {
+    /// Announced eras, no_era when unused. Read by every scan; alone on their lines.
+    alignas(core::false_sharing_range) std::atomic<std::uint64_t> eras[max_protect_slots] = {};
+    /// Slots [0, used) may hold an era: end_op clears only those.
+    alignas(core::false_sharing_range) int used = 0;
+    std::uint32_t allocations = 0;
+    core::limbo_bag retired;
+    std::size_t next_scan_at = 0;
+    era_set scratch;
+
+    void drain_into(core::limbo_bag& out) noexcept { out.splice_back(retired); }
+};
+
+}  // namespace detail
+
+/// Hazard Eras; see the comment at the top of this file.
+class he_domain : public domain_base<he_domain, detail::he_local, era_node_header> {
+    using base = domain_base<he_domain, detail::he_local, era_node_header>;
+
+  public:
+    static constexpr reclaimer_traits traits{
+        .name = "he",
+        .family = reclaimer_family::reservation,
+        .garbage_bounded = true,
+        .needs_restart_from_root = false,
+        .uses_signals = false,
+        .needs_quiescent_states = false,
+    };
+
+    using node_header = era_node_header;
+
+    using base::base;
+
+    template <class T>
+    T* protect(int tid, int slot, const std::atomic<T*>& source) noexcept {
+        assert(slot >= 0 && slot < max_protect_slots);
+        auto& me = local(tid);
+        if (slot >= me.used) me.used = slot + 1;
+        auto& reserved = me.eras[slot];
+        std::uint64_t prev = reserved.load(std::memory_order_relaxed);  // our own slot
+        for (;;) {
+            // acquire: pairs with the release (or CAS) that published the node.
+            T* ptr = source.load(std::memory_order_acquire);
+            // seq_cst (a plain load on x86): puts the increment that wrote
+            // this era before our next fence in S, so a retirer whose unlink
+            // follows our source load stamps at least this era. Read after
+            // the pointer, it also bounds the node's birth era from above.
+            const std::uint64_t era = global_era_.load(std::memory_order_seq_cst);
+            if (era == prev) return ptr;
+            // release store + seq_cst fence: the fence orders the
+            // announcement before the next source load against the
+            // scanner's fence; release because it overwrites the era that
+            // protected earlier reads (a scan reading it, acquire, may free
+            // their nodes), as in hp.hpp.
+            reserved.store(era, std::memory_order_release);
+            detail::reservation_fence();
+            prev = era;
+        }
+    }
+
+    void end_op(int tid) noexcept {
+        auto& me = local(tid);
+        for (int i = 0; i < me.used; ++i) {
+            // release: the operation's reads happen before a scan that reads
+            // no_era (acquire) and frees what they read.
+            me.eras[i].store(detail::no_era, std::memory_order_release);
+        }
+        me.used = 0;
+    }
+
+    void on_allocate(int tid, era_node_header& node) noexcept {
+        auto& me = local(tid);
+        if (++me.allocations >= config().epoch_freq) {
+            me.allocations = 0;
+            advance_era(tid);
+        }
+        // relaxed: a reader reaches the node only through its publication,
+        // which happens after this load, so the reader's later era loads
+        // return this era or a later one (coherence).
+        node.birth_era = global_era_.load(std::memory_order_relaxed);
+    }
+
+    template <class T>
+    void retire(int tid, T* node) noexcept {
+        count_retired(tid);
+        auto& me = local(tid);
+        // seq_cst fence: the unlink (the caller's last write, maybe a plain
+        // store under a lock) is ordered before the stamp load against
+        // protect's fence, so the stamp is at least every era a reader that
+        // still reached the node announced (the argument of rcu.hpp).
+        detail::reservation_fence();
+        node->retire_era = global_era_.load(std::memory_order_relaxed);
+        me.retired.push_back(node);
+        if (me.next_scan_at == 0) me.next_scan_at = config().bag_threshold;
+        if (me.retired.size() >= me.next_scan_at) scan(tid, node->retire_era);
+    }
+
+    void on_thread_exit(int tid) noexcept {
+        local(tid).used = max_protect_slots;
+        end_op(tid);
+    }
+
+    std::uint64_t global_era() const noexcept {
+        return global_era_.load(std::memory_order_relaxed);
+    }
+
+  private:
+    void advance_era(int tid) noexcept {
+        // seq_cst: era increments are in S, which the stamp argument needs.
+        const std::uint64_t era = global_era_.fetch_add(1, std::memory_order_seq_cst) + 1;
+        note_epoch_advanced(tid, era);
+    }
+
+    void scan(int tid, std::uint64_t last_retire_era) {
+        auto& me = local(tid);
+        // As the IBR benchmark's HE: move the era on (unless another thread
+        // just did), so readers that start now do not pin our list.
+        if (global_era_.load(std::memory_order_relaxed) == last_retire_era) advance_era(tid);
+        sample_garbage();
+        // seq_cst fence: the unlinks of our list precede the slot loads,
+        // against protect's fence.
+        detail::reservation_fence();
+        me.scratch.clear();
+        const int limit = threads().scan_limit();
+        for (int i = 0; i < limit; ++i) {
+            for (const auto& slot : local(i).eras) {
+                // acquire: pairs with end_op's release of the slot.
+                me.scratch.add(slot.load(std::memory_order_acquire));
+            }
+        }
+        me.scratch.seal();
+        core::limbo_bag safe = me.retired.extract_unless([&](core::retired_node* n) {
+            const auto* node = static_cast<const era_node_header*>(n);
+            return me.scratch.any_in(node->birth_era, node->retire_era);
+        });
+        me.next_scan_at = me.retired.size() + config().bag_threshold;
+        dispose_safe(tid, safe);
+    }
+
+    alignas(core::false_sharing_range) std::atomic<std::uint64_t> global_era_{1};
+};
+
+}  // namespace smr

@@ -1,0 +1,182 @@
+// hp: Michael's hazard pointers ("Hazard Pointers: Safe Memory Reclamation
+// for Lock-Free Objects", IEEE TPDS 2004).
+//
+// Each thread owns `max_protect_slots` hazard pointers. Before dereferencing a
+// shared pointer a reader announces it in a hazard slot, issues a full fence,
+// and re-reads the source: if the source still holds the same pointer, the
+// node was reachable after the announcement became visible, so every later
+// scan sees the hazard and keeps the node. A retired node goes to the
+// retiring thread's list; when the list reaches R nodes the thread scans:
+// it collects every thread's hazards (sorted) and frees every node of its
+// list that no hazard names.
+//
+// Trade-offs. HP protects exactly the nodes in use, so garbage is bounded no
+// matter what other threads do: after a scan at most H = (threads x slots)
+// nodes stay in the list, and a thread stalled inside an operation pins at
+// most its own `max_protect_slots` nodes. The price is a full fence (or
+// exchange) per protected pointer -- per node visited by a traversal -- which
+// is why hp is among the slowest schemes in the Epochs paper's Figure 11.
+// HP cannot protect a traversal that passes through already-unlinked nodes
+// (lazylist, dgt_bst): the validation re-read succeeds on an unlinked node's
+// frozen `next`, whose target may already be freed. Those combinations
+// compile (smrbench instantiates them) but are unsafe; the compatibility
+// table refuses them.
+//
+// Threshold. R = max(bag_threshold, hp_scan_factor x H). Michael requires
+// R = H + Omega(H) for O(1) amortized scan cost; the Epochs paper (Section 5)
+// runs every scheme, hp included, with a uniform 32K-node batch, which is the
+// default bag_threshold, so by default R = 32K and the factor matters only
+// beyond 2K registered threads. `--bag-size 1 --hp-scan-factor 2` gives
+// Michael's original R = 2H.
+//
+// Progress: protect is lock-free (it retries only when the source changed);
+// every other hook is wait-free (a scan reads each slot once). Memory:
+// per thread, at most R + H retired nodes, whatever other threads do; a
+// stalled thread costs `max_protect_slots` nodes.
+#pragma once
+
+#include <algorithm>
+#include <atomic>
+#include <cassert>
+#include <cstddef>
+#include <cstdint>
+#include <type_traits>
+#include <vector>
+
+#include "smr/core/limbo_bag.hpp"
+#include "smr/core/padded.hpp"
+#include "smr/core/retired_node.hpp"
+#include "smr/reclaim/domain_base.hpp"
+#include "smr/reclaim/reservation_common.hpp"
+#include "smr/reclaim/traits.hpp"
+
+namespace smr {
+
+namespace detail {
+
+struct hp_local {
+    /// The thread's hazard pointers. Read by every scan; alone on their lines.
+    alignas(core::false_sharing_range) std::atomic<const void*> hazards[max_protect_slots] = {};
+    /// Slots [0, used) may be non-null: end_op clears only those.
+    alignas(core::false_sharing_range) int used = 0;
+    core::limbo_bag retired;
+    std::size_t next_scan_at = 0;      // retire-list length that triggers the next scan
+    std::vector<const void*> scratch;  // the scan's sorted hazards, reused
+
+    void drain_into(core::limbo_bag& out) noexcept { out.splice_back(retired); }
+};
+
+}  // namespace detail
+
+/// Michael's hazard pointers; see the comment at the top of this file.
+class hp_domain : public domain_base<hp_domain, detail::hp_local> {
+    using base = domain_base<hp_domain, detail::hp_local>;
+
+  public:
+    static constexpr reclaimer_traits traits{
+        .name = "hp",
+        .family = reclaimer_family::reservation,
+        .garbage_bounded = true,
+        .needs_restart_from_root = false,
+        .uses_signals = false,
+        .needs_quiescent_states = false,
+    };
+
+    using base::base;
+
+    /// Announce, fence, re-read until the source is stable.
+    template <class T>
+    T* protect(int tid, int slot, const std::atomic<T*>& source) noexcept {
+        assert(slot >= 0 && slot < max_protect_slots);
+        auto& me = local(tid);
+        if (slot >= me.used) me.used = slot + 1;
+        auto& hazard = me.hazards[slot];
+        // acquire: pairs with the release (or CAS) that published the node.
+        T* ptr = source.load(std::memory_order_acquire);
+        for (;;) {
+            // Hazards name the node header, which is what retire lists hold.
+            // release store + seq_cst fence: the fence orders the
+            // announcement before the re-read against the scanner's fence
+            // (after its unlink, before it reads hazards); release because
+            // this store may overwrite a hazard on a node we read before: a
+            // scan that reads the new value (acquire) then frees that node
+            // only after our reads of it.
+            hazard.store(as_header(ptr), std::memory_order_release);
+            detail::reservation_fence();
+            // acquire: as above; seeing the same value validates the hazard.
+            T* again = source.load(std::memory_order_acquire);
+            if (again == ptr) return ptr;
+            ptr = again;
+        }
+    }
+
+    void end_op(int tid) noexcept {
+        auto& me = local(tid);
+        for (int i = 0; i < me.used; ++i) {
+            // release: this operation's reads of the node happen before a
+            // scan that reads null (acquire) and frees it.
+            me.hazards[i].store(nullptr, std::memory_order_release);
+        }
+        me.used = 0;
+    }
+
+    template <class T>
+    void retire(int tid, T* node) noexcept {
+        count_retired(tid);
+        auto& me = local(tid);
+        me.retired.push_back(node);
+        if (me.next_scan_at == 0) me.next_scan_at = scan_threshold();
+        if (me.retired.size() >= me.next_scan_at) scan(tid);
+    }
+
+    void on_thread_exit(int tid) noexcept {
+        auto& me = local(tid);
+        me.used = max_protect_slots;
+        end_op(tid);
+    }
+
+    /// R for the threads registered now.
+    std::size_t scan_threshold() const noexcept {
+        const std::size_t hazards =
+            static_cast<std::size_t>(registry().scan_limit()) * max_protect_slots;
+        return std::max<std::size_t>(
+            {config().bag_threshold, std::size_t{config().hp_scan_factor} * hazards, 1});
+    }
+
+  private:
+    template <class T>
+    static const void* as_header(T* ptr) noexcept {
+        if constexpr (std::is_base_of_v<core::retired_node, T>) {
+            return static_cast<const core::retired_node*>(ptr);
+        } else {
+            return ptr;
+        }
+    }
+
+    void scan(int tid) {
+        auto& me = local(tid);
+        sample_garbage();  // garbage peaks just before a scan frees
+        // seq_cst fence: orders the unlinks of every node in our list before
+        // the hazard loads below, against protect's fence.
+        detail::reservation_fence();
+        me.scratch.clear();
+        const int limit = threads().scan_limit();
+        for (int i = 0; i < limit; ++i) {
+            for (const auto& hazard : local(i).hazards) {
+                // acquire: pairs with end_op's release (null), so a finished
+                // reader's reads happen before our free.
+                const void* p = hazard.load(std::memory_order_acquire);
+                if (p != nullptr) me.scratch.push_back(p);
+            }
+        }
+        std::sort(me.scratch.begin(), me.scratch.end());
+        core::limbo_bag safe = me.retired.extract_unless([&](core::retired_node* node) {
+            return std::binary_search(me.scratch.begin(), me.scratch.end(),
+                                      static_cast<const void*>(node));
+        });
+        me.next_scan_at = me.retired.size() + scan_threshold();
+        dispose_safe(tid, safe);
+    }
+};
+
+}  // namespace smr

@@ -1,0 +1,206 @@
+// ibr: 2GEIBR, the tagged two-global-era interval-based reclamation of Wen,
+// Izraelevitz, Cai, Beadle and Scott ("Interval-Based Memory Reclamation",
+// PPoPP 2018), the `2geibr` the NBR paper benchmarks against.
+//
+// Every node carries its birth era (stamped in on_allocate) and its retire
+// era (read after its unlink). Each thread reserves one interval of eras,
+// [lower, upper]: begin_op sets both to the current era; protect raises upper
+// to the current era whenever the era has moved since the last raise, and
+// re-reads the source until the era is stable. A node may be freed when its
+// [birth, retire] intersects no thread's reservation. The global era advances
+// every `epoch_freq` allocations of a thread (the IBR benchmark's rule);
+// threads scan their retire lists at `bag_threshold` nodes.
+//
+// Trade-offs. One reservation per thread instead of one per pointer: protect
+// costs a load and a compare in the common case (no fence unless the era
+// moved), so traversals run at nearly epoch speed, and the interval covers
+// every node read during the operation, so the data structure needs no slot
+// discipline. Against epochs, a stalled thread's interval stops growing: it
+// pins the nodes alive during [lower, upper], not the whole future, so garbage
+// stays bounded. Against HE, a long operation's interval covers every era it
+// lived through, so it pins more than HE's few eras; a scan is O(log threads)
+// per node (intervals sorted by lower bound, with prefix maxima of upper).
+// Like HP and HE, ibr cannot protect a traversal through already-unlinked
+// nodes (lazylist, dgt_bst): such a node's successor may have been born and
+// retired outside the reader's interval. Those combinations compile but are
+// unsafe.
+//
+// Progress: protect is lock-free (it retries only when the era moves);
+// everything else is wait-free. Memory: per thread, bag_threshold plus the
+// nodes whose lifetimes intersect a reservation; a stalled thread pins the
+// nodes alive during its interval, which stops growing when it stalls.
+#pragma once
+
+#include <algorithm>
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <iterator>
+#include <limits>
+#include <utility>
+#include <vector>
+
+#include "smr/core/limbo_bag.hpp"
+#include "smr/core/padded.hpp"
+#include "smr/reclaim/domain_base.hpp"
+#include "smr/reclaim/reservation_common.hpp"
+#include "smr/reclaim/traits.hpp"
+
+namespace smr {
+
+namespace detail {
+
+struct ibr_local {
+    static constexpr std::uint64_t none = std::numeric_limits<std::uint64_t>::max();
+
+    /// The reservation [lower, upper]; lower == none outside operations.
+    /// Read by every scan; alone on their lines.
+    alignas(core::false_sharing_range) std::atomic<std::uint64_t> lower{none};
+    std::atomic<std::uint64_t> upper{0};
+    alignas(core::false_sharing_range) std::uint64_t upper_cache = 0;  // our own upper
+    std::uint32_t allocations = 0;
+    core::limbo_bag retired;
+    std::size_t next_scan_at = 0;
+    /// The scan's intervals sorted by lower, upper replaced by the prefix
+    /// maximum of upper; reused.
+    std::vector<std::pair<std::uint64_t, std::uint64_t>> scratch;
+
+    void drain_into(core::limbo_bag& out) noexcept { out.splice_back(retired); }
+};
+
+}  // namespace detail
+
+/// 2GEIBR; see the comment at the top of this file.
+class ibr_domain : public domain_base<ibr_domain, detail::ibr_local, era_node_header> {
+    using base = domain_base<ibr_domain, detail::ibr_local, era_node_header>;
+    static constexpr std::uint64_t none = detail::ibr_local::none;
+
+  public:
+    static constexpr reclaimer_traits traits{
+        .name = "ibr",
+        .family = reclaimer_family::reservation,
+        .garbage_bounded = true,
+        .needs_restart_from_root = false,
+        .uses_signals = false,
+        .needs_quiescent_states = false,
+    };
+
+    using node_header = era_node_header;
+
+    using base::base;
+
+    void begin_op(int tid) noexcept {
+        amortized_step(tid);
+        auto& me = local(tid);
+        // seq_cst: see protect.
+        const std::uint64_t era = global_era_.load(std::memory_order_seq_cst);
+        me.upper_cache = era;
+        me.upper.store(era, std::memory_order_relaxed);
+        // release: a scan that reads this lower (acquire) also sees the upper
+        // stored just before, never a previous operation's smaller one.
+        me.lower.store(era, std::memory_order_release);
+        // seq_cst fence: the reservation is ordered before every read of
+        // this operation, against the retirer's and the scanner's fences.
+        detail::reservation_fence();
+    }
+
+    template <class T>
+    T* protect(int tid, int /*slot*/, const std::atomic<T*>& source) noexcept {
+        auto& me = local(tid);
+        for (;;) {
+            // acquire: pairs with the release (or CAS) that published the node.
+            T* ptr = source.load(std::memory_order_acquire);
+            // seq_cst (a plain load on x86): puts the increment that wrote
+            // this era before our next fence in S, so a retirer whose unlink
+            // follows our source load stamps at least this era.
+            const std::uint64_t era = global_era_.load(std::memory_order_seq_cst);
+            if (era == me.upper_cache) return ptr;
+            me.upper_cache = era;
+            // release store + seq_cst fence: the fence orders the raised
+            // upper before the next source load against the scanner's
+            // fence; release so a scan that reads it (acquire) is ordered
+            // after this operation's earlier reads.
+            me.upper.store(era, std::memory_order_release);
+            detail::reservation_fence();
+        }
+    }
+
+    void end_op(int tid) noexcept {
+        // release: the operation's reads happen before a scan that reads
+        // `none` (acquire) and frees what they read.
+        local(tid).lower.store(none, std::memory_order_release);
+    }
+
+    void on_allocate(int tid, era_node_header& node) noexcept {
+        auto& me = local(tid);
+        if (++me.allocations >= config().epoch_freq) {
+            me.allocations = 0;
+            // seq_cst: era increments are in S, which the stamp argument needs.
+            const std::uint64_t era = global_era_.fetch_add(1, std::memory_order_seq_cst) + 1;
+            note_epoch_advanced(tid, era);
+        }
+        // relaxed: readers reach the node through its publication, after
+        // this load, so their era loads return this era or later (coherence).
+        node.birth_era = global_era_.load(std::memory_order_relaxed);
+    }
+
+    template <class T>
+    void retire(int tid, T* node) noexcept {
+        count_retired(tid);
+        auto& me = local(tid);
+        // seq_cst fence: the unlink is ordered before the stamp load against
+        // protect's and begin_op's fences (the argument of rcu.hpp).
+        detail::reservation_fence();
+        node->retire_era = global_era_.load(std::memory_order_relaxed);
+        me.retired.push_back(node);
+        if (me.next_scan_at == 0) me.next_scan_at = config().bag_threshold;
+        if (me.retired.size() >= me.next_scan_at) scan(tid);
+    }
+
+    void on_thread_exit(int tid) noexcept { end_op(tid); }
+
+    std::uint64_t global_era() const noexcept {
+        return global_era_.load(std::memory_order_relaxed);
+    }
+
+  private:
+    void scan(int tid) {
+        auto& me = local(tid);
+        sample_garbage();
+        // seq_cst fence: the unlinks of our list precede the reservation
+        // loads, against begin_op's and protect's fences.
+        detail::reservation_fence();
+        auto& intervals = me.scratch;
+        intervals.clear();
+        const int limit = threads().scan_limit();
+        for (int i = 0; i < limit; ++i) {
+            const auto& other = local(i);
+            // acquire: pairs with end_op's release (a finished operation's
+            // reads happen before our frees) and with begin_op's release.
+            const std::uint64_t lower = other.lower.load(std::memory_order_acquire);
+            if (lower == none) continue;
+            const std::uint64_t upper = other.upper.load(std::memory_order_acquire);
+            intervals.emplace_back(lower, std::max(lower, upper));
+        }
+        std::sort(intervals.begin(), intervals.end());
+        for (std::size_t i = 1; i < intervals.size(); ++i) {
+            intervals[i].second = std::max(intervals[i].second, intervals[i - 1].second);
+        }
+        // A node conflicts iff some reservation has lower <= retire and
+        // upper >= birth: among the reservations with lower <= retire (a
+        // prefix), the largest upper decides.
+        core::limbo_bag safe = me.retired.extract_unless([&](core::retired_node* n) {
+            const auto* node = static_cast<const era_node_header*>(n);
+            auto end = std::upper_bound(
+                intervals.begin(), intervals.end(), node->retire_era,
+                [](std::uint64_t value, const auto& interval) { return value < interval.first; });
+            return end != intervals.begin() && std::prev(end)->second >= node->birth_era;
+        });
+        me.next_scan_at = me.retired.size() + config().bag_threshold;
+        dispose_safe(tid, safe);
+    }
+
+    alignas(core::false_sharing_range) std::atomic<std::uint64_t> global_era_{1};
+};
+
+}  // namespace smr

@@ -1,0 +1,598 @@
+// nbr, nbrplus: Neutralization Based Reclamation (Singh, Brown, Mashtizadeh,
+// PPoPP 2021), Algorithm 1 (NBR) and Algorithm 2 (NBR+).
+//
+// ---- How it works -------------------------------------------------------------
+//
+// Every operation is split into a read phase (traverse; no writes, no locks,
+// no allocation, no system calls) and a write phase that touches only the
+// nodes it *reserved* when the read phase ended (docs/design.md, "Restarts and
+// the NBR checkpoint"; SMR_READ_PHASE_BEGIN in guards.hpp). A retired node goes
+// into its retirer's limbo bag. When the bag reaches `bag_threshold` (NBR) or
+// the high watermark (NBR+), the thread sends the neutralization signal to
+// every other *registered* thread, then reads every thread's reservations and
+// frees each node of its bag that nobody reserved.
+//
+// A thread receiving the signal runs `neutralize_handler`:
+//   - in a read phase (restartable): it siglongjmps back to the checkpoint at
+//     the top of the attempt (SMR_READ_PHASE_BEGIN), forgetting every pointer
+//     it held, and traverses again from the root. The bag's nodes were
+//     unlinked before the signal, so the new traversal cannot reach them;
+//   - otherwise (preamble, write phase, between operations, inside the
+//     reclaimer itself): the handler returns. A writer keeps running, but it
+//     only touches the nodes it reserved, and it published its reservations
+//     *before* it stopped being restartable (read_phase_end), so the
+//     reclaimer's scan, which comes after the signal, sees them.
+//
+// ---- The handshake: why the reclaimer need not wait for the handlers ----------
+//
+// The paper's argument (Section 4.3.1) is that the reclaimer never waits: once
+// the signal is sent, the target "will immediately execute a signal handler
+// if it is currently running; otherwise the next time it is scheduled to run
+// it will execute the signal handler before any other steps". So after
+// signalAll every thread either has been neutralized or will be before its
+// next step, and every non-restartable thread has its reservations visible.
+//
+// On Linux that is exactly true for a thread that is not running (descheduled
+// or in the kernel): the kernel delivers pending signals on every return to
+// user mode, before the next user instruction. It is *not* exactly true for a
+// target running on another CPU: pthread_kill (tgkill) marks the signal
+// pending and sends an inter-processor interrupt, and returns without waiting
+// for it. Until that interrupt lands (microseconds; longer under a
+// hypervisor) the target keeps executing its read phase, and could load a
+// node the reclaimer has just freed. We close that window without waiting
+// for any handler: after the kills the reclaimer calls
+// membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED), which returns only after
+// every CPU currently running a thread of this process has taken an
+// interrupt. A thread interrupted that way returns to user mode through the
+// kernel's signal-delivery path, and our signal was already pending, so it
+// runs the handler before any further instruction of its read phase. After
+// membarrier the paper's assumption holds for every thread, running or not,
+// and the scan may proceed. The cost is one system call per broadcast (the
+// broadcast already costs n-1 system calls), and membarrier is also a full
+// fence on every running target, which publishes writers' reservations.
+//
+// Where membarrier is unavailable (old kernel, seccomp) and under
+// ThreadSanitizer (which defers asynchronous signal handlers to its own
+// "safe points", so a handler may run long after delivery), the reclaimer
+// instead waits for an acknowledgement from every thread that was in a read
+// phase when the broadcast began: `phase` (below) is even outside read
+// phases and odd inside, and the reclaimer waits until each odd value it saw
+// has changed (the thread was neutralized, or finished its read phase and
+// published its reservations). This mode does not depend on when handlers
+// run at all (the signal only shortens the wait), but a reclaimer can then
+// wait for a descheduled reader to be scheduled again, so it is blocking.
+// `handshake()` says which mode the process uses.
+//
+// ---- Memory ordering ------------------------------------------------------------
+//
+// read_phase_begin: clear the previous write phase's reservations (relaxed:
+// nothing is reserved while restartable), then `phase` odd with a seq_cst RMW
+// (the paper's CAS on `restartable`, line 8): the thread is restartable
+// before any read of a shared node. The handler runs on the thread itself, so
+// program order (plus the RMW's compiler barrier) is what matters there.
+//
+// read_phase_end: store the reservations, then `phase` even with a seq_cst
+// RMW (the paper's CAS, line 12: a locked instruction on x86, so the
+// reservations are globally visible before the thread can ignore a signal).
+// Reclaimer side: retire's unlink happens before pthread_kill (a system
+// call) and the membarrier/acknowledgement; the scan's acquire loads come
+// after. Either the target was restartable when it took the signal (it
+// restarts and will never reach the bag's nodes, unlinked before), or it was
+// not, in which case its reservations were stored before its `phase` RMW,
+// which precedes the handler, which precedes the end of membarrier (or the
+// acknowledgement load, which synchronizes with the RMW), which precedes the
+// scan.
+//
+// ---- Signals ---------------------------------------------------------------------
+//
+// One handler per process and signal number (default SIGUSR1,
+// domain_config::nbr_signal), installed with sigaction by the first domain
+// that uses that number; refused if some other handler owns the signal.
+// Flags: SA_RESTART, so a system call interrupted outside a read phase
+// (futex, nanosleep in the stall thread, write) resumes transparently;
+// SA_NODEFER, so the signal is not blocked while the handler runs: the
+// handler leaves through siglongjmp, and with SA_NODEFER there is no blocked
+// mask to restore, so the checkpoint can be sigsetjmp(buf, 0) -- no
+// sigprocmask system call per read phase. A nested signal inside the handler
+// finds the thread no longer restartable and returns. The handler is
+// async-signal-safe: it reads a constinit thread_local pointer, lock-free
+// atomics, and calls siglongjmp; it saves and restores errno.
+//
+// Only registered threads are signalled: each slot records pthread_self() at
+// registration. Helper threads of smrbench (coordinator, sampler, timers)
+// never register, so they never receive the signal; if one did, its
+// thread_local pointer is null and the handler returns. A slot's `live` flag
+// and `signallers` count keep pthread_kill from racing with the target's
+// exit: unregister clears `live` and waits for in-flight kills to finish
+// (Dekker with seq_cst on both sides), so no kill names a dead thread.
+//
+// ---- NBR+ (Algorithm 2) ---------------------------------------------------------
+//
+// Each slot has `announce`, incremented (seq_cst) before and after each of its
+// broadcasts: odd while broadcasting. A thread whose bag passes the low
+// watermark bookmarks the bag (its current size: the bag is FIFO, so the
+// first `bookmark` nodes were retired before) and snapshots every thread's
+// `announce`. On each later retire it looks at one other thread (round robin:
+// the paper's amortized scan); once some thread's counter shows a broadcast
+// that *began and ended* after the snapshot -- counter >= s + 2 for an even
+// snapshot s, >= s + 3 for an odd one (the paper's "s + 2" would accept, for
+// an odd s, a broadcast that has only begun) -- a relaxed grace period has
+// passed: every thread was neutralized (or published its reservations) after
+// the bookmarked nodes were unlinked, and the thread frees the unreserved
+// nodes up to the bookmark without sending a signal. At the high watermark it
+// broadcasts itself, exactly like NBR.
+//
+// ---- Trade-offs, progress, bounded garbage -------------------------------------
+//
+// + No per-node or per-pointer cost in the read phase (one sigsetjmp and two
+//   RMWs per attempt), so traversals run at epoch-scheme speed, and readers
+//   may walk through unlinked nodes (lazylist, dgt_bst), which hazard pointers
+//   cannot protect.
+// + Bounded garbage: after a reclaim a thread's bag holds only reserved
+//   nodes (at most max_reservations per thread), so garbage per thread stays
+//   below bag_threshold + threads x max_reservations (plus, with amortized
+//   free, the freeable list). A stalled thread cannot hold garbage: stalled
+//   in a read phase it is neutralized (and restarts); stalled in a write phase
+//   it pins only its reservations.
+// - Needs the read/write-phase form, restarts from the root, and signals:
+//   the read phase must be free of allocation, locks and system calls; each
+//   broadcast costs n-1 signals (NBR: n(n-1) per "round" of reclaims; NBR+
+//   lets threads piggyback). Signals interrupt system calls of registered
+//   threads outside read phases (restarted by SA_RESTART).
+// - Progress: retire, read_phase_* and protect are lock-free (wait-free apart
+//   from the restart loop); a neutralized read phase restarts, and restarts
+//   are caused only by other threads' completed retires, so the system as a
+//   whole makes progress (the paper's argument). The reclaimer never waits
+//   in membarrier mode (membarrier waits for interrupts, not for threads to
+//   be scheduled); in acknowledgement mode it waits for readers.
+#pragma once
+
+#include <linux/membarrier.h>
+#include <pthread.h>
+#include <sched.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <atomic>
+#include <cerrno>
+#include <csetjmp>
+#include <csignal>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+
+#include "smr/core/limbo_bag.hpp"
+#include "smr/core/padded.hpp"
+#include "smr/core/retired_node.hpp"
+#include "smr/reclaim/domain_base.hpp"
+#include "smr/reclaim/traits.hpp"
+
+#if defined(__SANITIZE_THREAD__)
+#define SMR_NBR_UNDER_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define SMR_NBR_UNDER_TSAN 1
+#endif
+#endif
+#ifndef SMR_NBR_UNDER_TSAN
+#define SMR_NBR_UNDER_TSAN 0
+#endif
+
+namespace smr {
+
+/// How a broadcast makes sure every thread took its signal before the scan
+/// (see the top of nbr.hpp).
+enum class nbr_handshake : std::uint8_t {
+    membarrier,       ///< kills, then membarrier(PRIVATE_EXPEDITED): never waits for a thread
+    acknowledgement,  ///< kills, then wait until each reader left its read phase
+};
+
+namespace detail {
+
+/// Most nodes one write phase may reserve (dgt_bst's erase needs 3).
+inline constexpr std::size_t nbr_max_reservations = 4;
+
+struct nbr_local {
+    // ---- read by the signal handler (own thread) and by acknowledging
+    // reclaimers: even = not in a read phase, odd = restartable.
+    alignas(core::false_sharing_range) std::atomic<std::uint64_t> phase{0};
+    sigjmp_buf checkpoint{};
+
+    // ---- read by every reclaimer's scan.
+    alignas(core::false_sharing_range)
+        std::array<std::atomic<const void*>, nbr_max_reservations> reserved{};
+
+    // ---- signalling: who the slot's thread is, and whether it may be killed.
+    alignas(core::false_sharing_range) std::atomic<bool> live{false};
+    std::atomic<int> signallers{0};
+    pthread_t thread{};
+
+    // ---- NBR+: odd while this slot's thread broadcasts.
+    alignas(core::false_sharing_range) std::atomic<std::uint64_t> announce{0};
+
+    // ---- owner only.
+    alignas(core::false_sharing_range) core::limbo_bag bag;
+    std::unique_ptr<const void*[]> scratch;     // reservations collected by a scan
+    std::unique_ptr<std::uint64_t[]> snapshot;  // phases (ack mode) / announce (NBR+)
+    std::size_t scratch_capacity = 0;
+    std::size_t bookmark = 0;  // NBR+: bag nodes covered by the pending low-watermark wait
+    bool watching = false;     // NBR+: past the low watermark, waiting for a broadcast
+    int next_watched = 0;      // NBR+: round-robin index of the announce counter to look at
+    int watched_limit = 0;     // NBR+: slots covered by the announce snapshot
+
+    void drain_into(core::limbo_bag& out) noexcept { out.splice_back(bag); }
+};
+
+/// The thread's slot in the NBR domain it last entered a read phase of (or
+/// registered with); null for threads that never registered. constinit: no
+/// TLS wrapper or lazy initialization, so the handler may read it.
+constinit inline thread_local nbr_local* nbr_current = nullptr;
+
+inline void nbr_neutralize_handler(int) {
+    const int saved_errno = errno;
+    nbr_local* me = nbr_current;
+    std::atomic_signal_fence(std::memory_order_seq_cst);
+    if (me != nullptr) {
+        const std::uint64_t phase = me->phase.load(std::memory_order_relaxed);
+        if ((phase & 1) != 0) {
+            // Leave the read phase (acknowledges the broadcast), then drop
+            // every pointer by returning to the checkpoint.
+            me->phase.store(phase + 1, std::memory_order_seq_cst);
+            errno = saved_errno;
+            siglongjmp(me->checkpoint, 1);
+        }
+    }
+    errno = saved_errno;
+}
+
+struct nbr_process_state {
+    std::mutex lock;
+    std::uint64_t installed_mask[2] = {0, 0};  // signal numbers < 128
+    bool membarrier_probed = false;
+    nbr_handshake handshake = nbr_handshake::acknowledgement;
+};
+
+inline nbr_process_state& nbr_process() {
+    static nbr_process_state state;
+    return state;
+}
+
+/// Validates `signo`, installs the handler once per process and signal, and
+/// decides the handshake once per process.
+inline nbr_handshake nbr_install(int signo) {
+    if (signo <= 0 || signo >= 128 || signo > SIGRTMAX || signo == SIGKILL || signo == SIGSTOP) {
+        throw std::invalid_argument("nbr: signal " + std::to_string(signo) +
+                                    " cannot be used for neutralization");
+    }
+    nbr_process_state& p = nbr_process();
+    std::lock_guard<std::mutex> guard(p.lock);
+    const std::uint64_t bit = std::uint64_t{1} << (signo % 64);
+    if ((p.installed_mask[signo / 64] & bit) == 0) {
+        struct sigaction old {};
+        if (sigaction(signo, nullptr, &old) != 0) {
+            throw std::invalid_argument("nbr: signal " + std::to_string(signo) + " is invalid");
+        }
+        const bool ours =
+            (old.sa_flags & SA_SIGINFO) == 0 && old.sa_handler == &nbr_neutralize_handler;
+        const bool free_to_take = (old.sa_flags & SA_SIGINFO) == 0 &&
+                                  (old.sa_handler == SIG_DFL || old.sa_handler == SIG_IGN);
+        if (!ours && !free_to_take) {
+            throw std::runtime_error("nbr: signal " + std::to_string(signo) +
+                                     " already has a handler; choose another with nbr_signal");
+        }
+        struct sigaction action {};
+        action.sa_handler = &nbr_neutralize_handler;
+        sigemptyset(&action.sa_mask);
+        action.sa_flags = SA_RESTART | SA_NODEFER;
+        if (sigaction(signo, &action, nullptr) != 0) {
+            throw std::runtime_error("nbr: cannot install a handler for signal " +
+                                     std::to_string(signo));
+        }
+        p.installed_mask[signo / 64] |= bit;
+    }
+    if (!p.membarrier_probed) {
+        p.membarrier_probed = true;
+        p.handshake = nbr_handshake::acknowledgement;
+        if (!SMR_NBR_UNDER_TSAN &&
+            syscall(__NR_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0) {
+            p.handshake = nbr_handshake::membarrier;
+        }
+    }
+    return p.handshake;
+}
+
+}  // namespace detail
+
+/// NBR (`nbr`, Algorithm 1) and NBR+ (`nbrplus`, Algorithm 2); see the top of
+/// this file. Parameters: bag_threshold (NBR; NBR+'s default high watermark),
+/// nbr_low_watermark, nbr_high_watermark, nbr_signal.
+template <bool Plus>
+class basic_nbr_domain : public domain_base<basic_nbr_domain<Plus>, detail::nbr_local> {
+    using base = domain_base<basic_nbr_domain<Plus>, detail::nbr_local>;
+    using base::config;
+    using base::local;
+    using base::threads;
+
+  public:
+    static constexpr reclaimer_traits traits{
+        .name = Plus ? "nbrplus" : "nbr",
+        .family = reclaimer_family::neutralization,
+        .garbage_bounded = true,
+        .needs_restart_from_root = true,
+        .uses_signals = true,
+        .needs_quiescent_states = false,
+    };
+    static constexpr std::size_t max_reservations = detail::nbr_max_reservations;
+
+    explicit basic_nbr_domain(const domain_config& cfg)
+        : base(cfg),
+          signal_(cfg.nbr_signal),
+          handshake_(detail::nbr_install(cfg.nbr_signal)),
+          high_(cfg.nbr_high_watermark != 0 ? cfg.nbr_high_watermark
+                                            : std::max<std::size_t>(cfg.bag_threshold, 1)),
+          low_(cfg.nbr_low_watermark != 0 ? cfg.nbr_low_watermark
+                                          : std::max<std::size_t>(high_ / 2, 1)) {
+        if (Plus && low_ >= high_) {
+            throw std::invalid_argument("nbrplus: the low watermark (" + std::to_string(low_) +
+                                        ") must be below the high watermark (" +
+                                        std::to_string(high_) + ")");
+        }
+    }
+
+    // ---- registration ---------------------------------------------------------
+
+    void on_thread_enter(int tid) {
+        auto& me = local(tid);
+        const std::size_t n = config().max_threads;
+        if (me.scratch_capacity < n * max_reservations) {
+            me.scratch = std::make_unique<const void*[]>(n * max_reservations);
+            me.snapshot = std::make_unique<std::uint64_t[]>(n);
+            me.scratch_capacity = n * max_reservations;
+        }
+        me.watching = false;  // a new owner re-bookmarks
+        me.phase.store(me.phase.load(std::memory_order_relaxed) & ~std::uint64_t{1},
+                       std::memory_order_seq_cst);
+        // Make sure the signal is not blocked in this thread.
+        sigset_t set;
+        sigemptyset(&set);
+        sigaddset(&set, signal_);
+        pthread_sigmask(SIG_UNBLOCK, &set, nullptr);
+        detail::nbr_current = &me;
+        me.thread = pthread_self();
+        // seq_cst: after this a reclaimer may signal us (see try_signal).
+        me.live.store(true, std::memory_order_seq_cst);
+    }
+
+    void on_thread_exit(int tid) noexcept {
+        auto& me = local(tid);
+        end_op(tid);
+        me.live.store(false, std::memory_order_seq_cst);
+        // Wait for kills already past the `live` check: after this no
+        // pthread_kill names this thread, which may now exit.
+        while (me.signallers.load(std::memory_order_seq_cst) != 0) sched_yield();
+        if (detail::nbr_current == &me) detail::nbr_current = nullptr;
+    }
+
+    // ---- operations -------------------------------------------------------------
+
+    void end_op(int tid) noexcept {
+        auto& me = local(tid);
+        leave_read_phase(me);
+        // release: the write phase's accesses happen before a scan that sees
+        // the reservation gone (acquire) frees the node.
+        for (auto& r : me.reserved) r.store(nullptr, std::memory_order_release);
+    }
+
+    /// The checkpoint SMR_READ_PHASE_BEGIN sigsetjmps into.
+    sigjmp_buf* read_phase_checkpoint(int tid) noexcept { return &local(tid).checkpoint; }
+
+    /// Called (outside the handler) after a siglongjmp back to the checkpoint.
+    void on_neutralized(int tid) noexcept {
+        this->count_restart(tid);
+        this->record_event(tid, trace::event_kind::neutralized_restart, 0);
+    }
+
+    void read_phase_begin(int tid) noexcept {
+        auto& me = local(tid);
+        // release (a plain store on x86): a scan that reads this value
+        // (acquire) is ordered after this thread's earlier write phases --
+        // with relaxed stores the scan could read a later reservation without
+        // a happens-before edge to the earlier phase's accesses (TSan).
+        for (auto& r : me.reserved) r.store(nullptr, std::memory_order_release);
+        detail::nbr_current = &me;
+        std::atomic_signal_fence(std::memory_order_seq_cst);
+        const std::uint64_t phase = me.phase.load(std::memory_order_relaxed);
+        // seq_cst RMW (the paper's CAS): restartable before any read below.
+        if ((phase & 1) == 0) me.phase.fetch_add(1, std::memory_order_seq_cst);
+    }
+
+    template <class... Reserved>
+    void read_phase_end(int tid, Reserved*... reserved) noexcept {
+        static_assert(sizeof...(Reserved) <= max_reservations,
+                      "nbr: too many reservations; raise detail::nbr_max_reservations");
+        auto& me = local(tid);
+        std::size_t i = 0;
+        ((me.reserved[i++].store(as_header(reserved), std::memory_order_release)), ...);
+        (void)i;
+        // seq_cst RMW (the paper's CAS): the reservations are visible before
+        // the thread stops being restartable, i.e. before it may ignore a
+        // signal and touch the reserved nodes.
+        leave_read_phase(me);
+    }
+
+    template <class T>
+    void retire(int tid, T* node) noexcept {
+        this->count_retired(tid);
+        auto& me = local(tid);
+        const std::size_t size = me.bag.size();
+        if constexpr (!Plus) {
+            if (size >= high_) {  // Algorithm 1, lines 15-17
+                broadcast(tid);
+                reclaim(tid, me.bag.size());
+            }
+        } else {
+            if (size >= high_) {                                      // Algorithm 2, lines 6-11
+                me.announce.fetch_add(1, std::memory_order_seq_cst);  // RGP begins
+                broadcast(tid);
+                me.announce.fetch_add(1, std::memory_order_seq_cst);  // RGP ends
+                reclaim(tid, me.bag.size());
+                me.watching = false;
+            } else if (size >= low_) {  // lines 12-24
+                if (!me.watching) {
+                    me.watching = true;
+                    me.bookmark = size;
+                    const int limit = threads().scan_limit();
+                    for (int i = 0; i < limit; ++i) {
+                        me.snapshot[i] = local(i).announce.load(std::memory_order_seq_cst);
+                    }
+                    me.watched_limit = limit;
+                    me.next_watched = 0;
+                } else if (rgp_since_bookmark(tid)) {
+                    reclaim(tid, me.bookmark);
+                    me.watching = false;
+                }
+            }
+        }
+        me.bag.push_back(node);
+    }
+
+    // ---- introspection (tests, smrbench) --------------------------------------
+
+    nbr_handshake handshake() const noexcept { return handshake_; }
+    std::size_t bag_size(int tid) const noexcept { return local(tid).bag.size(); }
+    std::size_t low_watermark() const noexcept { return low_; }
+    std::size_t high_watermark() const noexcept { return high_; }
+    bool in_read_phase(int tid) const noexcept {
+        return (local(tid).phase.load(std::memory_order_relaxed) & 1) != 0;
+    }
+
+  private:
+    /// Reservations are compared with the bag's retired_node pointers, so a
+    /// node is recorded by the address of its header subobject.
+    template <class T>
+    static const void* as_header(T* node) noexcept {
+        if constexpr (std::is_base_of_v<core::retired_node, T>) {
+            return static_cast<const core::retired_node*>(node);
+        } else {
+            return static_cast<const void*>(node);
+        }
+    }
+
+    static void leave_read_phase(detail::nbr_local& me) noexcept {
+        const std::uint64_t phase = me.phase.load(std::memory_order_relaxed);
+        if ((phase & 1) != 0) me.phase.fetch_add(1, std::memory_order_seq_cst);
+    }
+
+    /// NBR+: looks at one other thread's announce counter (round robin).
+    bool rgp_since_bookmark(int tid) noexcept {
+        auto& me = local(tid);
+        // Only slots the snapshot covers: a slot claimed later has no
+        // snapshot value (a stale one could make an old broadcast look new);
+        // ignoring it is conservative.
+        const int limit = me.watched_limit;
+        if (limit <= 1) return false;
+        int j = me.next_watched;
+        if (j >= limit) j = 0;
+        if (j == tid) j = j + 1 < limit ? j + 1 : 0;
+        me.next_watched = j + 1;
+        const std::uint64_t seen = me.snapshot[j];
+        const std::uint64_t needed = seen + ((seen & 1) != 0 ? 3 : 2);
+        return local(j).announce.load(std::memory_order_seq_cst) >= needed;
+    }
+
+    /// Sends the signal to slot i's thread if one is registered there.
+    bool try_signal(int i) noexcept {
+        auto& target = local(i);
+        target.signallers.fetch_add(1, std::memory_order_seq_cst);
+        bool sent = false;
+        if (target.live.load(std::memory_order_seq_cst)) {
+            sent = pthread_kill(target.thread, signal_) == 0;
+        }
+        target.signallers.fetch_sub(1, std::memory_order_release);
+        return sent;
+    }
+
+    /// signalAll, plus the handshake that makes the paper's delivery
+    /// assumption true (top of file).
+    void broadcast(int tid) noexcept {
+        auto& me = local(tid);
+        const int limit = threads().scan_limit();
+        const bool ack = handshake_ == nbr_handshake::acknowledgement;
+        if (ack) {
+            for (int i = 0; i < limit; ++i) {
+                me.snapshot[i] = local(i).phase.load(std::memory_order_seq_cst);
+            }
+        }
+        for (int i = 0; i < limit; ++i) {
+            if (i == tid) continue;
+            if (try_signal(i)) {
+                this->count_signal(tid);
+                this->record_event(tid, trace::event_kind::signal_sent,
+                                   static_cast<std::uint64_t>(i));
+            }
+        }
+        if (!ack) {
+            syscall(__NR_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0);
+            return;
+        }
+        for (int i = 0; i < limit; ++i) {
+            if (i == tid || (me.snapshot[i] & 1) == 0) continue;
+            auto& target = local(i);
+            // acquire (seq_cst): synchronizes with the RMW that left the read
+            // phase, so the reservations stored before it are visible.
+            while (target.phase.load(std::memory_order_seq_cst) == me.snapshot[i]) {
+                if (!target.live.load(std::memory_order_acquire)) break;  // exiting: end_op ran
+                sched_yield();
+            }
+        }
+    }
+
+    /// Algorithm 1's reclaimFreeable: frees every node among the first
+    /// `count` of the bag that no thread reserved; reserved ones stay.
+    void reclaim(int tid, std::size_t count) noexcept {
+        auto& me = local(tid);
+        std::size_t n = 0;
+        const int limit = threads().scan_limit();
+        for (int i = 0; i < limit; ++i) {
+            for (const auto& r : local(i).reserved) {
+                // acquire: pairs with end_op's release clear (and, with the
+                // handshake, with read_phase_end's RMW).
+                const void* p = r.load(std::memory_order_acquire);
+                if (p != nullptr) me.scratch[n++] = p;
+            }
+        }
+        const void** first = me.scratch.get();
+        std::sort(first, first + n);
+        core::limbo_bag safe;
+        core::limbo_bag kept;
+        for (std::size_t k = 0; k < count; ++k) {
+            core::retired_node* node = me.bag.pop_front();
+            if (node == nullptr) break;
+            if (std::binary_search(first, first + n, static_cast<const void*>(node))) {
+                kept.push_back(node);
+            } else {
+                safe.push_back(node);
+            }
+        }
+        kept.splice_back(me.bag);  // reserved (older) nodes first, then the rest
+        swap(kept, me.bag);
+        this->sample_garbage();
+        this->dispose_safe(tid, safe);
+    }
+
+    int signal_;
+    nbr_handshake handshake_;
+    std::size_t high_;
+    std::size_t low_;
+};
+
+using nbr_domain = basic_nbr_domain<false>;
+using nbrplus_domain = basic_nbr_domain<true>;
+
+}  // namespace smr

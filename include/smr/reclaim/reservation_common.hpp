@@ -1,0 +1,75 @@
+// What the reservation reclaimers (hp, he, ibr, wfe) share: the number of
+// protect slots, the era node header, the fence, and the scan helpers.
+#pragma once
+
+#include <algorithm>
+#include <atomic>
+#include <cassert>
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <utility>
+#include <vector>
+
+#include "smr/core/retired_node.hpp"
+
+namespace smr {
+
+/// Protect slots per thread in hp, he and wfe: the most any data structure
+/// here declares (`protect_slots`: lazylist 2, dgt_bst 3), with room for
+/// Harris-Michael (3) and trees that hold a few more. A compile-time constant,
+/// so a slot is an array element and a scan reads a fixed-size block.
+inline constexpr int max_protect_slots = 8;
+
+/// The node header of he, ibr and wfe: the retired-node link plus the era
+/// the node was allocated in and the era read after its unlink. A node may be
+/// freed once no thread's reservation falls in [birth_era, retire_era].
+struct era_node_header : core::retired_node {
+    std::uint64_t birth_era = 0;
+    std::uint64_t retire_era = 0;
+};
+
+namespace detail {
+
+/// "No reservation" for an era slot. Eras start at 1.
+inline constexpr std::uint64_t no_era = 0;
+
+/// A full fence (seq_cst). ThreadSanitizer does not model fences (GCC warns
+/// with -Wtsan). The reservation schemes use fences only to decide *which*
+/// values a scan sees (the announce-then-validate argument of Michael's hazard
+/// pointers); every edge from a reader's last use of a node to its free goes
+/// through a release store (end_op, or a slot overwritten by a later protect)
+/// and the scan's acquire load, which TSan does check.
+inline void reservation_fence() noexcept {
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wtsan"
+#endif
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
+}
+
+/// The eras reserved by all threads, sorted, for "is any reserved era in
+/// [birth, retire]?" in O(log n). The buffer lives in the scanning thread's
+/// slot and is reused, so a scan allocates only when the thread count grows.
+class era_set {
+  public:
+    void clear() noexcept { eras_.clear(); }
+    void add(std::uint64_t era) {
+        if (era != no_era) eras_.push_back(era);
+    }
+    void seal() { std::sort(eras_.begin(), eras_.end()); }
+    bool any_in(std::uint64_t lower, std::uint64_t upper) const noexcept {
+        auto it = std::lower_bound(eras_.begin(), eras_.end(), lower);
+        return it != eras_.end() && *it <= upper;
+    }
+    std::size_t size() const noexcept { return eras_.size(); }
+
+  private:
+    std::vector<std::uint64_t> eras_;
+};
+
+}  // namespace detail
+}  // namespace smr

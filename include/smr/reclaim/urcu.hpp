@@ -1,0 +1,225 @@
+// urcu_qsbr, urcu_memb: liburcu (userspace RCU, Desnoyers et al.) as a peer
+// reclaimer, so a production library is measured in the same benchmark as
+// our schemes.
+//
+// What is liburcu's and what is ours. Read-side critical sections, thread
+// registration, quiescent states and grace-period detection are liburcu's
+// (the Debian liburcu, linked as liburcu-qsbr / liburcu-memb). A retired node
+// is handed to call_rcu(); after a grace period liburcu's call_rcu helper
+// thread runs our callback, which does not free the node but pushes it onto
+// a lock-free return stack of the thread that retired it. That thread frees
+// it at its next operation through the domain's one free function, with the
+// chosen free policy (batch: the whole stack at once; amortized: k per
+// operation). Freeing in the call_rcu thread, as a typical liburcu user does,
+// would move every free off the workers, which is exactly the variable the
+// Epochs paper studies (who frees, when, and into which allocator cache);
+// keeping frees on the retiring thread makes urcu_* comparable with the
+// other reclaimers and keeps the free counters and latency histograms
+// per thread. The cost of the return trip (one CAS per node in the callback,
+// one exchange per operation that finds the stack non-empty) is ours.
+//
+// Flavours (liburcu's names):
+//   - urcu_qsbr: read_lock/unlock compile to nothing; every thread must
+//     announce quiescent states (quiescent(tid), which smrbench calls between
+//     operations) or go offline, else grace periods stop. Cheapest readers.
+//   - urcu_memb: read_lock/unlock are a nesting counter plus compiler
+//     barriers; grace periods use membarrier(2) (or a fallback fence) to
+//     order readers, so readers need no fence and no quiescent states.
+//
+// Progress: readers are wait-free (qsbr: no instructions; memb: a few
+// stores). Retire is lock-free (call_rcu appends to a wait-free queue).
+// Memory: unbounded while a thread stalls inside a read-side critical
+// section (qsbr: while it is online and announces nothing), like every
+// epoch scheme.
+//
+// Requirements: a thread registers (thread_handle) before its first
+// operation and unregisters before it exits; the domain is destroyed with no
+// thread registered. The destructor calls rcu_barrier(), so every callback
+// has run and every node has been freed when it returns: nothing leaks.
+#pragma once
+
+#include <urcu/urcu-memb.h>  // also defines struct rcu_head (urcu/call-rcu.h)
+#include <urcu/urcu-qsbr.h>
+
+#include <atomic>
+#include <cstdint>
+#include <string_view>
+
+#include "smr/core/limbo_bag.hpp"
+#include "smr/core/padded.hpp"
+#include "smr/core/retired_node.hpp"
+#include "smr/reclaim/domain_base.hpp"
+#include "smr/reclaim/traits.hpp"
+
+// call_rcu and rcu_barrier of both flavours. Each flavour header declares
+// them through urcu/call-rcu.h under the generic names call_rcu/rcu_barrier,
+// mapped to its own symbols by macros; that header is included once, so in a
+// translation unit with both flavours only the first mapping is declared.
+// These are the libraries' exported names (liburcu >= 0.12), declared here
+// for both.
+extern "C" {
+void urcu_qsbr_call_rcu(struct rcu_head* head, void (*func)(struct rcu_head* head));
+void urcu_qsbr_barrier(void);
+void urcu_memb_call_rcu(struct rcu_head* head, void (*func)(struct rcu_head* head));
+void urcu_memb_barrier(void);
+}
+
+namespace smr {
+
+namespace detail {
+
+/// The rcu_head liburcu links through, first member of a standard-layout
+/// struct so a callback's rcu_head* converts back to it.
+struct urcu_link {
+    rcu_head head;
+};
+
+}  // namespace detail
+
+/// Node header of the urcu domains: our retired-node link (reused as the
+/// return-stack link once liburcu is done with the node), liburcu's rcu_head,
+/// and where to return the node. 48 bytes.
+struct urcu_node_header : core::retired_node, detail::urcu_link {
+    void* domain = nullptr;
+    int owner = -1;
+};
+
+/// liburcu's QSBR flavour (liburcu-qsbr).
+struct urcu_qsbr_flavour {
+    static constexpr std::string_view name = "urcu_qsbr";
+    static constexpr bool needs_quiescent_states = true;
+    static void register_thread() noexcept { urcu_qsbr_register_thread(); }
+    static void unregister_thread() noexcept { urcu_qsbr_unregister_thread(); }
+    static void read_lock() noexcept { urcu_qsbr_read_lock(); }
+    static void read_unlock() noexcept { urcu_qsbr_read_unlock(); }
+    static void quiescent_state() noexcept { urcu_qsbr_quiescent_state(); }
+    static void thread_offline() noexcept { urcu_qsbr_thread_offline(); }
+    static void thread_online() noexcept { urcu_qsbr_thread_online(); }
+    static void call(rcu_head* head, void (*callback)(rcu_head*)) noexcept {
+        urcu_qsbr_call_rcu(head, callback);
+    }
+    static void barrier() noexcept { urcu_qsbr_barrier(); }
+};
+
+/// liburcu's memory-barrier flavour (liburcu-memb: membarrier(2) when the
+/// kernel offers it).
+struct urcu_memb_flavour {
+    static constexpr std::string_view name = "urcu_memb";
+    static constexpr bool needs_quiescent_states = false;
+    static void register_thread() noexcept { urcu_memb_register_thread(); }
+    static void unregister_thread() noexcept { urcu_memb_unregister_thread(); }
+    static void read_lock() noexcept { urcu_memb_read_lock(); }
+    static void read_unlock() noexcept { urcu_memb_read_unlock(); }
+    static void quiescent_state() noexcept {}
+    static void thread_offline() noexcept {}
+    static void thread_online() noexcept {}
+    static void call(rcu_head* head, void (*callback)(rcu_head*)) noexcept {
+        urcu_memb_call_rcu(head, callback);
+    }
+    static void barrier() noexcept { urcu_memb_barrier(); }
+};
+
+namespace detail {
+
+struct urcu_local {
+    /// Nodes whose grace period has elapsed, pushed by liburcu's call_rcu
+    /// thread, popped (all at once) by the slot's owner. LIFO, linked through
+    /// next_retired.
+    alignas(core::false_sharing_range) std::atomic<core::retired_node*> returned{nullptr};
+
+    /// Takes every returned node (the domain's destructor, after rcu_barrier).
+    void drain_into(core::limbo_bag& out) noexcept {
+        core::retired_node* node = returned.exchange(nullptr, std::memory_order_acquire);
+        while (node != nullptr) {
+            core::retired_node* next = node->next_retired;
+            out.push_back(node);
+            node = next;
+        }
+    }
+};
+
+}  // namespace detail
+
+/// A liburcu flavour as a reclaimer domain (see the top of this file).
+template <class Flavour>
+class urcu_domain
+    : public domain_base<urcu_domain<Flavour>, detail::urcu_local, urcu_node_header> {
+    using base = domain_base<urcu_domain<Flavour>, detail::urcu_local, urcu_node_header>;
+
+  public:
+    static constexpr reclaimer_traits traits{
+        .name = Flavour::name,
+        .family = reclaimer_family::external,
+        .garbage_bounded = false,
+        .needs_restart_from_root = false,
+        .uses_signals = false,
+        .needs_quiescent_states = Flavour::needs_quiescent_states,
+    };
+
+    using node_header = urcu_node_header;
+
+    using base::base;
+
+    /// Waits for every pending callback (rcu_barrier), so the base class's
+    /// destructor finds every retired node on a return stack and frees it.
+    ~urcu_domain() { Flavour::barrier(); }
+    urcu_domain(const urcu_domain&) = delete;
+    urcu_domain& operator=(const urcu_domain&) = delete;
+
+    void on_thread_enter(int) noexcept { Flavour::register_thread(); }
+    void on_thread_exit(int) noexcept { Flavour::unregister_thread(); }
+
+    void begin_op(int tid) noexcept {
+        take_returned(tid);
+        this->amortized_step(tid);
+        Flavour::read_lock();
+    }
+    void end_op(int) noexcept { Flavour::read_unlock(); }
+
+    void quiescent(int) noexcept { Flavour::quiescent_state(); }
+    void thread_offline(int) noexcept { Flavour::thread_offline(); }
+    void thread_online(int) noexcept { Flavour::thread_online(); }
+
+    template <class T>
+    void retire(int tid, T* node) noexcept {
+        this->count_retired(tid);
+        urcu_node_header* header = node;
+        header->domain = this;
+        header->owner = tid;
+        Flavour::call(&header->head, &grace_period_over);
+    }
+
+  private:
+    /// Runs on liburcu's call_rcu thread after a grace period: returns the
+    /// node to the thread that retired it (or to whoever holds its slot now).
+    static void grace_period_over(rcu_head* head) noexcept {
+        // rcu_head is the first member of the standard-layout urcu_link.
+        auto* link = reinterpret_cast<detail::urcu_link*>(head);
+        auto* header = static_cast<urcu_node_header*>(link);
+        auto* domain = static_cast<urcu_domain*>(header->domain);
+        auto& stack = domain->local(header->owner).returned;
+        core::retired_node* top = stack.load(std::memory_order_relaxed);
+        do {
+            header->next_retired = top;
+            // release: the owner's acquire exchange sees next_retired (and,
+            // transitively, the grace period liburcu established before
+            // calling us) before it frees the node.
+        } while (!stack.compare_exchange_weak(top, header, std::memory_order_release,
+                                              std::memory_order_relaxed));
+    }
+
+    /// Hands every returned node to the free policy (in return-stack order:
+    /// most recently returned first).
+    void take_returned(int tid) noexcept {
+        auto& me = this->local(tid);
+        if (me.returned.load(std::memory_order_relaxed) == nullptr) return;
+        core::limbo_bag safe;
+        me.drain_into(safe);
+        this->dispose_safe(tid, safe);
+    }
+};
+
+using urcu_qsbr_domain = urcu_domain<urcu_qsbr_flavour>;
+using urcu_memb_domain = urcu_domain<urcu_memb_flavour>;
+
+}  // namespace smr

@@ -1,0 +1,194 @@
+// The reclaimer x data structure compatibility table (smr/compatibility.hpp):
+// its rules, what smrbench --list reports, and docs/compatibility.md, which
+// must hold exactly what `smrbench --list --markdown` prints.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <string_view>
+#include <tuple>
+#include <utility>
+
+#include "smr/compatibility.hpp"
+#include "smr/ds/dgt_bst.hpp"
+#include "smr/ds/harris_list.hpp"
+#include "smr/ds/hm_list.hpp"
+#include "smr/ds/lazylist.hpp"
+#include "smr/reclaim/all.hpp"
+#include "smr/reclaim/none.hpp"
+
+namespace {
+
+namespace fs = std::filesystem;
+
+// ---- the rules, family by family ----------------------------------------------
+
+constexpr smr::reclaimer_traits of_family(smr::reclaimer_family family) {
+    return smr::reclaimer_traits{.name = "test",
+                                 .family = family,
+                                 .garbage_bounded = false,
+                                 .needs_restart_from_root = false,
+                                 .uses_signals = false,
+                                 .needs_quiescent_states = false};
+}
+
+using smr::reclaimer_family;
+template <template <class...> class DS>
+constexpr smr::ds_traits traits_of = smr::ds_traits_of<DS<smr::leak_domain>>();
+
+constexpr bool safe(const smr::ds_traits& ds, reclaimer_family family) {
+    return smr::check(ds, of_family(family)).safe;
+}
+
+// Epoch and leak schemes protect everything; reservations only structures
+// whose readers never leave an unlinked node; neutralization every structure
+// here (all have the read/write-phase form and restart from the root when
+// asked). NBR paper, Table 1, with HL01 x HP as the one departure (see
+// harris_list.hpp).
+static_assert(safe(traits_of<smr::ds::lazylist>, reclaimer_family::epoch));
+static_assert(safe(traits_of<smr::ds::lazylist>, reclaimer_family::leak));
+static_assert(!safe(traits_of<smr::ds::lazylist>, reclaimer_family::reservation));
+static_assert(safe(traits_of<smr::ds::lazylist>, reclaimer_family::neutralization));
+static_assert(!safe(traits_of<smr::ds::dgt_bst>, reclaimer_family::reservation));
+static_assert(safe(traits_of<smr::ds::dgt_bst>, reclaimer_family::neutralization));
+static_assert(!safe(traits_of<smr::ds::harris_list>, reclaimer_family::reservation));
+static_assert(safe(traits_of<smr::ds::harris_list>, reclaimer_family::neutralization));
+static_assert(safe(traits_of<smr::ds::harris_list>, reclaimer_family::epoch));
+static_assert(safe(traits_of<smr::ds::hm_list>, reclaimer_family::reservation));
+static_assert(safe(traits_of<smr::ds::hm_list>, reclaimer_family::neutralization));
+static_assert(safe(traits_of<smr::ds::hm_list>, reclaimer_family::epoch));
+static_assert(!safe(traits_of<smr::ds::hm_list>, reclaimer_family::reference_count));
+
+// The template form agrees with the value form.
+static_assert(!smr::check<smr::ds::lazylist<smr::hp_domain>>().safe);
+static_assert(smr::check<smr::ds::hm_list<smr::hp_domain>>().safe);
+static_assert(smr::check<smr::ds::harris_list<smr::debra_domain>>().safe);
+
+/// A structure that declares nothing about phases: not safe with NBR.
+struct undeclared {
+    static constexpr std::string_view name = "undeclared";
+    static constexpr bool traverses_unlinked_nodes = false;
+};
+/// Phases, but a read phase may resume from a node of the previous one
+/// (Michael's original list).
+struct resumes {
+    static constexpr std::string_view name = "resumes";
+    static constexpr bool traverses_unlinked_nodes = false;
+    static constexpr bool has_read_write_phases = true;
+    static constexpr bool read_phases_start_at_root = false;
+};
+
+TEST(Compatibility, NeutralizationNeedsPhasesAndRootRestarts) {
+    const auto none =
+        smr::check(smr::ds_traits_of<undeclared>(), of_family(reclaimer_family::neutralization));
+    EXPECT_FALSE(none.safe);
+    EXPECT_EQ(none.reason, smr::compatibility_reasons::neutralization_no_phases);
+    const auto resuming =
+        smr::check(smr::ds_traits_of<resumes>(), of_family(reclaimer_family::neutralization));
+    EXPECT_FALSE(resuming.safe);
+    EXPECT_EQ(resuming.reason, smr::compatibility_reasons::neutralization_no_root_restart);
+    // Reservation schemes only care whether readers leave unlinked nodes.
+    EXPECT_TRUE(
+        smr::check(smr::ds_traits_of<resumes>(), of_family(reclaimer_family::reservation)).safe);
+}
+
+TEST(Compatibility, EveryReasonIsOneSentence) {
+    for (auto family : {reclaimer_family::leak, reclaimer_family::epoch,
+                        reclaimer_family::reservation, reclaimer_family::neutralization,
+                        reclaimer_family::reference_count, reclaimer_family::external}) {
+        for (const auto& ds : {traits_of<smr::ds::lazylist>, traits_of<smr::ds::dgt_bst>,
+                               traits_of<smr::ds::harris_list>, traits_of<smr::ds::hm_list>,
+                               smr::ds_traits_of<undeclared>(), smr::ds_traits_of<resumes>()}) {
+            const auto c = smr::check(ds, of_family(family));
+            EXPECT_FALSE(c.reason.empty()) << ds.name << " x " << smr::to_string(family);
+            EXPECT_EQ(c.reason.find('\n'), std::string_view::npos) << c.reason;
+            EXPECT_EQ(c.reason.back(), '.') << c.reason;
+        }
+    }
+}
+
+// ---- smrbench --list and docs/compatibility.md -----------------------------------
+
+struct run_result {
+    int exit_code = -1;
+    std::string out;
+};
+
+run_result smrbench(const std::string& args) {
+    run_result result;
+    const std::string command = std::string(SMRBENCH_PATH) + " " + args + " 2>/dev/null";
+    FILE* pipe = ::popen(command.c_str(), "r");
+    if (pipe == nullptr) return result;
+    char buffer[4096];
+    std::size_t n = 0;
+    while ((n = std::fread(buffer, 1, sizeof buffer, pipe)) > 0) result.out.append(buffer, n);
+    const int status = ::pclose(pipe);
+    result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    return result;
+}
+
+/// Every (ds, reclaimer) name pair smrbench compiles, with smr::check's verdict.
+template <template <class> class DS, class... Domains>
+void add_verdicts(std::map<std::pair<std::string, std::string>, smr::compatibility>& out,
+                  std::tuple<Domains...>*) {
+    ((out[{std::string(DS<Domains>::name), std::string(Domains::traits.name)}] =
+          smr::check<DS<Domains>, Domains>()),
+     ...);
+}
+
+template <class Domain>
+using lazylist_of = smr::ds::lazylist<Domain>;
+template <class Domain>
+using dgt_bst_of = smr::ds::dgt_bst<Domain>;
+template <class Domain>
+using harris_list_of = smr::ds::harris_list<Domain>;
+template <class Domain>
+using hm_list_of = smr::ds::hm_list<Domain>;
+
+TEST(Compatibility, ListJsonReportsTheVerdictOfCheck) {
+    std::map<std::pair<std::string, std::string>, smr::compatibility> expected;
+    auto* all = static_cast<smr::all_domains*>(nullptr);
+    add_verdicts<lazylist_of>(expected, all);
+    add_verdicts<dgt_bst_of>(expected, all);
+    add_verdicts<harris_list_of>(expected, all);
+    add_verdicts<hm_list_of>(expected, all);
+
+    const run_result r = smrbench("--list --json");
+    ASSERT_EQ(r.exit_code, 0);
+    const auto list = nlohmann::json::parse(r.out);
+    std::size_t seen = 0;
+    for (const auto& combo : list["combinations"]) {
+        const std::pair<std::string, std::string> key{combo["ds"], combo["reclaimer"]};
+        const auto it = expected.find(key);
+        if (it == expected.end()) continue;  // a structure this test does not know yet
+        ++seen;
+        EXPECT_EQ(combo["safe"].get<bool>(), it->second.safe) << key.first << " x " << key.second;
+        EXPECT_EQ(combo["valid"].get<bool>(), it->second.safe) << key.first << " x " << key.second;
+        EXPECT_EQ(combo["reason"].get<std::string>(), it->second.reason);
+    }
+    EXPECT_EQ(seen, expected.size());
+}
+
+TEST(Compatibility, DocumentHoldsTheGeneratedTable) {
+    const run_result r = smrbench("--list --markdown");
+    ASSERT_EQ(r.exit_code, 0);
+    ASSERT_NE(r.out.find("| reclaimer |"), std::string::npos) << r.out;
+    const fs::path doc = fs::path(SMR_SOURCE_DIR) / "docs" / "compatibility.md";
+    std::ifstream in(doc);
+    ASSERT_TRUE(in) << "cannot read " << doc;
+    std::stringstream text;
+    text << in.rdbuf();
+    EXPECT_NE(text.str().find(r.out), std::string::npos)
+        << doc << " does not hold the table smr/compatibility.hpp gives. Regenerate it: replace "
+        << "the lines from <!-- BEGIN generated ... --> to <!-- END generated --> with the "
+        << "output of `smrbench --list --markdown` (docs/compatibility.md says how). Expected:\n"
+        << r.out;
+}
+
+}  // namespace
