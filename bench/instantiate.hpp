@@ -20,11 +20,22 @@ constexpr bool has_restart_from_head_option() {
     }
 }
 
+template <class DS>
+constexpr bool has_buckets_option() {
+    if constexpr (requires { DS::has_buckets_option; }) {
+        return DS::has_buckets_option;
+    } else {
+        return false;
+    }
+}
+
 template <template <class> class Structure, class... Domains>
 std::vector<combination> combinations_over(std::tuple<Domains...>*) {
     return {combination{Structure<Domains>::name, Domains::traits, &run_trial<Domains, Structure>,
                         smr::check<Structure<Domains>, Domains>(),
-                        has_restart_from_head_option<Structure<Domains>>()}...};
+                        has_restart_from_head_option<Structure<Domains>>(),
+                        detail::is_queue<Structure<Domains>>(),
+                        has_buckets_option<Structure<Domains>>()}...};
 }
 
 template <template <class> class Structure>

@@ -76,8 +76,19 @@ void check_names(const bench_config& config, const std::string& free, const std:
                         std::string(combo->compat.reason) + " (--allow-unsafe runs it anyway)");
     }
     if (config.restart_from_head && !combo->has_restart_from_head_option) {
-        throw bad_input("--restart-from-head applies only to hm_list (--ds " + config.ds +
-                        " has no restart policy to choose)");
+        throw bad_input("--restart-from-head applies only to hm_list and hash_set (--ds " +
+                        config.ds + " has no restart policy to choose)");
+    }
+    if (combo->is_queue && config.contains_pct() > 0) {
+        throw bad_input("--ds " + config.ds + " is a queue and has no contains operation, but " +
+                        "--insert " + std::to_string(config.insert_pct) + " and --erase " +
+                        std::to_string(config.erase_pct) + " leave " +
+                        std::to_string(config.contains_pct()) +
+                        "% contains (insert = enqueue, erase = dequeue: make them sum to 100)");
+    }
+    if (config.buckets != 0 && !combo->has_buckets_option) {
+        throw bad_input("--buckets applies only to hash_set (--ds " + config.ds +
+                        " has no buckets)");
     }
     const auto mode = smr::parse_free_mode(free);
     if (!mode) throw bad_input("--free: expected batch or amortized, got '" + free + "'");
@@ -121,6 +132,11 @@ std::int64_t bench_config::prefill_target() const {
     const int updates = insert_pct + erase_pct;
     if (updates == 0) return key_range / 2;
     return key_range * insert_pct / updates;
+}
+
+std::size_t bench_config::bucket_count() const {
+    if (buckets != 0) return static_cast<std::size_t>(buckets);
+    return static_cast<std::size_t>(std::max<std::int64_t>(key_range / 2, 1));
 }
 
 smr::domain_config bench_config::domain_config() const {
@@ -201,8 +217,13 @@ parse_outcome parse_command_line(int argc, char** argv) {
                  "run a reclaimer x data structure combination the compatibility table calls "
                  "unsafe (smrbench --list)");
     app.add_flag("--restart-from-head", c.restart_from_head,
-                 "hm_list: start every read phase from the head, also after unlinking a marked "
-                 "node (the NBR paper's E4 'restarts' variant)");
+                 "hm_list, hash_set: start every read phase from the head, also after "
+                 "unlinking a marked node (the NBR paper's E4 'restarts' variant)");
+    app.add_option("--buckets", c.buckets,
+                   "hash_set: buckets of the fixed-size table (default: key range / 2, load "
+                   "factor 1 at the 50/50 steady state)")
+        ->check(CLI::Range(std::int64_t{1}, std::int64_t{1} << 40))
+        ->always_capture_default(false);
     app.add_option("--bag-size", c.bag_size,
                    "scan-based reclaimers: retire-list length that triggers a scan")
         ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1} << 32));

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <csignal>
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -41,6 +42,7 @@ struct bench_config {
     bool markdown = false;           // --list --markdown: the compatibility table
     bool allow_unsafe = false;       // run a combination smr::check calls unsafe
     bool restart_from_head = false;  // hm_list: every read phase from the head
+    std::int64_t buckets = 0;        // --buckets (hash_set); 0: not given, key_range / 2
 
     // Recording (docs/timeline-format.md).
     std::string timeline_path;                 // --timeline: empty = off
@@ -66,6 +68,10 @@ struct bench_config {
     std::uint64_t nbr_high_watermark = 0;   // 0: --bag-size
 
     int contains_pct() const { return 100 - insert_pct - erase_pct; }
+
+    /// hash_set's table size: --buckets, or key_range / 2 (at least 1), load
+    /// factor 1 at the steady state of a 50/50 workload.
+    std::size_t bucket_count() const;
 
     /// Nodes the structure holds once prefilled: the steady-state size of a
     /// uniform workload, key_range x insert / (insert + erase), or half the

@@ -11,6 +11,9 @@ const std::vector<combination>& combinations() {
         for (auto& c : harris_list_combinations()) out.push_back(c);
         for (auto& c : hm_list_combinations()) out.push_back(c);
         for (auto& c : abtree_combinations()) out.push_back(c);
+        for (auto& c : occ_avl_combinations()) out.push_back(c);
+        for (auto& c : ms_queue_combinations()) out.push_back(c);
+        for (auto& c : hash_set_combinations()) out.push_back(c);
         return out;
     }();
     return all;

@@ -22,6 +22,11 @@ struct combination {
     smr::compatibility compat;
     /// The structure reads smr::ds::ds_options::restart_from_head.
     bool has_restart_from_head_option = false;
+    /// A FIFO queue (DS::is_queue): insert enqueues, erase dequeues, and
+    /// there is no contains.
+    bool is_queue = false;
+    /// The structure reads smr::ds::ds_options::buckets (--buckets).
+    bool has_buckets_option = false;
 };
 
 /// Each data structure's translation unit (ds_*.cpp) contributes its list.
@@ -30,6 +35,9 @@ std::vector<combination> dgt_bst_combinations();
 std::vector<combination> harris_list_combinations();
 std::vector<combination> hm_list_combinations();
 std::vector<combination> abtree_combinations();
+std::vector<combination> occ_avl_combinations();
+std::vector<combination> ms_queue_combinations();
+std::vector<combination> hash_set_combinations();
 
 /// All combinations, in a stable order (data structure, then reclaimer).
 const std::vector<combination>& combinations();

@@ -15,6 +15,14 @@ namespace {
 
 using nlohmann::json;
 
+/// hash_set's table size (the default resolved); null for a structure
+/// without buckets.
+json buckets_json(const bench_config& c) {
+    const combination* combo = find_combination(c.ds, c.reclaimer);
+    if (combo == nullptr || !combo->has_buckets_option) return nullptr;
+    return c.bucket_count();
+}
+
 }  // namespace
 
 json config_json(const bench_config& c) {
@@ -40,6 +48,7 @@ json config_json(const bench_config& c) {
         {"stall", c.stall},
         {"allow_unsafe", c.allow_unsafe},
         {"restart_from_head", c.restart_from_head},
+        {"buckets", buckets_json(c)},
         {"bag_size", c.bag_size},
         {"advance_every", c.advance_every},
         {"check_every", c.check_every},

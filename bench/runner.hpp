@@ -38,7 +38,85 @@ struct worker_tally {
     std::int64_t size = 0;     // successful inserts minus successful erases
     std::uint64_t measured_ops = 0;
     std::uint64_t end_ns = 0;
+
+    // Queues only (DS::is_queue): per-producer FIFO order, as this worker
+    // dequeues it.
+    int producer = 0;                      // this worker's index, in its items' values
+    std::uint64_t enqueued = 0;            // sequence number of its last item (1, 2, ...)
+    std::vector<std::uint64_t> last_seen;  // per producer: last sequence number dequeued
+    std::string fifo_error;                // the first violation seen, empty if none
 };
+
+/// DS::is_queue, false when undeclared: a FIFO queue, where insert enqueues,
+/// dequeue replaces erase and there is no contains.
+template <class DS>
+constexpr bool is_queue() {
+    if constexpr (requires { DS::is_queue; }) {
+        return DS::is_queue;
+    } else {
+        return false;
+    }
+}
+
+/// A queue item's value: its producer's sequence number above the producer's
+/// index, so a dequeuer can check FIFO order per producer. --threads <= 4096.
+inline constexpr int producer_bits = 12;
+
+inline std::int64_t queue_tag(int producer, std::uint64_t sequence) noexcept {
+    return static_cast<std::int64_t>((sequence << producer_bits) |
+                                     static_cast<std::uint64_t>(producer));
+}
+
+/// In a linearizable FIFO queue, the items one thread dequeues from any one
+/// producer come in that producer's enqueue order: an item enqueued earlier
+/// is ahead in the queue, so if it had not been dequeued yet it would have
+/// been dequeued instead. Records the first violation (or duplicate).
+inline void check_fifo(std::int64_t value, worker_tally& tally) {
+    const auto tag = static_cast<std::uint64_t>(value);
+    const std::uint64_t producer = tag & ((std::uint64_t{1} << producer_bits) - 1);
+    const std::uint64_t sequence = tag >> producer_bits;
+    if (producer >= tally.last_seen.size()) {
+        if (tally.fifo_error.empty()) {
+            tally.fifo_error = "worker " + std::to_string(tally.producer) +
+                               " dequeued an item of no producer (value " + std::to_string(value) +
+                               ")";
+        }
+        return;
+    }
+    std::uint64_t& last = tally.last_seen[producer];
+    if (sequence > last) {
+        last = sequence;
+    } else if (tally.fifo_error.empty()) {
+        tally.fifo_error = "worker " + std::to_string(tally.producer) + " dequeued item " +
+                           std::to_string(sequence) + " of producer " + std::to_string(producer) +
+                           " after its item " + std::to_string(last);
+    }
+}
+
+/// One queue operation of the workload: insert enqueues (the value tags the
+/// item for check_fifo), erase dequeues. The tally counts the key each
+/// dequeue really returned, not the one the generator drew; a dequeue from
+/// an empty queue counts as an unsuccessful erase.
+template <class Queue>
+void queue_operation(Queue& queue, int tid, op_kind kind, std::int64_t key, worker_tally& tally) {
+    switch (kind) {
+        case op_kind::insert:
+            if (queue.insert(tid, key, queue_tag(tally.producer, ++tally.enqueued))) {
+                tally.key_sum += key;
+                ++tally.size;
+            }
+            break;
+        case op_kind::erase:
+            if (const auto item = queue.dequeue(tid)) {
+                tally.key_sum -= item->key;
+                --tally.size;
+                check_fifo(item->value, tally);
+            }
+            break;
+        case op_kind::contains:
+            throw std::logic_error("a queue has no contains (smrbench refuses such workloads)");
+    }
+}
 
 /// Shared between the trial's threads; written by the coordinator, polled by
 /// workers. Each flag is read on every operation, so each sits alone.
@@ -84,6 +162,7 @@ Structure make_structure(Domain& domain, const bench_config& config) {
     if constexpr (std::is_constructible_v<Structure, Domain&, smr::ds::ds_options>) {
         smr::ds::ds_options options;
         options.restart_from_head = config.restart_from_head;
+        options.buckets = config.bucket_count();
         return Structure(domain, options);
     } else {
         return Structure(domain);
@@ -126,22 +205,26 @@ trial_result run_trial(const bench_config& config, int trial_index) {
     const auto key_range = static_cast<std::uint64_t>(config.key_range);
 
     auto do_operation = [&](int tid, op_kind kind, std::int64_t key, detail::worker_tally& tally) {
-        switch (kind) {
-            case op_kind::insert:
-                if (structure.insert(tid, key, key)) {
-                    tally.key_sum += key;
-                    ++tally.size;
-                }
-                break;
-            case op_kind::erase:
-                if (structure.erase(tid, key)) {
-                    tally.key_sum -= key;
-                    --tally.size;
-                }
-                break;
-            case op_kind::contains:
-                (void)structure.contains(tid, key);
-                break;
+        if constexpr (detail::is_queue<structure_type>()) {
+            detail::queue_operation(structure, tid, kind, key, tally);
+        } else {
+            switch (kind) {
+                case op_kind::insert:
+                    if (structure.insert(tid, key, key)) {
+                        tally.key_sum += key;
+                        ++tally.size;
+                    }
+                    break;
+                case op_kind::erase:
+                    if (structure.erase(tid, key)) {
+                        tally.key_sum -= key;
+                        --tally.size;
+                    }
+                    break;
+                case op_kind::contains:
+                    (void)structure.contains(tid, key);
+                    break;
+            }
         }
         domain.quiescent(tid);  // an application quiescent state (QSBR); empty elsewhere
     };
@@ -154,6 +237,13 @@ trial_result run_trial(const bench_config& config, int trial_index) {
             smr::thread_handle handle(domain);
             const int tid = handle.tid();
             detail::worker_tally& tally = *tallies[static_cast<std::size_t>(index)];
+            if constexpr (detail::is_queue<structure_type>()) {
+                if (config.threads > (1 << detail::producer_bits)) {
+                    throw std::runtime_error("queue items tag at most 4096 producers");
+                }
+                tally.producer = index;
+                tally.last_seen.assign(static_cast<std::size_t>(config.threads), 0);
+            }
 
             // Prefill: grow to the steady-state size with every thread.
             splitmix64 prefill_rng(stream_seed(config.seed, trial_index, index, 0));
@@ -310,6 +400,13 @@ trial_result run_trial(const bench_config& config, int trial_index) {
     } else if (result.size != result.expected_size) {
         result.validation_error = "size " + std::to_string(result.size) + " != expected " +
                                   std::to_string(result.expected_size);
+    }
+    if constexpr (detail::is_queue<structure_type>()) {
+        for (const auto& t : tallies) {
+            if (result.validation_error.empty() && !t->fifo_error.empty()) {
+                result.validation_error = "FIFO order violated: " + t->fifo_error;
+            }
+        }
     }
     result.validated = result.validation_error.empty();
     result.peak_rss_bytes = peak_rss_bytes();

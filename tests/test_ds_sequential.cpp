@@ -4,9 +4,12 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <deque>
 #include <limits>
+#include <optional>
 #include <random>
 #include <set>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <type_traits>
@@ -15,9 +18,14 @@
 #include "smr/ds/abtree.hpp"
 #include "smr/ds/dgt_bst.hpp"
 #include "smr/ds/harris_list.hpp"
+#include "smr/ds/hash_set.hpp"
 #include "smr/ds/hm_list.hpp"
 #include "smr/ds/lazylist.hpp"
+#include "smr/ds/ms_queue.hpp"
+#include "smr/ds/occ_avl.hpp"
 #include "smr/reclaim/debra.hpp"
+#include "smr/reclaim/hp.hpp"
+#include "smr/reclaim/nbr.hpp"
 #include "smr/reclaim/none.hpp"
 
 namespace {
@@ -71,6 +79,28 @@ class hm_list_restarting : public smr::ds::hm_list<Domain> {
 template <class Domain>
 struct ds_facts<hm_list_restarting<Domain>> : ds_facts<smr::ds::hm_list<Domain>> {};
 
+/// The default table (1024 buckets) keeps buckets short even with keys
+/// spread over the whole range.
+template <class Domain>
+struct ds_facts<smr::ds::hash_set<Domain>> {
+    static constexpr std::uint64_t allocated_per_insert = 1;
+    static constexpr std::uint64_t retired_per_erase = 1;
+    static constexpr std::uint64_t large_range_keys = 0;
+};
+
+/// hash_set with 3 buckets: long buckets, so the lists' traversals, unlinks
+/// and the hash's bucket choice are all exercised.
+template <class Domain>
+class hash_set_3_buckets : public smr::ds::hash_set<Domain> {
+  public:
+    static constexpr std::string_view name = "hash_set_3_buckets";
+    explicit hash_set_3_buckets(Domain& domain)
+        : smr::ds::hash_set<Domain>(domain, smr::ds::ds_options{.buckets = 3}) {}
+};
+
+template <class Domain>
+struct ds_facts<hash_set_3_buckets<Domain>> : ds_facts<smr::ds::hm_list<Domain>> {};
+
 /// The (a,b)-tree copies a leaf on every update and rebalances: an insert
 /// or erase allocates one node (three on a split, more when it rebalances)
 /// and retires what it replaced, so the counts are checked as bounds.
@@ -79,6 +109,19 @@ struct ds_facts<smr::ds::abtree<Domain>> {
     static constexpr bool copy_on_write = true;
     static constexpr std::uint64_t allocated_per_insert = 1;  // at least
     static constexpr std::uint64_t retired_per_erase = 1;     // at least
+    static constexpr std::uint64_t large_range_keys = 0;
+};
+
+/// The OCC AVL tree is partially external: erasing a node with two children
+/// keeps it as a routing node (nothing retired), inserting its key again
+/// revives it (nothing allocated), and repairs splice out routing nodes
+/// (retired by whichever operation's repair does it), so only bounds hold
+/// per operation.
+template <class Domain>
+struct ds_facts<smr::ds::occ_avl<Domain>> {
+    static constexpr bool partially_external = true;
+    static constexpr std::uint64_t allocated_per_insert = 1;  // at most
+    static constexpr std::uint64_t retired_per_erase = 0;     // at least
     static constexpr std::uint64_t large_range_keys = 0;
 };
 
@@ -139,7 +182,10 @@ using structures =
                      smr::ds::harris_list<smr::leak_domain>,
                      smr::ds::harris_list<smr::debra_domain>, smr::ds::hm_list<smr::leak_domain>,
                      smr::ds::hm_list<smr::debra_domain>, hm_list_restarting<smr::debra_domain>,
-                     smr::ds::abtree<smr::leak_domain>, smr::ds::abtree<smr::debra_domain>>;
+                     smr::ds::hash_set<smr::leak_domain>, smr::ds::hash_set<smr::debra_domain>,
+                     hash_set_3_buckets<smr::debra_domain>, smr::ds::abtree<smr::leak_domain>,
+                     smr::ds::abtree<smr::debra_domain>, smr::ds::occ_avl<smr::leak_domain>,
+                     smr::ds::occ_avl<smr::debra_domain>>;
 
 struct structure_names {
     template <class DS>
@@ -303,6 +349,39 @@ TYPED_TEST(DsSequential, NodesAllocatedAndRetired) {
         return;
     }
 
+    if constexpr (requires { facts::partially_external; }) {
+        // A failed update allocates and retires nothing; a successful insert
+        // allocates at most one node, a successful erase none; once the tree
+        // is empty again, every node allocated has been retired exactly once.
+        std::set<key_t> model;
+        for (key_t k = 0; k < 3000; ++k) {
+            const key_t ins = (k * 7919) % 1000;
+            const auto before = domain.stats();
+            const bool inserted = set.insert(tid, ins, k);
+            const auto after = domain.stats();
+            ASSERT_EQ(inserted, model.insert(ins).second) << k;
+            ASSERT_LE(after.allocated - before.allocated, inserted ? 1u : 0u) << k;
+            if (!inserted) {
+                ASSERT_EQ(after.retired, before.retired) << k;
+            }
+            const key_t del = (k * 104729) % 1000;
+            const auto before_erase = domain.stats();
+            const bool erased = set.erase(tid, del);
+            const auto after_erase = domain.stats();
+            ASSERT_EQ(erased, model.erase(del) == 1) << k;
+            ASSERT_EQ(after_erase.allocated, before_erase.allocated) << k;
+            if (!erased) {
+                ASSERT_EQ(after_erase.retired, before_erase.retired) << k;
+            }
+        }
+        this->expect_matches(model, "after updates");
+        for (key_t k : model) ASSERT_TRUE(set.erase(tid, k)) << k;
+        this->expect_matches({}, "all erased");
+        EXPECT_EQ(domain.stats().retired, domain.stats().allocated);
+        EXPECT_EQ(domain.stats().discarded, 0u);
+        return;
+    }
+
     constexpr std::uint64_t n = 100;
     for (key_t k = 0; k < key_t(n); ++k) ASSERT_TRUE(set.insert(tid, k * 3, k));
     EXPECT_EQ(domain.stats().allocated, n * facts::allocated_per_insert);
@@ -374,6 +453,257 @@ TEST(Abtree, LongRandomAgainstStdSet) {
     const auto v = tree.validate();
     ASSERT_TRUE(v.ok) << v.error;
     EXPECT_EQ(v.size, 0u);
+}
+
+// ---- occ_avl: routing nodes, long runs ---------------------------------------------
+
+// Erase of a node with two children leaves a routing node (nothing retired);
+// insert of its key revives it (nothing allocated); when a routing node loses
+// a child, the repair splices it out and retires it.
+TEST(OccAvl, RoutingNodeLifeCycle) {
+    smr::debra_domain domain{smr::domain_config{}};
+    smr::ds::occ_avl<smr::debra_domain> tree(domain);
+    smr::thread_handle handle(domain);
+    const int tid = handle.tid();
+    for (key_t k : {2, 1, 3}) ASSERT_TRUE(tree.insert(tid, k, k));  // 2 at the root
+    ASSERT_EQ(domain.stats().allocated, 3u);
+    ASSERT_TRUE(tree.erase(tid, 2));  // two children: becomes a routing node
+    EXPECT_FALSE(tree.contains(tid, 2));
+    EXPECT_FALSE(tree.erase(tid, 2));
+    EXPECT_EQ(domain.stats().retired, 0u);
+    auto v = tree.validate();
+    ASSERT_TRUE(v.ok) << v.error;
+    EXPECT_EQ(v.size, 2u);
+    ASSERT_TRUE(tree.insert(tid, 2, 20));  // revived in place
+    EXPECT_FALSE(tree.insert(tid, 2, 21));
+    EXPECT_TRUE(tree.contains(tid, 2));
+    EXPECT_EQ(domain.stats().allocated, 3u);
+    ASSERT_TRUE(tree.erase(tid, 2));  // routing again
+    ASSERT_TRUE(tree.erase(tid, 1));  // a leaf: retired; the routing root is spliced out
+    EXPECT_EQ(domain.stats().retired, 2u);
+    v = tree.validate();
+    ASSERT_TRUE(v.ok) << v.error;
+    EXPECT_EQ(v.size, 1u);
+    EXPECT_EQ(v.key_sum, 3);
+    EXPECT_TRUE(tree.contains(tid, 3));
+    EXPECT_EQ(domain.stats().discarded, 0u);
+}
+
+// A long random run against std::set over enough keys for a deep tree, in
+// phases that grow and shrink it, so every kind of rotation and routing-node
+// splice happens; validate() (exact heights, AVL balance, no routing node
+// with a missing child) is checked along the way. With NBR the repair finds
+// each node by a search from the root instead of walking parent pointers.
+template <class Domain>
+void occ_avl_long_random_run() {
+    Domain domain{smr::domain_config{}};
+    smr::ds::occ_avl<Domain> tree(domain);
+    smr::thread_handle handle(domain);
+    const int tid = handle.tid();
+    std::mt19937_64 rng(42);
+    std::set<key_t> model;
+    constexpr int ops = 600000;
+    for (int i = 0; i < ops; ++i) {
+        const int phase = (i / 60000) % 3;
+        const key_t key = key_t(rng() % (i < ops / 2 ? 20000 : 300));
+        const auto dice = rng() % 100;
+        const unsigned insert_pct = phase == 0 ? 70 : phase == 1 ? 20 : 45;
+        if (dice < insert_pct) {
+            ASSERT_EQ(tree.insert(tid, key, key), model.insert(key).second) << i;
+        } else if (dice < 90) {
+            ASSERT_EQ(tree.erase(tid, key), model.erase(key) == 1) << i;
+        } else {
+            ASSERT_EQ(tree.contains(tid, key), model.count(key) == 1) << i;
+        }
+        if ((i + 1) % 20000 == 0) {
+            const auto v = tree.validate();
+            ASSERT_TRUE(v.ok) << "op " << i << ": " << v.error;
+            ASSERT_EQ(v.size, model.size()) << i;
+        }
+    }
+    for (key_t k : model) ASSERT_TRUE(tree.erase(tid, k)) << k;
+    const auto v = tree.validate();
+    ASSERT_TRUE(v.ok) << v.error;
+    EXPECT_EQ(v.size, 0u);
+    EXPECT_EQ(domain.stats().retired, domain.stats().allocated);
+}
+
+TEST(OccAvl, LongRandomAgainstStdSetDebra) { occ_avl_long_random_run<smr::debra_domain>(); }
+
+TEST(OccAvl, LongRandomAgainstStdSetNbrRepairsFromRoot) {
+    static_assert(smr::nbr_domain::traits.needs_restart_from_root);
+    occ_avl_long_random_run<smr::nbr_domain>();
+}
+
+// ---- hash_set: options and bucket placement -------------------------------------
+
+TEST(HashSet, BucketCountAndPlacement) {
+    smr::debra_domain domain{smr::domain_config{}};
+    smr::thread_handle handle(domain);
+    const int tid = handle.tid();
+    EXPECT_THROW(smr::ds::hash_set<smr::debra_domain>(domain, {.buckets = 0}),
+                 std::invalid_argument);
+    smr::ds::hash_set<smr::debra_domain> one(domain, {.buckets = 1});
+    EXPECT_EQ(one.bucket_count(), 1u);
+    smr::ds::hash_set<smr::debra_domain> set(domain, {.buckets = 97});
+    EXPECT_EQ(set.bucket_count(), 97u);
+    // Every key maps into the table, extremes included; consecutive keys
+    // spread over (almost) every bucket.
+    std::vector<int> load(97);
+    for (key_t k = 0; k < 97 * 4; ++k) ++load[set.bucket_of(k)];
+    for (key_t k : {smr::ds::hash_set<smr::debra_domain>::min_key, key_t(-1),
+                    smr::ds::hash_set<smr::debra_domain>::max_key}) {
+        EXPECT_LT(set.bucket_of(k), 97u) << k;
+        EXPECT_EQ(one.bucket_of(k), 0u) << k;
+    }
+    for (int n : load) EXPECT_GE(n, 1);
+    // Keys in many buckets add up across them.
+    std::set<key_t> model;
+    for (key_t k = -500; k < 500; k += 3) {
+        ASSERT_TRUE(set.insert(tid, k, k));
+        ASSERT_TRUE(one.insert(tid, k, k));
+        model.insert(k);
+    }
+    for (auto* s : {&set, &one}) {
+        const auto v = s->validate();
+        ASSERT_TRUE(v.ok) << v.error;
+        EXPECT_EQ(v.size, model.size());
+    }
+    // The table is packed: a bucket is far smaller than a padded lone list.
+    static_assert(sizeof(smr::ds::hash_set<smr::debra_domain>::bucket_type) <= 128);
+    static_assert(sizeof(smr::ds::hm_list<smr::debra_domain>) >= 256);
+}
+
+TEST(HashSet, RestartFromHeadPassesThrough) {
+    smr::debra_domain domain{smr::domain_config{}};
+    smr::ds::hash_set<smr::debra_domain> resuming(domain);
+    EXPECT_FALSE(resuming.restarts_from_head());
+    smr::ds::hash_set<smr::debra_domain> restarting(domain, {.restart_from_head = true});
+    EXPECT_TRUE(restarting.restarts_from_head());
+}
+
+// ---- ms_queue against std::deque ------------------------------------------------
+
+template <class Q>
+class MsQueueSequential : public ::testing::Test {
+  protected:
+    using domain_type = typename Q::domain_type;
+
+    domain_type domain{smr::domain_config{}};
+    Q queue{domain};
+    smr::thread_handle<domain_type> handle{domain};
+    int tid = handle.tid();
+
+    struct entry {
+        key_t key;
+        std::int64_t value;
+    };
+
+    void expect_matches(const std::deque<entry>& model, const std::string& where) {
+        const smr::ds::validation_result v = queue.validate();
+        ASSERT_TRUE(v.ok) << where << ": " << v.error;
+        std::uint64_t sum = 0;
+        for (const entry& e : model) sum += static_cast<std::uint64_t>(e.key);
+        EXPECT_EQ(v.key_sum, static_cast<std::int64_t>(sum)) << where;
+        EXPECT_EQ(v.size, model.size()) << where;
+    }
+};
+
+using queues =
+    ::testing::Types<smr::ds::ms_queue<smr::leak_domain>, smr::ds::ms_queue<smr::debra_domain>,
+                     smr::ds::ms_queue<smr::hp_domain>>;
+TYPED_TEST_SUITE(MsQueueSequential, queues, structure_names);
+
+TYPED_TEST(MsQueueSequential, RandomAgainstStdDeque) {
+    auto& queue = this->queue;
+    const int tid = this->tid;
+    std::mt19937_64 rng(7);
+    std::deque<typename TestFixture::entry> model;
+    constexpr int ops = 300000;
+    for (int i = 0; i < ops; ++i) {
+        // Phases that grow, drain (often past empty) and hover.
+        const int phase = (i / 20000) % 3;
+        const unsigned enqueue_pct = phase == 0 ? 70 : phase == 1 ? 25 : 50;
+        if (rng() % 100 < enqueue_pct) {
+            const key_t key =
+                std::uniform_int_distribution<key_t>(TypeParam::min_key, TypeParam::max_key)(rng);
+            ASSERT_TRUE(queue.insert(tid, key, i));
+            model.push_back({key, i});
+        } else {
+            const auto item = queue.dequeue(tid);
+            if (model.empty()) {
+                ASSERT_FALSE(item.has_value()) << "op " << i;
+            } else {
+                ASSERT_TRUE(item.has_value()) << "op " << i;
+                ASSERT_EQ(item->key, model.front().key) << "op " << i;
+                ASSERT_EQ(item->value, model.front().value) << "op " << i;
+                model.pop_front();
+            }
+        }
+        if ((i + 1) % 20000 == 0) {
+            this->expect_matches(model, "op " + std::to_string(i));
+            if (this->HasFatalFailure()) return;
+        }
+    }
+    // The rest is freed by the destructor (LeakSanitizer checks it).
+}
+
+TYPED_TEST(MsQueueSequential, EmptyQueueAndNodeCounts) {
+    auto& queue = this->queue;
+    auto& domain = this->domain;
+    const int tid = this->tid;
+    this->expect_matches({}, "fresh");
+    EXPECT_FALSE(queue.dequeue(tid).has_value());
+    EXPECT_FALSE(queue.dequeue(tid).has_value());
+    EXPECT_EQ(domain.stats().allocated, 0u);
+    EXPECT_EQ(domain.stats().retired, 0u);
+
+    constexpr std::uint64_t n = 100;
+    for (key_t k = 0; k < key_t(n); ++k) ASSERT_TRUE(queue.insert(tid, k, -k));
+    EXPECT_EQ(domain.stats().allocated, n);  // one node per enqueue
+    std::deque<typename TestFixture::entry> model;
+    for (key_t k = 0; k < key_t(n); ++k) model.push_back({k, -k});
+    this->expect_matches(model, "filled");
+
+    for (key_t k = 0; k < key_t(n); ++k) {
+        const std::uint64_t before = domain.stats().retired;
+        const auto item = queue.dequeue(tid);
+        ASSERT_TRUE(item.has_value()) << k;
+        EXPECT_EQ(item->key, k);
+        EXPECT_EQ(item->value, -k);
+        // Each dequeue retires the old dummy, except the first: the first
+        // dummy lives in the queue object.
+        ASSERT_EQ(domain.stats().retired - before, k == 0 ? 0u : 1u) << k;
+    }
+    EXPECT_FALSE(queue.dequeue(tid).has_value());
+    this->expect_matches({}, "drained");
+    const smr::reclaimer_stats stats = domain.stats();
+    EXPECT_EQ(stats.retired, n - 1);
+    EXPECT_EQ(stats.discarded, 0u);
+    EXPECT_LE(stats.freed, stats.retired);
+
+    // Refill after draining: the last dequeued node is the dummy now.
+    ASSERT_TRUE(queue.insert(tid, 5, 50));
+    this->expect_matches({{5, 50}}, "refilled");
+    const auto item = queue.dequeue(tid);
+    ASSERT_TRUE(item.has_value());
+    EXPECT_EQ(item->key, 5);
+    EXPECT_EQ(domain.stats().retired, n);
+}
+
+template <class Q>
+concept erases_keys = requires(Q& q) { q.erase(0, key_t{}); };
+template <class Q>
+concept has_contains = requires(Q& q) { q.contains(0, key_t{}); };
+
+TEST(MsQueue, DeclaresAQueue) {
+    using queue = smr::ds::ms_queue<smr::debra_domain>;
+    static_assert(queue::is_queue);
+    static_assert(!queue::traverses_unlinked_nodes);
+    static_assert(queue::has_read_write_phases && queue::read_phases_start_at_root);
+    // Not a set: no erase of a given key, no contains.
+    static_assert(!erases_keys<queue> && !has_contains<queue>);
+    static_assert(erases_keys<smr::ds::hm_list<smr::debra_domain>>);
 }
 
 }  // namespace

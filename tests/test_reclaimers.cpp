@@ -48,15 +48,19 @@ struct as_gtest_types<std::tuple<Ts...>> {
     using type = ::testing::Types<Ts...>;
 };
 
-/// The domains of `Tuple` except the reservation family (hp, he, ibr, wfe):
-/// these tests assume epoch semantics (stalled_thread_pins_garbage expects a
-/// stall to pin all garbage); tests/test_reservation.cpp covers them.
+/// The domains of `Tuple` except the reservation family (hp, he, ibr, wfe)
+/// and the liburcu adapters (family external): these tests assume epoch
+/// semantics with synchronous reclamation (stalled_thread_pins_garbage
+/// expects a stall to pin all garbage, the churn test exact counts when
+/// threads leave, while liburcu frees after call_rcu's thread has run);
+/// tests/test_reservation.cpp and tests/test_urcu.cpp cover them.
 template <class Tuple>
 struct without_reservation;
 template <class... Ds>
 struct without_reservation<std::tuple<Ds...>> {
     using type = decltype(std::tuple_cat(
-        std::declval<std::conditional_t<Ds::traits.family == smr::reclaimer_family::reservation,
+        std::declval<std::conditional_t<Ds::traits.family == smr::reclaimer_family::reservation ||
+                                            Ds::traits.family == smr::reclaimer_family::external,
                                         std::tuple<>, std::tuple<Ds>>>()...));
 };
 using tested_domains = without_reservation<smr::all_domains>::type;
@@ -522,7 +526,8 @@ TEST(all_domains, order_and_names) {
     }(std::type_identity<smr::all_domains>{});
     EXPECT_EQ(names, (std::vector<std::string>{"none", "ebr", "nebr", "debra", "qsbr", "rcu",
                                                "token_naive", "token_passfirst", "token_periodic",
-                                               "hp", "he", "ibr", "wfe", "nbr", "nbrplus"}));
+                                               "hp", "he", "ibr", "wfe", "nbr", "nbrplus",
+                                               "urcu_qsbr", "urcu_memb"}));
     EXPECT_TRUE(smr::qsbr_domain::traits.needs_quiescent_states);
     EXPECT_FALSE(smr::ebr_domain::traits.needs_quiescent_states);
 }

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cstdio>
 #include <cstdlib>
@@ -107,6 +108,13 @@ INSTANTIATE_TEST_SUITE_P(
         bad_input_case{"--garbage-series /no/such/dir/g.csv", "/no/such/dir"},
         bad_input_case{"--ds lazylist --restart-from-head", "--restart-from-head"},
         bad_input_case{"--ds harris_list --restart-from-head", "--restart-from-head"},
+        bad_input_case{"--ds ms_queue --restart-from-head", "--restart-from-head"},
+        bad_input_case{"--ds ms_queue --insert 40 --erase 40", "contains"},
+        bad_input_case{"--ds ms_queue --insert 0 --erase 0", "contains"},
+        bad_input_case{"--ds hash_set --buckets 0", "--buckets"},
+        bad_input_case{"--ds hash_set --buckets -3", "--buckets"},
+        bad_input_case{"--ds lazylist --buckets 8", "--buckets"},
+        bad_input_case{"--ds ms_queue --buckets 8", "--buckets"},
         bad_input_case{"--markdown", "--markdown"}),
     [](const testing::TestParamInfo<bad_input_case>& info) {
         // "--key-range 100 --prefill 101" -> "key_range_100_prefill_101"
@@ -152,7 +160,8 @@ TEST(Cli, ListNamesEveryReclaimerAndCombination) {
         // "valid" (what smrbench runs without --allow-unsafe) is "safe".
         EXPECT_EQ(combo["valid"], combo["safe"]) << combo;
         EXPECT_FALSE(combo["reason"].get<std::string>().empty()) << combo;
-        EXPECT_EQ(combo["restart_from_head_option"].get<bool>(), combo["ds"] == "hm_list");
+        EXPECT_EQ(combo["restart_from_head_option"].get<bool>(),
+                  combo["ds"] == "hm_list" || combo["ds"] == "hash_set");
     }
     const run_result text = smrbench("--list");
     EXPECT_EQ(text.exit_code, 0);
@@ -208,6 +217,53 @@ TEST(Cli, HmListRestartsFromHeadOnRequest) {
         EXPECT_TRUE(run["validated"].get<bool>()) << args;
         EXPECT_TRUE(run["reclaimer"]["safe_with_ds"].get<bool>()) << args;
     }
+}
+
+TEST(Cli, MsQueueRunsAndValidates) {
+    // 50/50 (the queue hovers around its prefill), growing, and shrinking
+    // (many dequeues find it empty), under an epoch and a reservation scheme.
+    for (const char* mix :
+         {"--insert 50 --erase 50", "--insert 70 --erase 30", "--insert 20 --erase 80"}) {
+        for (const char* reclaimer : {"debra", "hp"}) {
+            const std::string args =
+                std::string(quick) + " --json --ds ms_queue --reclaimer " + reclaimer + " " + mix;
+            const run_result r = smrbench(args);
+            ASSERT_EQ(r.exit_code, 0) << args << "\n" << r.err;
+            EXPECT_EQ(count_lines(r.out), 1) << args;
+            const auto run = nlohmann::json::parse(r.out);
+            EXPECT_TRUE(run["validated"].get<bool>()) << args << "\n" << run["trials"];
+            EXPECT_EQ(run["config"]["ds"], "ms_queue");
+            EXPECT_EQ(run["config"]["contains"], 0);
+            EXPECT_TRUE(run["config"]["buckets"].is_null());
+            const auto& trial = run["trials"][0];
+            // Every enqueue succeeds, so the prefill reaches its target; each
+            // of the 2 workers may add one past it (they check, then insert).
+            const auto target = run["config"]["prefill_target"].get<std::int64_t>();
+            EXPECT_GE(trial["prefill_size"].get<std::int64_t>(), target) << args;
+            EXPECT_LE(trial["prefill_size"].get<std::int64_t>(), target + 1) << args;
+            EXPECT_EQ(trial["validation"]["size"], trial["validation"]["expected_size"]);
+            EXPECT_EQ(trial["validation"]["key_sum"], trial["validation"]["expected_key_sum"]);
+            EXPECT_GT(run["reclaimer"]["retired"].get<std::uint64_t>(), 0u) << args;
+        }
+    }
+}
+
+TEST(Cli, HashSetRunsAndReportsItsBuckets) {
+    for (const char* buckets : {"", " --buckets 16", " --buckets 1"}) {
+        const std::string args =
+            std::string(quick) + " --json --ds hash_set --reclaimer debra" + buckets;
+        const run_result r = smrbench(args);
+        ASSERT_EQ(r.exit_code, 0) << args << "\n" << r.err;
+        const auto run = nlohmann::json::parse(r.out);
+        EXPECT_TRUE(run["validated"].get<bool>()) << args;
+        // Default: key range / 2 (quick's key range is 256).
+        const std::uint64_t expected = *buckets == '\0' ? 128 : std::stoull(buckets + 10);
+        EXPECT_EQ(run["config"]["buckets"].get<std::uint64_t>(), expected) << args;
+    }
+    const run_result restarting =
+        smrbench(std::string(quick) + " --json --ds hash_set --reclaimer hp --restart-from-head");
+    ASSERT_EQ(restarting.exit_code, 0) << restarting.err;
+    EXPECT_TRUE(nlohmann::json::parse(restarting.out)["validated"].get<bool>());
 }
 
 TEST(Cli, JsonIsExactlyOneObjectWithTheDocumentedFields) {
@@ -282,6 +338,45 @@ TEST(Cli, StalledThreadMakesDebraGarbageGrow) {
     // Without it, garbage stays a small fraction of what was retired.
     EXPECT_LT(f["garbage_peak"].get<double>(), 0.25 * f["retired"].get<double>());
     EXPECT_TRUE(stalled["validated"].get<bool>());
+}
+
+// The other side of the NBR paper's Figure 4c: every reclaimer whose traits say
+// garbage_bounded keeps its peak garbage within 2x of the no-stall peak while
+// a thread sits inside an operation, on a structure it is safe with. The
+// small bag makes every thread reclaim many times in the trial.
+TEST(Cli, StalledThreadLeavesBoundedReclaimersBounded) {
+    const auto list = nlohmann::json::parse(smrbench("--list --json").out);
+    int checked = 0;
+    for (const auto& reclaimer : list["reclaimers"]) {
+        if (!reclaimer["garbage_bounded"].get<bool>()) continue;
+        const std::string name = reclaimer["name"];
+        // A fixed operation count (about 20,000 retirements), not a duration:
+        // under a sanitizer on a loaded machine a timed run may retire too
+        // little to tell.
+        const std::string base = "--ds hm_list --reclaimer " + name +
+                                 " --threads 2 --key-range 256 --bag-size 512 --ops 40000"
+                                 " --quiet --json";
+        // Peaks depend on how many threads reach their threshold together:
+        // the larger of two runs on each side.
+        double without = 0, with = 0, retired_with = 0;
+        for (int run = 0; run < 2; ++run) {
+            const run_result free_running = smrbench(base);
+            ASSERT_EQ(free_running.exit_code, 0) << base << "\n" << free_running.err;
+            const run_result stalled = smrbench(base + " --stall");
+            ASSERT_EQ(stalled.exit_code, 0) << base << " --stall\n" << stalled.err;
+            const auto f = nlohmann::json::parse(free_running.out);
+            const auto s = nlohmann::json::parse(stalled.out);
+            EXPECT_TRUE(s["validated"].get<bool>()) << name;
+            without = std::max(without, f["reclaimer"]["garbage_peak"].get<double>());
+            with = std::max(with, s["reclaimer"]["garbage_peak"].get<double>());
+            retired_with = std::max(retired_with, s["reclaimer"]["retired"].get<double>());
+        }
+        ASSERT_GT(retired_with, 20 * 512) << name << ": too few retirements to tell";
+        EXPECT_LE(with, 2 * without)
+            << name << ": peak garbage " << with << " with a stall, " << without << " without";
+        ++checked;
+    }
+    EXPECT_GE(checked, 6) << "hp, he, ibr, wfe, nbr, nbrplus";
 }
 
 TEST(Cli, SelectedAllocatorReallyServesMalloc) {

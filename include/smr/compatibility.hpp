@@ -81,10 +81,10 @@ inline constexpr std::string_view reservation_unlinked =
     "HP, HE, IBR and WFE are not compatible with the lazy list or DGT; Michael 2002 changed "
     "Harris's list into HM04 for this reason).";
 inline constexpr std::string_view reservation_safe =
-    "every node is dereferenced only after protect's re-read found it linked from an unmarked, "
-    "hence still reachable, predecessor, so the reservation was visible before the node could "
-    "be retired (Michael's validation; NBR paper, Table 1: HM04 is compatible with HP, HE, IBR "
-    "and WFE).";
+    "every node is dereferenced only after a validation showed it still reachable once the "
+    "reservation was visible (protect's re-read of an unmarked predecessor in Michael's list, "
+    "the re-read of head in Michael and Scott's queue), so it cannot have been retired before "
+    "(NBR paper, Table 1: HM04 is compatible with HP, HE, IBR and WFE).";
 inline constexpr std::string_view neutralization_safe =
     "every operation is a sequence of read phases that write nothing and may be restarted "
     "from their checkpoint, each starting from the root, and write phases that touch only the "

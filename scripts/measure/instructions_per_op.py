@@ -81,8 +81,10 @@ def main() -> int:
 
     listing = json.loads(subprocess.run([options.smrbench, "--list", "--json"], check=True,
                                         capture_output=True, text=True).stdout)
-    reclaimers = (options.reclaimers.split(",") if options.reclaimers
-                  else [r["name"] for r in listing["reclaimers"]])
+    # Every reclaimer safe with the structure (smrbench refuses the others), unless named.
+    safe = [c["reclaimer"] for c in listing["combinations"]
+            if c["ds"] == options.ds and c["valid"]]
+    reclaimers = options.reclaimers.split(",") if options.reclaimers else safe
     base = ["--ds", options.ds, "--key-range", str(options.key_range), "--free", options.free,
             *options.extra]
     results = {}
@@ -95,7 +97,7 @@ def main() -> int:
 
     baseline = results.get("none")
     print(f"# {options.ds}, {options.key_range} keys, 1 thread, {options.free} free, "
-          f"50% insert 50% erase, {options.ops} ops (difference of {options.ops} and {2 * options.ops})"
+          f"{options.ops} ops (difference of {options.ops} and {2 * options.ops})"
           f"{' ' + ' '.join(options.extra) if options.extra else ''}")
     print("| reclaimer | instructions/op | vs none | in malloc+free | bookkeeping vs none |")
     print("|---|---:|---:|---:|---:|")

@@ -202,3 +202,16 @@ def test_shipped_experiments_are_valid(path: Path) -> None:
     assert "paper" in experiment.sizes, "every shipped experiment has a paper size"
     assert path.read_text().startswith("# "), "each experiment starts with a header comment"
     assert len(expand(experiment, cpus=2)) > 0
+
+
+def test_every_passed_option_is_a_flag_of_the_real_smrbench(smrbench: Path) -> None:
+    """An experiment key smrlab accepts must exist in smrbench, or a long grid fails late."""
+    import subprocess
+
+    from smrlab.options import OPTIONS
+
+    help_text = subprocess.run(
+        [str(smrbench), "--help"], capture_output=True, text=True, check=True
+    ).stdout
+    missing = [o.flag for o in OPTIONS.values() if o.passed and o.flag not in help_text]
+    assert missing == [], f"smrlab passes flags smrbench does not have: {missing}"

@@ -198,13 +198,15 @@ class harris_list {
         smr::op_guard guard(domain_, tid);
         for (;;) {  // contains never restarts by itself; NBR may neutralize its read phase
             SMR_READ_PHASE_BEGIN(domain_, tid);
-            node* curr = domain_.protect(tid, 0, head_.next);  // head is never marked
-            node* succ = domain_.protect(tid, 1, curr->next);
-            for (int slot = 0; curr->key < key; slot ^= 1) {
-                curr = detail::without_mark(succ);
-                succ = domain_.protect(tid, slot, curr->next);
-            }
-            const bool found = curr->key == key && !detail::is_marked(succ);
+            const bool found = smr::read_phase_body<Domain>([&] {
+                node* curr = domain_.protect(tid, 0, head_.next);  // head is never marked
+                node* succ = domain_.protect(tid, 1, curr->next);
+                for (int slot = 0; curr->key < key; slot ^= 1) {
+                    curr = detail::without_mark(succ);
+                    succ = domain_.protect(tid, slot, curr->next);
+                }
+                return curr->key == key && !detail::is_marked(succ);
+            });
             domain_.read_phase_end(tid);
             return found;
         }
@@ -256,7 +258,7 @@ class harris_list {
     window search(int tid, Key key) {
         for (;;) {
             SMR_READ_PHASE_BEGIN(domain_, tid);
-            const window w = find(tid, key);
+            const window w = smr::read_phase_body<Domain>([&] { return find(tid, key); });
             domain_.read_phase_end(tid, w.left, w.right);
 
             if (w.left_next != w.right) {

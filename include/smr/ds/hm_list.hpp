@@ -77,10 +77,24 @@
 
 namespace smr::ds {
 
+/// Where hm_list puts its two sentinels: each alone on its own cache lines
+/// (the default: a list is one object, head is written by every update at the
+/// front), or packed at their natural alignment (hash_set's buckets: 384
+/// bytes of padding per bucket would dwarf the one node a bucket holds at
+/// load factor 1). The strictest alignas applies, so packed's 1 leaves a
+/// sentinel at its natural alignment.
+struct padded_sentinels {
+    static constexpr std::size_t alignment = core::false_sharing_range;
+};
+struct packed_sentinels {
+    static constexpr std::size_t alignment = 1;
+};
+
 /// The Harris-Michael list as a set of Key (with a Value per key). Keys must
 /// lie in [min_key, max_key] = [numeric_limits<Key>::min() + 1,
 /// numeric_limits<Key>::max() - 1]: the sentinels hold the extremes.
-template <class Domain, class Key = std::int64_t, class Value = std::int64_t>
+template <class Domain, class Key = std::int64_t, class Value = std::int64_t,
+          class SentinelLayout = padded_sentinels>
 class hm_list {
     struct node : Domain::node_base {
         node(Key k, Value v, node* successor) noexcept : key(k), value(v), next(successor) {}
@@ -249,6 +263,17 @@ class hm_list {
         return result;
     }
 
+    /// Quiescent only (after validate() held): calls f(key) for every key
+    /// between the sentinels, in order. hash_set checks each key's bucket.
+    template <class F>
+    void for_each_key(F&& f) const {
+        const node* curr = detail::without_mark(head_.next.load(std::memory_order_relaxed));
+        for (; curr != &tail_ && curr != nullptr;
+             curr = detail::without_mark(curr->next.load(std::memory_order_relaxed))) {
+            f(curr->key);
+        }
+    }
+
   private:
     cursor from_head() noexcept { return {&head_, -1}; }
 
@@ -261,7 +286,7 @@ class hm_list {
         cursor start = from_head();
         for (;;) {
             SMR_READ_PHASE_BEGIN(domain_, tid);
-            const window w = find(tid, key, start);
+            const window w = smr::read_phase_body<Domain>([&] { return find(tid, key, start); });
             domain_.read_phase_end(tid, w.prev, w.curr);
             if (!w.curr_marked) return w;
 
@@ -321,9 +346,9 @@ class hm_list {
     Domain& domain_;
     const bool restart_from_head_;
     /// Sentinels live in the list object (never allocated, retired or freed),
-    /// each on its own cache lines.
-    alignas(core::false_sharing_range) node head_;
-    alignas(core::false_sharing_range) node tail_;
+    /// each on its own cache lines unless SentinelLayout packs them.
+    alignas(node) alignas(SentinelLayout::alignment) node head_;
+    alignas(node) alignas(SentinelLayout::alignment) node tail_;
 };
 
 }  // namespace smr::ds

@@ -62,10 +62,12 @@ _OPTIONS = [
     Option("check_every", "int", "debra, qsbr: operations between checks", minimum=1),
     Option("epoch_freq", "int", "rcu: allocations per epoch increment", minimum=1),
     Option("token_check_every", "int", "token_periodic: frees between checks", minimum=1),
-    Option("pool", "int", "bounded pool allocator with N nodes", minimum=1),
-    Option(
-        "on_oom", "str", "pool exhausted: yield | spin | fail", choices=("yield", "spin", "fail")
-    ),
+    Option("hp_scan_factor", "int", "hp: scan at factor x hazard slots", minimum=1),
+    Option("wfe_fast_attempts", "int", "wfe: fast-path attempts before help", minimum=1),
+    Option("signal", "int", "nbr, nbrplus: neutralization signal number", minimum=1),
+    Option("nbr_low_watermark", "int", "nbrplus: low watermark (0: half the high)", minimum=0),
+    Option("nbr_high_watermark", "int", "nbrplus: high watermark (0: bag size)", minimum=0),
+    Option("restart_from_head", "bool", "hm_list: every read phase from the head"),
     Option("timeline", "path_flag", "record a timeline file per trial (smrlab picks the path)"),
     Option("timeline_min_ns", "int", "timeline: shortest free call recorded", minimum=0),
     Option("timeline_capacity", "int", "timeline: events per thread", minimum=1),
