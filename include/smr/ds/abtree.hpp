@@ -289,13 +289,10 @@ class abtree {
         smr::op_guard guard(domain_, tid);
         for (;;) {  // never restarts by itself; NBR may neutralize the read phase
             SMR_READ_PHASE_BEGIN(domain_, tid);
-            node* const l = smr::read_phase_body<Domain>([&] {
-                node* n = domain_.protect(tid, 0, entry_.ptrs[0]);
-                for (int slot = 1; !n->leaf; slot ^= 1) {
-                    n = domain_.protect(tid, slot, n->ptrs[n->child_index(key)]);
-                }
-                return n;
-            });
+            node* l = domain_.protect(tid, 0, entry_.ptrs[0]);
+            for (int slot = 1; !l->leaf; slot ^= 1) {
+                l = domain_.protect(tid, slot, l->ptrs[l->child_index(key)]);
+            }
             domain_.read_phase_end(tid, l);
             const int i = l->key_index(key);
             return i < l->size && l->keys[i] == key;
@@ -308,7 +305,7 @@ class abtree {
         volatile unsigned failures = 0;
         for (;;) {
             SMR_READ_PHASE_BEGIN(domain_, tid);
-            const path f = smr::read_phase_body<Domain>([&] { return search(tid, key, nullptr); });
+            const path f = search(tid, key, nullptr);
             domain_.read_phase_end(tid, f.p, f.l);
             node* const p = f.p;
             node* const l = f.l;
@@ -394,7 +391,7 @@ class abtree {
         volatile unsigned failures = 0;
         for (;;) {
             SMR_READ_PHASE_BEGIN(domain_, tid);
-            const path f = smr::read_phase_body<Domain>([&] { return search(tid, key, nullptr); });
+            const path f = search(tid, key, nullptr);
             domain_.read_phase_end(tid, f.p, f.l);
             node* const p = f.p;
             node* const l = f.l;
@@ -751,7 +748,7 @@ class abtree {
         volatile unsigned failures = 0;
         for (;;) {
             SMR_READ_PHASE_BEGIN(domain_, tid);
-            const path f = smr::read_phase_body<Domain>([&] { return search(tid, k, viol); });
+            const path f = search(tid, k, viol);
             if (f.l != viol || f.gp == nullptr) {
                 // Replaced: whoever replaced it took over the violation. (The
                 // root is never tagged, so gp == nullptr means replaced too.)
@@ -866,7 +863,7 @@ class abtree {
         volatile unsigned failures = 0;
         for (;;) {
             SMR_READ_PHASE_BEGIN(domain_, tid);
-            const path f = smr::read_phase_body<Domain>([&] { return search(tid, k, viol); });
+            const path f = search(tid, k, viol);
             if (f.l != viol || f.gp == nullptr || f.l->size >= a) {
                 // Replaced (the replacer took over), the root, or no
                 // violation (an address reused by a new node, NBR only).

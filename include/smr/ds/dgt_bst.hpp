@@ -186,7 +186,7 @@ class dgt_bst {
         unsigned failures = 0;
         for (;;) {
             SMR_READ_PHASE_BEGIN(domain_, tid);
-            const parse_result p = smr::read_phase_body<Domain>([&] { return parse(tid, key); });
+            const parse_result p = parse(tid, key);
             const Key leaf_key = p.leaf->key;
             domain_.read_phase_end(tid, p.parent, p.leaf);
 
@@ -227,7 +227,7 @@ class dgt_bst {
         unsigned failures = 0;
         for (;;) {
             SMR_READ_PHASE_BEGIN(domain_, tid);
-            const parse_result p = smr::read_phase_body<Domain>([&] { return parse(tid, key); });
+            const parse_result p = parse(tid, key);
             const Key leaf_key = p.leaf->key;
             domain_.read_phase_end(tid, p.gparent, p.parent, p.leaf);
 
@@ -274,14 +274,11 @@ class dgt_bst {
         smr::op_guard guard(domain_, tid);
         for (;;) {  // search never restarts by itself; NBR may neutralize its read phase
             SMR_READ_PHASE_BEGIN(domain_, tid);
-            node* const curr = smr::read_phase_body<Domain>([&] {
-                node* n = &root_;
-                for (int slot = 0; !n->leaf; slot = slot == 1 ? 0 : 1) {
-                    const side s = key < n->key ? left : right;
-                    n = domain_.protect(tid, slot, n->child[s]);
-                }
-                return n;
-            });
+            node* curr = &root_;
+            for (int slot = 0; !curr->leaf; slot = slot == 1 ? 0 : 1) {
+                const side s = key < curr->key ? left : right;
+                curr = domain_.protect(tid, slot, curr->child[s]);
+            }
             domain_.read_phase_end(tid, curr);
             return curr->key == key;
         }

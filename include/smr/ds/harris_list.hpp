@@ -79,6 +79,7 @@
 
 #include "smr/core/padded.hpp"
 #include "smr/ds/marked_ptr.hpp"
+#include "smr/ds/slot_rotation.hpp"
 #include "smr/ds/validation.hpp"
 #include "smr/reclaim/guards.hpp"
 
@@ -198,15 +199,13 @@ class harris_list {
         smr::op_guard guard(domain_, tid);
         for (;;) {  // contains never restarts by itself; NBR may neutralize its read phase
             SMR_READ_PHASE_BEGIN(domain_, tid);
-            const bool found = smr::read_phase_body<Domain>([&] {
-                node* curr = domain_.protect(tid, 0, head_.next);  // head is never marked
-                node* succ = domain_.protect(tid, 1, curr->next);
-                for (int slot = 0; curr->key < key; slot ^= 1) {
-                    curr = detail::without_mark(succ);
-                    succ = domain_.protect(tid, slot, curr->next);
-                }
-                return curr->key == key && !detail::is_marked(succ);
-            });
+            node* curr = domain_.protect(tid, 0, head_.next);  // head is never marked
+            node* succ = domain_.protect(tid, 1, curr->next);
+            for (int slot = 0; curr->key < key; slot ^= 1) {
+                curr = detail::without_mark(succ);
+                succ = domain_.protect(tid, slot, curr->next);
+            }
+            const bool found = curr->key == key && !detail::is_marked(succ);
             domain_.read_phase_end(tid);
             return found;
         }
@@ -258,7 +257,7 @@ class harris_list {
     window search(int tid, Key key) {
         for (;;) {
             SMR_READ_PHASE_BEGIN(domain_, tid);
-            const window w = smr::read_phase_body<Domain>([&] { return find(tid, key); });
+            const window w = find(tid, key);
             domain_.read_phase_end(tid, w.left, w.right);
 
             if (w.left_next != w.right) {
@@ -288,7 +287,7 @@ class harris_list {
         node* t = left_next;
         int t_slot = 0;
         while (t != &tail_) {
-            const int slot = free_slot(left_slot, t_slot);
+            const int slot = detail::next_slot_for<Domain>(left_slot, t_slot);
             node* t_next = domain_.protect(tid, slot, t->next);
             if (!detail::is_marked(t_next)) {
                 if (!(t->key < key)) break;  // t is right
@@ -300,13 +299,6 @@ class harris_list {
             t_slot = slot;
         }
         return {left, left_next, t};
-    }
-
-    /// The one of slots 0, 1, 2 that neither a nor b holds (-1: no slot).
-    static int free_slot(int a, int b) noexcept {
-        for (int s = 0;; ++s) {
-            if (s != a && s != b) return s;
-        }
     }
 
     /// Retires the run [first, last) this thread's CAS just unlinked. Each

@@ -72,6 +72,7 @@
 #include "smr/core/padded.hpp"
 #include "smr/ds/marked_ptr.hpp"
 #include "smr/ds/options.hpp"
+#include "smr/ds/slot_rotation.hpp"
 #include "smr/ds/validation.hpp"
 #include "smr/reclaim/guards.hpp"
 
@@ -286,7 +287,7 @@ class hm_list {
         cursor start = from_head();
         for (;;) {
             SMR_READ_PHASE_BEGIN(domain_, tid);
-            const window w = smr::read_phase_body<Domain>([&] { return find(tid, key, start); });
+            const window w = find(tid, key, start);
             domain_.read_phase_end(tid, w.prev, w.curr);
             if (!w.curr_marked) return w;
 
@@ -319,7 +320,7 @@ class hm_list {
             }
             for (;;) {
                 if (curr == &tail_) return {prev, curr, nullptr, prev_slot, curr_slot, false};
-                const int next_slot = free_slot(prev_slot, curr_slot);
+                const int next_slot = detail::next_slot_for<Domain>(prev_slot, curr_slot);
                 node* next = domain_.protect(tid, next_slot, curr->next);
                 if (detail::is_marked(next)) {
                     // curr is deleted; do not follow its next.
@@ -333,13 +334,6 @@ class hm_list {
                 curr = next;
                 curr_slot = next_slot;
             }
-        }
-    }
-
-    /// The one of slots 0, 1, 2 that neither a nor b holds (-1: no slot).
-    static int free_slot(int a, int b) noexcept {
-        for (int s = 0;; ++s) {
-            if (s != a && s != b) return s;
         }
     }
 

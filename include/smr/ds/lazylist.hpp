@@ -164,7 +164,7 @@ class lazylist {
         node* fresh = nullptr;  // allocated in a write phase, kept across restarts
         for (;;) {
             SMR_READ_PHASE_BEGIN(domain_, tid);
-            const window w = smr::read_phase_body<Domain>([&] { return search(tid, key); });
+            const window w = search(tid, key);
             domain_.read_phase_end(tid, w.pred, w.curr);
 
             const bool present = w.curr->key == key;
@@ -200,7 +200,7 @@ class lazylist {
         smr::op_guard guard(domain_, tid);
         for (;;) {
             SMR_READ_PHASE_BEGIN(domain_, tid);
-            const window w = smr::read_phase_body<Domain>([&] { return search(tid, key); });
+            const window w = search(tid, key);
             domain_.read_phase_end(tid, w.pred, w.curr);
 
             // Key absent, or already logically deleted by another erase:
@@ -236,11 +236,10 @@ class lazylist {
         for (;;) {  // contains never restarts by itself; NBR may neutralize its read phase
             SMR_READ_PHASE_BEGIN(domain_, tid);
             // The whole traversal is the read phase.
-            node* const curr = smr::read_phase_body<Domain>([&] {
-                node* n = domain_.protect(tid, 0, head_.next);
-                for (int slot = 1; n->key < key; slot ^= 1) n = domain_.protect(tid, slot, n->next);
-                return n;
-            });
+            node* curr = domain_.protect(tid, 0, head_.next);
+            for (int slot = 1; curr->key < key; slot ^= 1) {
+                curr = domain_.protect(tid, slot, curr->next);
+            }
             domain_.read_phase_end(tid, curr);
             return curr->key == key && !curr->marked.load(std::memory_order_relaxed);
         }

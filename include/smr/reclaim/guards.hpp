@@ -28,39 +28,6 @@
 
 namespace smr {
 
-namespace detail {
-
-/// Never inlined: gives a read phase's traversal a frame of its own (see
-/// read_phase_body).
-template <class Body>
-[[gnu::noinline]] decltype(auto) run_out_of_line(Body& body) {
-    return body();
-}
-
-}  // namespace detail
-
-/// Runs the traversal of a read phase, `body()`, and returns its result:
-///
-///     SMR_READ_PHASE_BEGIN(domain_, tid);
-///     const window w = smr::read_phase_body<Domain>([&] { return search(tid, key); });
-///
-/// With a reclaimer that uses signals the operation's frame calls sigsetjmp,
-/// and GCC compiles a function that calls setjmp conservatively: values live
-/// across the call stay in memory rather than registers, so a traversal
-/// inlined into that frame reloads its key and cursor from the stack at every
-/// step (callgrind: hm_list's contains under nbr cost 2.2x debra's
-/// instructions). Out of line, the loop is optimized as usual; siglongjmp
-/// from inside it simply discards its frame. For every other reclaimer the
-/// body is inlined and nothing changes.
-template <class Domain, class Body>
-[[gnu::always_inline]] inline decltype(auto) read_phase_body(Body&& body) {
-    if constexpr (std::remove_cvref_t<Domain>::traits.uses_signals) {
-        return detail::run_out_of_line(body);
-    } else {
-        return body();
-    }
-}
-
 /// Brackets one data-structure operation: begin_op on construction, end_op on
 /// destruction. Not copyable or movable, so an operation cannot outlive it.
 template <class Domain>

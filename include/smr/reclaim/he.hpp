@@ -72,6 +72,7 @@ class he_domain : public domain_base<he_domain, detail::he_local, era_node_heade
         .needs_restart_from_root = false,
         .uses_signals = false,
         .needs_quiescent_states = false,
+        .protect_uses_slots = true,
     };
 
     using node_header = era_node_header;

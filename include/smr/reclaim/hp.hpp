@@ -80,6 +80,7 @@ class hp_domain : public domain_base<hp_domain, detail::hp_local> {
         .needs_restart_from_root = false,
         .uses_signals = false,
         .needs_quiescent_states = false,
+        .protect_uses_slots = true,
     };
 
     using base::base;

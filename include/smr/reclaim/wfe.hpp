@@ -192,6 +192,7 @@ class wfe_domain : public domain_base<wfe_domain, detail::wfe_local, era_node_he
         .needs_restart_from_root = false,
         .uses_signals = false,
         .needs_quiescent_states = false,
+        .protect_uses_slots = true,
     };
 
     using node_header = era_node_header;
