@@ -19,6 +19,7 @@
 #include <utility>
 #include <vector>
 
+#include "ds_variants.hpp"
 #include "smr/compatibility.hpp"
 #include "smr/ds/abtree.hpp"
 #include "smr/ds/dgt_bst.hpp"
@@ -54,26 +55,8 @@ struct as_gtest_types<std::tuple<Ts...>> {
     using type = ::testing::Types<Ts...>;
 };
 
-/// hm_list built with ds_options::restart_from_head (the NBR paper's E4
-/// "restarts" variant), as a type of its own for the typed tests.
-template <class Domain>
-class hm_list_restarting : public smr::ds::hm_list<Domain> {
-  public:
-    static constexpr std::string_view name = "hm_list_restarting";
-    explicit hm_list_restarting(Domain& domain)
-        : smr::ds::hm_list<Domain>(domain, smr::ds::ds_options{.restart_from_head = true}) {}
-};
-
-/// hash_set with 4 buckets: with the tests' 32 keys, 8 per bucket, so
-/// updates collide inside buckets (the default table would give most keys a
-/// bucket of their own).
-template <class Domain>
-class hash_set_4_buckets : public smr::ds::hash_set<Domain> {
-  public:
-    static constexpr std::string_view name = "hash_set_4_buckets";
-    explicit hash_set_4_buckets(Domain& domain)
-        : smr::ds::hash_set<Domain>(domain, smr::ds::ds_options{.buckets = 4}) {}
-};
+using smr::test::hash_set_4_buckets;
+using smr::test::hm_list_restarting;
 
 /// combo<D, DS> for every domain D of `Tuple` that smr::check calls safe with
 /// DS: an unsafe pair (hp with lazylist, ...) would fail for the reason the

@@ -15,6 +15,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "ds_variants.hpp"
 #include "smr/ds/abtree.hpp"
 #include "smr/ds/dgt_bst.hpp"
 #include "smr/ds/harris_list.hpp"
@@ -66,15 +67,7 @@ struct ds_facts<smr::ds::hm_list<Domain>> {
     static constexpr std::uint64_t large_range_keys = 4096;
 };
 
-/// hm_list built with ds_options::restart_from_head (the NBR paper's E4
-/// "restarts" variant), as a type of its own for the typed tests.
-template <class Domain>
-class hm_list_restarting : public smr::ds::hm_list<Domain> {
-  public:
-    static constexpr std::string_view name = "hm_list_restarting";
-    explicit hm_list_restarting(Domain& domain)
-        : smr::ds::hm_list<Domain>(domain, smr::ds::ds_options{.restart_from_head = true}) {}
-};
+using smr::test::hm_list_restarting;
 
 template <class Domain>
 struct ds_facts<hm_list_restarting<Domain>> : ds_facts<smr::ds::hm_list<Domain>> {};
@@ -88,15 +81,7 @@ struct ds_facts<smr::ds::hash_set<Domain>> {
     static constexpr std::uint64_t large_range_keys = 0;
 };
 
-/// hash_set with 3 buckets: long buckets, so the lists' traversals, unlinks
-/// and the hash's bucket choice are all exercised.
-template <class Domain>
-class hash_set_3_buckets : public smr::ds::hash_set<Domain> {
-  public:
-    static constexpr std::string_view name = "hash_set_3_buckets";
-    explicit hash_set_3_buckets(Domain& domain)
-        : smr::ds::hash_set<Domain>(domain, smr::ds::ds_options{.buckets = 3}) {}
-};
+using smr::test::hash_set_3_buckets;
 
 template <class Domain>
 struct ds_facts<hash_set_3_buckets<Domain>> : ds_facts<smr::ds::hm_list<Domain>> {};
@@ -692,9 +677,13 @@ TYPED_TEST(MsQueueSequential, EmptyQueueAndNodeCounts) {
 }
 
 template <class Q>
-concept erases_keys = requires(Q& q) { q.erase(0, key_t{}); };
+concept erases_keys = requires(Q& q) {
+    q.erase(0, key_t{});
+};
 template <class Q>
-concept has_contains = requires(Q& q) { q.contains(0, key_t{}); };
+concept has_contains = requires(Q& q) {
+    q.contains(0, key_t{});
+};
 
 TEST(MsQueue, DeclaresAQueue) {
     using queue = smr::ds::ms_queue<smr::debra_domain>;
