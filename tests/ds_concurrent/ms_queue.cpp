@@ -1,163 +1,5 @@
-// Multi-threaded stress tests of every set data structure under every
-// reclaimer of smr::all_domains, with batch and amortized free. Small key ranges make
-// updates collide and nodes be retired and freed constantly; with DEBRA the
-// nodes really are freed, so a use-after-free shows up under AddressSanitizer
-// and a missing happens-before under ThreadSanitizer.
-#include <gtest/gtest.h>
-
-#include <algorithm>
-#include <atomic>
-#include <chrono>
-#include <cstdint>
-#include <exception>
-#include <latch>
-#include <mutex>
-#include <string>
-#include <string_view>
-#include <tuple>
-#include <type_traits>
-#include <utility>
-#include <vector>
-
-#include "ds_variants.hpp"
-#include "smr/compatibility.hpp"
-#include "smr/ds/abtree.hpp"
-#include "smr/ds/dgt_bst.hpp"
-#include "smr/ds/harris_list.hpp"
-#include "smr/ds/hash_set.hpp"
-#include "smr/ds/hm_list.hpp"
-#include "smr/ds/lazylist.hpp"
-#include "smr/ds/ms_queue.hpp"
-#include "smr/ds/occ_avl.hpp"
-#include "smr/reclaim/all.hpp"
-#include "stress.hpp"
-#include "tested_domains.hpp"
-
-namespace {
-
-template <class Domain, template <class...> class DS>
-struct combo {
-    using domain_type = Domain;
-    template <class D>
-    using structure = DS<D>;
-    static std::string name() {
-        return std::string(DS<Domain>::name) + "_" + std::string(Domain::traits.name);
-    }
-    static smr::test::stress_result run(const smr::test::stress_options& options) {
-        return smr::test::run_stress<Domain, DS>(options);
-    }
-};
-
-template <class Tuple>
-struct as_gtest_types;
-template <class... Ts>
-struct as_gtest_types<std::tuple<Ts...>> {
-    using type = ::testing::Types<Ts...>;
-};
-
-using smr::test::hash_set_4_buckets;
-using smr::test::hm_list_restarting;
-
-/// combo<D, DS> for every domain D of `Tuple` that smr::check calls safe with
-/// DS: an unsafe pair (hp with lazylist, ...) would fail for the reason the
-/// table gives, not because of a bug. A reclaimer added to smr::all_domains
-/// is stress-tested here with every structure it is safe with.
-template <template <class...> class DS, class Tuple>
-struct safe_combos_for;
-template <template <class...> class DS, class... Domains>
-struct safe_combos_for<DS, std::tuple<Domains...>> {
-    using type = decltype(std::tuple_cat(
-        std::declval<std::conditional_t<smr::check<DS<Domains>, Domains>().safe,
-                                        std::tuple<combo<Domains, DS>>, std::tuple<>>>()...));
-};
-
-using combos = as_gtest_types<decltype(std::tuple_cat(
-    std::declval<safe_combos_for<smr::ds::lazylist, smr::test::tested_domains>::type>(),
-    std::declval<safe_combos_for<smr::ds::dgt_bst, smr::test::tested_domains>::type>(),
-    std::declval<safe_combos_for<smr::ds::harris_list, smr::test::tested_domains>::type>(),
-    std::declval<safe_combos_for<smr::ds::hm_list, smr::test::tested_domains>::type>(),
-    std::declval<safe_combos_for<hm_list_restarting, smr::test::tested_domains>::type>(),
-    std::declval<safe_combos_for<smr::ds::hash_set, smr::test::tested_domains>::type>(),
-    std::declval<safe_combos_for<hash_set_4_buckets, smr::test::tested_domains>::type>(),
-    std::declval<safe_combos_for<smr::ds::abtree, smr::test::tested_domains>::type>(),
-    std::declval<safe_combos_for<smr::ds::occ_avl, smr::test::tested_domains>::type>()))>::type;
-
-struct combo_names {
-    template <class C>
-    static std::string GetName(int) {
-        return C::name();
-    }
-};
-
-template <class C>
-class DsConcurrent : public ::testing::Test {
-  protected:
-    static constexpr bool frees = !std::is_same_v<typename C::domain_type, smr::leak_domain>;
-
-    /// Runs, checks the result and the domain's counters, returns the result.
-    smr::test::stress_result run_and_check(const smr::test::stress_options& options) {
-        const smr::test::stress_result r = C::run(options);
-        EXPECT_TRUE(r.ok()) << r.error;
-        EXPECT_TRUE(r.validation.ok) << r.validation.error;
-        EXPECT_EQ(r.operations, options.ops_per_thread * std::uint64_t(options.threads));
-        EXPECT_GT(r.inserted, 0u);
-        EXPECT_GT(r.erased, 0u);
-        EXPECT_LE(r.stats.freed, r.stats.retired);
-        if constexpr (frees) {
-            // Nodes really were freed while threads ran.
-            EXPECT_GT(r.stats.freed, 0u);
-        } else {
-            EXPECT_EQ(r.stats.freed, 0u);
-        }
-        return r;
-    }
-
-    static smr::test::stress_options options(smr::free_mode mode, std::int64_t key_range) {
-        smr::test::stress_options o;
-        o.key_range = key_range;
-        o.ops_per_thread = 60000;
-        o.rounds = 3;
-        o.cfg.free.mode = mode;
-        // rcu scans its retire list at this length: small, so it frees
-        // constantly (the default, 32K, is more than a test retires).
-        o.cfg.bag_threshold = 128;
-        return o;
-    }
-};
-
-TYPED_TEST_SUITE(DsConcurrent, combos, combo_names);
-
-TYPED_TEST(DsConcurrent, UpdatesBatchFree) {
-    this->run_and_check(this->options(smr::free_mode::batch, 32));
-}
-
-TYPED_TEST(DsConcurrent, UpdatesAmortizedFree) {
-    this->run_and_check(this->options(smr::free_mode::amortized, 32));
-}
-
-TYPED_TEST(DsConcurrent, MixedTinyRange) {
-    // 16 keys: every update collides; a third of the operations are contains.
-    auto o = this->options(smr::free_mode::amortized, 16);
-    o.insert_pct = 35;
-    o.erase_pct = 35;
-    const auto r = this->run_and_check(o);
-    EXPECT_GT(r.found, 0u);
-}
-
-TYPED_TEST(DsConcurrent, LargerRangeBatchFree) {
-    this->run_and_check(this->options(smr::free_mode::batch, 64));
-}
-
-TYPED_TEST(DsConcurrent, ManyRoundsReuseSlots) {
-    // Threads come and go 20 times; each new thread inherits a slot (and its
-    // limbo bags) from a departed one.
-    auto o = this->options(smr::free_mode::batch, 32);
-    o.rounds = 20;
-    o.ops_per_thread = 20000;
-    this->run_and_check(o);
-}
-
-// ---- ms_queue: producers and consumers under every safe reclaimer -----------------
+// Stress of the Michael-Scott queue: producers and consumers under every
+// reclaimer safe on it, with batch and amortized free.
 //
 // Items carry (producer, sequence number) in their value. Checked: every
 // item enqueued is dequeued exactly once (by the threads, or by the drain at
@@ -170,8 +12,24 @@ TYPED_TEST(DsConcurrent, ManyRoundsReuseSlots) {
 // a small bag threshold, nodes are freed constantly: a use-after-free shows
 // up under AddressSanitizer, a missing happens-before under ThreadSanitizer.
 
+#include "smr/ds/ms_queue.hpp"
+
+#include <atomic>
+#include <cstdint>
+#include <exception>
+#include <latch>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "ds_concurrent.hpp"
+
+namespace smr::test {
+namespace {
+
 struct queue_stress_options {
-    int threads = smr::test::default_stress_threads();
+    int threads = default_stress_threads();
     /// mixed: every thread enqueues and dequeues (50/50, the queue hovers
     /// near empty, tail is often helped); otherwise the first half of the
     /// threads only enqueue and the rest only dequeue.
@@ -233,8 +91,8 @@ queue_stress_result run_queue_stress(const queue_stress_options& o) {
                     thread_state& me = states[t];
                     me.values.reserve(o.ops_per_thread);
                     std::vector<std::uint64_t> last_seen(o.threads, 0);
-                    smr::test::detail::xorshift64 rng(smr::test::detail::mix_seed(
-                        (std::uint64_t(round) << 32) ^ std::uint64_t(t)));
+                    detail::xorshift64 rng(
+                        detail::mix_seed((std::uint64_t(round) << 32) ^ std::uint64_t(t)));
                     const bool producer = o.mixed || t < o.threads / 2;
                     const bool consumer = o.mixed || t >= o.threads / 2;
                     ready.arrive_and_wait();
@@ -347,22 +205,10 @@ queue_stress_result run_queue_stress(const queue_stress_options& o) {
     return result;
 }
 
-template <class Domain>
-struct queue_combo {
-    using domain_type = Domain;
-    static std::string name() { return "ms_queue_" + std::string(Domain::traits.name); }
-};
-
-template <class Tuple>
-struct safe_queue_combos;
-template <class... Domains>
-struct safe_queue_combos<std::tuple<Domains...>> {
-    using type = decltype(std::tuple_cat(
-        std::declval<std::conditional_t<smr::check<smr::ds::ms_queue<Domains>, Domains>().safe,
-                                        std::tuple<queue_combo<Domains>>, std::tuple<>>>()...));
-};
-
-using queue_combos = as_gtest_types<safe_queue_combos<smr::test::tested_domains>::type>::type;
+/// Every reclaimer safe on the queue (the first of each family under
+/// ThreadSanitizer; see ds_concurrent.hpp). combo<D, ms_queue>::run is never
+/// instantiated: the queue has its own stress below.
+using queue_combos = stress_combos<smr::ds::ms_queue>;
 
 template <class C>
 class MsQueueConcurrent : public ::testing::Test {
@@ -415,3 +261,4 @@ TYPED_TEST(MsQueueConcurrent, ProducersAndConsumersAmortizedFree) {
 }
 
 }  // namespace
+}  // namespace smr::test

@@ -1,0 +1,172 @@
+// The multi-threaded stress suite of a set data structure, as a typed test
+// suite that each tests/ds_concurrent/<structure>.cpp instantiates for one
+// structure with every reclaimer safe on it. One translation unit per
+// structure: each instantiates the structure with ~17 reclaimers, which
+// takes minutes to compile under a sanitizer, and separate units build in
+// parallel.
+//
+// Small key ranges make updates collide and nodes be retired and freed
+// constantly; the nodes really are freed while threads run (checked), so a
+// use-after-free shows up under AddressSanitizer and a missing happens-before
+// under ThreadSanitizer.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+
+#include "smr/compatibility.hpp"
+#include "smr/reclaim/all.hpp"
+#include "stress.hpp"
+#include "tested_domains.hpp"
+
+namespace smr::test {
+
+/// One structure under one reclaimer: the type parameter of the suite.
+template <class Domain, template <class...> class DS>
+struct combo {
+    using domain_type = Domain;
+    static std::string name() { return std::string(Domain::traits.name); }
+    static stress_result run(const stress_options& options) {
+        return run_stress<Domain, DS>(options);
+    }
+};
+
+template <class Tuple>
+struct as_gtest_types;
+template <class... Ts>
+struct as_gtest_types<std::tuple<Ts...>> {
+    using type = ::testing::Types<Ts...>;
+};
+
+/// Which reclaimers of `Domains` a structure is stress-tested with in this
+/// build. Every one that smr::check calls safe with DS (an unsafe pair, hp
+/// with lazylist say, would fail for the reason the table gives, not because
+/// of a bug) -- except under ThreadSanitizer for a structure other than the
+/// one that carries every reclaimer: there the first safe reclaimer of each
+/// family. TSan judges two things here: the structure's own publication and
+/// marking (any reclaimer exercises them), and each family's protect and
+/// restart path through the structure (one reclaimer per family does); the
+/// reclaimers' own synchronization is judged on the carrier and in
+/// test_reclaimers. That keeps the TSan stage to minutes on two cores.
+template <template <class...> class DS, bool CarriesEveryReclaimer, class... Domains>
+constexpr auto selected_for_stress() {
+    constexpr std::size_t n = sizeof...(Domains);
+    constexpr std::array<bool, n> safe{smr::check<DS<Domains>, Domains>().safe...};
+    constexpr std::array<reclaimer_family, n> family{Domains::traits.family...};
+    std::array<bool, n> selected{};
+    for (std::size_t i = 0; i < n; ++i) {
+        selected[i] = safe[i];
+        if (!thread_sanitizer_build || CarriesEveryReclaimer) continue;
+        for (std::size_t j = 0; j < i && selected[i]; ++j) {
+            if (safe[j] && family[j] == family[i]) selected[i] = false;
+        }
+    }
+    return selected;
+}
+
+template <template <class...> class DS, bool CarriesEveryReclaimer, class Tuple,
+          class Indices = std::make_index_sequence<std::tuple_size_v<Tuple>>>
+struct stress_combos_of;
+template <template <class...> class DS, bool CarriesEveryReclaimer, class... Domains,
+          std::size_t... I>
+struct stress_combos_of<DS, CarriesEveryReclaimer, std::tuple<Domains...>,
+                        std::index_sequence<I...>> {
+    static constexpr auto selected = selected_for_stress<DS, CarriesEveryReclaimer, Domains...>();
+    using type = decltype(std::tuple_cat(
+        std::declval<
+            std::conditional_t<selected[I], std::tuple<combo<Domains, DS>>, std::tuple<>>>()...));
+};
+
+/// The gtest type list of DS's stress combinations (see selected_for_stress).
+template <template <class...> class DS, bool CarriesEveryReclaimer = false>
+using stress_combos = typename as_gtest_types<
+    typename stress_combos_of<DS, CarriesEveryReclaimer, tested_domains>::type>::type;
+
+/// Type names in test names: the reclaimer's run-time name (the structure is
+/// the instantiation's prefix: lazylist/DsConcurrent/debra.UpdatesBatchFree).
+struct combo_names {
+    template <class C>
+    static std::string GetName(int) {
+        return C::name();
+    }
+};
+
+template <class C>
+class DsConcurrent : public ::testing::Test {
+  protected:
+    static constexpr bool frees = C::domain_type::traits.family != reclaimer_family::leak;
+
+    /// Runs, checks the result and the domain's counters, returns the result.
+    stress_result run_and_check(const stress_options& options) {
+        const stress_result r = C::run(options);
+        EXPECT_TRUE(r.ok()) << r.error;
+        EXPECT_TRUE(r.validation.ok) << r.validation.error;
+        EXPECT_EQ(r.operations, options.ops_per_thread * std::uint64_t(options.threads));
+        EXPECT_GT(r.inserted, 0u);
+        EXPECT_GT(r.erased, 0u);
+        EXPECT_LE(r.stats.freed, r.stats.retired);
+        if constexpr (frees) {
+            // Nodes really were freed while threads ran.
+            EXPECT_GT(r.stats.freed, 0u);
+        } else {
+            EXPECT_EQ(r.stats.freed, 0u);
+        }
+        return r;
+    }
+
+    static stress_options options(free_mode mode, std::int64_t key_range) {
+        stress_options o;
+        o.key_range = key_range;
+        o.ops_per_thread = 60000;
+        o.rounds = 3;
+        o.cfg.free.mode = mode;
+        // rcu scans its retire list at this length: small, so it frees
+        // constantly (the default, 32K, is more than a test retires).
+        o.cfg.bag_threshold = 128;
+        return o;
+    }
+};
+
+TYPED_TEST_SUITE_P(DsConcurrent);
+
+TYPED_TEST_P(DsConcurrent, UpdatesBatchFree) {
+    this->run_and_check(this->options(free_mode::batch, 32));
+}
+
+TYPED_TEST_P(DsConcurrent, UpdatesAmortizedFree) {
+    this->run_and_check(this->options(free_mode::amortized, 32));
+}
+
+TYPED_TEST_P(DsConcurrent, MixedTinyRange) {
+    // 16 keys: every update collides; a third of the operations are contains.
+    auto o = this->options(free_mode::amortized, 16);
+    o.insert_pct = 35;
+    o.erase_pct = 35;
+    const auto r = this->run_and_check(o);
+    EXPECT_GT(r.found, 0u);
+}
+
+TYPED_TEST_P(DsConcurrent, LargerRangeBatchFree) {
+    this->run_and_check(this->options(free_mode::batch, 64));
+}
+
+TYPED_TEST_P(DsConcurrent, ManyRoundsReuseSlots) {
+    // Threads come and go 20 times; each new thread inherits a slot (and its
+    // limbo bags) from a departed one.
+    auto o = this->options(free_mode::batch, 32);
+    o.rounds = 20;
+    o.ops_per_thread = 20000;
+    this->run_and_check(o);
+}
+
+REGISTER_TYPED_TEST_SUITE_P(DsConcurrent, UpdatesBatchFree, UpdatesAmortizedFree, MixedTinyRange,
+                            LargerRangeBatchFree, ManyRoundsReuseSlots);
+
+}  // namespace smr::test
