@@ -283,9 +283,11 @@ parse_outcome parse_command_line(int argc, char** argv) {
                             ", not SIGKILL or SIGSTOP)");
         }
         {
-            const std::uint64_t high = c.nbr_high_watermark != 0 ? c.nbr_high_watermark : c.bag_size;
-            const std::uint64_t low = c.nbr_low_watermark != 0 ? c.nbr_low_watermark
-                                                               : std::max<std::uint64_t>(high / 2, 1);
+            const std::uint64_t high =
+                c.nbr_high_watermark != 0 ? c.nbr_high_watermark : c.bag_size;
+            const std::uint64_t low = c.nbr_low_watermark != 0
+                                          ? c.nbr_low_watermark
+                                          : std::max<std::uint64_t>(high / 2, 1);
             if (low >= high) {
                 throw bad_input("--nbr-low-watermark " + std::to_string(low) +
                                 " must be below the high watermark " + std::to_string(high));

@@ -58,14 +58,14 @@ struct bench_config {
     // Reclaimer parameters (see smr::domain_config for what each one means).
     std::uint64_t bag_size = 32768;
     std::uint32_t advance_every = 100;
-    std::uint32_t check_every = 2;
+    std::uint32_t check_every = 10;
     std::uint32_t epoch_freq = 150;
     std::uint32_t hp_scan_factor = 2;
     std::uint32_t wfe_fast_attempts = 16;
     std::uint32_t token_check_every = 100;
     int nbr_signal = SIGUSR1;
-    std::uint64_t nbr_low_watermark = 0;    // 0: half the high watermark
-    std::uint64_t nbr_high_watermark = 0;   // 0: --bag-size
+    std::uint64_t nbr_low_watermark = 0;   // 0: half the high watermark
+    std::uint64_t nbr_high_watermark = 0;  // 0: --bag-size
 
     int contains_pct() const { return 100 - insert_pct - erase_pct; }
 

@@ -56,11 +56,15 @@ void expect_stress_ok(smr::free_mode mode) {
     EXPECT_EQ(r.stats.freed + r.stats.garbage, r.stats.retired);
 }
 
-TYPED_TEST(Urcu, LazylistBatch) { expect_stress_ok<TypeParam, smr::ds::lazylist>(smr::free_mode::batch); }
+TYPED_TEST(Urcu, LazylistBatch) {
+    expect_stress_ok<TypeParam, smr::ds::lazylist>(smr::free_mode::batch);
+}
 TYPED_TEST(Urcu, LazylistAmortized) {
     expect_stress_ok<TypeParam, smr::ds::lazylist>(smr::free_mode::amortized);
 }
-TYPED_TEST(Urcu, DgtBstBatch) { expect_stress_ok<TypeParam, smr::ds::dgt_bst>(smr::free_mode::batch); }
+TYPED_TEST(Urcu, DgtBstBatch) {
+    expect_stress_ok<TypeParam, smr::ds::dgt_bst>(smr::free_mode::batch);
+}
 TYPED_TEST(Urcu, DgtBstAmortized) {
     expect_stress_ok<TypeParam, smr::ds::dgt_bst>(smr::free_mode::amortized);
 }

@@ -51,28 +51,28 @@ class debra_domain : public domain_base<debra_domain, detail::debra_local> {
 
     using domain_base::domain_base;
 
-    // leaveQstate
+    // leaveQstate. The common path (no epoch change, no check due) is a
+    // dozen instructions and is inlined into every operation; the rest is
+    // out of line (SMR_SLOW_PATH).
     void begin_op(int tid) noexcept {
         auto& me = local(tid);
         // acquire: pairs with the release of the CAS that advanced the epoch,
         // which happened after every thread's announcement was checked.
         std::uint64_t epoch = global_epoch_.load(std::memory_order_acquire);
-        if (epoch != me.epoch) enter_epoch(tid, epoch);  // frees while still quiescent
-        amortized_step(tid);
-        for (;;) {
-            // seq_cst store + seq_cst load: the announcement is visible before
-            // this operation reads any shared node (store-load order), and the
-            // re-read proves the epoch did not move past us while we were
-            // quiescent; otherwise our bags would be labelled two epochs stale
-            // and freed one epoch early.
-            me.announce.store(epoch << 1, std::memory_order_seq_cst);
-            const std::uint64_t now = global_epoch_.load(std::memory_order_seq_cst);
-            if (now == epoch) break;
-            epoch = now;
-            enter_epoch(tid, epoch);
+        if (epoch != me.epoch) [[unlikely]] {
+            enter_epoch(tid, epoch);  // frees while still quiescent
         }
-        if (++me.ops_since_check >= config().check_every) {
-            me.ops_since_check = 0;
+        amortized_step(tid);
+        // seq_cst store + seq_cst load: the announcement is visible before
+        // this operation reads any shared node (store-load order), and the
+        // re-read proves the epoch did not move past us while we were
+        // quiescent; otherwise our bags would be labelled two epochs stale
+        // and freed one epoch early.
+        me.announce.store(epoch << 1, std::memory_order_seq_cst);
+        if (global_epoch_.load(std::memory_order_seq_cst) != epoch) [[unlikely]] {
+            epoch = announce_again(tid);
+        }
+        if (++me.ops_since_check >= config().check_every) [[unlikely]] {
             check_next_thread(tid, epoch);
         }
     }
@@ -99,7 +99,20 @@ class debra_domain : public domain_base<debra_domain, detail::debra_local> {
     }
 
   private:
-    void enter_epoch(int tid, std::uint64_t epoch) noexcept {
+    /// begin_op's announcement raced with an epoch change: enter the new
+    /// epoch and announce again until the re-read agrees. Returns the epoch.
+    SMR_SLOW_PATH std::uint64_t announce_again(int tid) noexcept {
+        auto& me = local(tid);
+        for (;;) {
+            const std::uint64_t epoch = global_epoch_.load(std::memory_order_seq_cst);
+            enter_epoch(tid, epoch);
+            // seq_cst: as in begin_op.
+            me.announce.store(epoch << 1, std::memory_order_seq_cst);
+            if (global_epoch_.load(std::memory_order_seq_cst) == epoch) return epoch;
+        }
+    }
+
+    SMR_SLOW_PATH void enter_epoch(int tid, std::uint64_t epoch) noexcept {
         auto& me = local(tid);
         me.epoch = epoch;
         me.next_to_check = 0;
@@ -108,8 +121,9 @@ class debra_domain : public domain_base<debra_domain, detail::debra_local> {
         dispose_safe(tid, safe);
     }
 
-    void check_next_thread(int tid, std::uint64_t epoch) noexcept {
+    SMR_SLOW_PATH void check_next_thread(int tid, std::uint64_t epoch) noexcept {
         auto& me = local(tid);
+        me.ops_since_check = 0;
         const int limit = threads().scan_limit();
         if (me.next_to_check == tid) ++me.next_to_check;
         if (me.next_to_check < limit) {

@@ -83,15 +83,14 @@ class qsbr_domain : public domain_base<qsbr_domain, detail::qsbr_local> {
         // acquire: pairs with the CAS that advanced the epoch, which happened
         // after the advancer saw every thread announce the previous epoch.
         const std::uint64_t epoch = global_epoch_.load(std::memory_order_acquire);
-        if (epoch != me.epoch) {
+        if (epoch != me.epoch) [[unlikely]] {
             enter_epoch(tid, epoch);
             // release: this thread's reads of shared nodes so far happen
             // before a checker that sees the announcement lets the epoch move
             // on. No fence: see the class comment.
             me.announce.store(epoch << 1, std::memory_order_release);
         }
-        if (++me.since_check >= config().check_every) {
-            me.since_check = 0;
+        if (++me.since_check >= config().check_every) [[unlikely]] {
             check_next_thread(tid, epoch);
         }
     }
@@ -132,7 +131,7 @@ class qsbr_domain : public domain_base<qsbr_domain, detail::qsbr_local> {
     }
 
   private:
-    void enter_epoch(int tid, std::uint64_t epoch) noexcept {
+    SMR_SLOW_PATH void enter_epoch(int tid, std::uint64_t epoch) noexcept {
         auto& me = local(tid);
         me.epoch = epoch;
         me.next_to_check = 0;
@@ -143,8 +142,9 @@ class qsbr_domain : public domain_base<qsbr_domain, detail::qsbr_local> {
 
     /// One step of the fuzzy barrier: look at one thread; when all have been
     /// seen offline or in `epoch`, advance.
-    void check_next_thread(int tid, std::uint64_t epoch) noexcept {
+    SMR_SLOW_PATH void check_next_thread(int tid, std::uint64_t epoch) noexcept {
         auto& me = local(tid);
+        me.since_check = 0;
         const int limit = threads().scan_limit();
         if (me.next_to_check == tid) ++me.next_to_check;
         if (me.next_to_check < limit) {

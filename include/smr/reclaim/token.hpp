@@ -136,7 +136,9 @@ class token_domain : public domain_base<token_domain<V>, detail::token_local> {
         // ARMv8) places the receipt in S before the membership loads of our
         // pass, which the joining argument needs (class comment).
         const std::uint64_t seen = token_.load(std::memory_order_seq_cst);
-        if (holder_of(seen) == as_holder(tid)) receive(tid, seen);
+        if (holder_of(seen) == as_holder(tid)) [[unlikely]] {
+            receive(tid, seen);  // once per round with others in the ring
+        }
         this->amortized_step(tid);
     }
 
@@ -179,7 +181,7 @@ class token_domain : public domain_base<token_domain<V>, detail::token_local> {
 
     /// A receipt: the previous bag is safe; rotate the bags, pass the token,
     /// and free (or queue, under amortized free) what became safe.
-    void receive(int tid, std::uint64_t seen) noexcept {
+    SMR_SLOW_PATH void receive(int tid, std::uint64_t seen) noexcept {
         auto& me = this->local(tid);
         if constexpr (V == token_variant::naive) {
             this->dispose_safe(tid, me.previous);

@@ -142,8 +142,7 @@ struct urcu_local {
 
 /// A liburcu flavour as a reclaimer domain (see the top of this file).
 template <class Flavour>
-class urcu_domain
-    : public domain_base<urcu_domain<Flavour>, detail::urcu_local, urcu_node_header> {
+class urcu_domain : public domain_base<urcu_domain<Flavour>, detail::urcu_local, urcu_node_header> {
     using base = domain_base<urcu_domain<Flavour>, detail::urcu_local, urcu_node_header>;
 
   public:

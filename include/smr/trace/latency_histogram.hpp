@@ -24,30 +24,35 @@ class latency_histogram {
 
     void record(std::uint64_t ns) noexcept {
         ++counts_[bucket_of(ns)];
-        ++count_;
         sum_ns_ += ns;
         max_ns_ = std::max(max_ns_, ns);
     }
 
     void merge(const latency_histogram& other) noexcept {
         for (unsigned i = 0; i < bucket_count; ++i) counts_[i] += other.counts_[i];
-        count_ += other.count_;
         sum_ns_ += other.sum_ns_;
         max_ns_ = std::max(max_ns_, other.max_ns_);
     }
 
     void reset() noexcept { *this = latency_histogram{}; }
 
-    std::uint64_t count() const noexcept { return count_; }
+    /// Samples recorded (summed over the buckets: record() stays one
+    /// increment shorter, and counting is for reports).
+    std::uint64_t count() const noexcept {
+        std::uint64_t n = 0;
+        for (std::uint64_t c : counts_) n += c;
+        return n;
+    }
     std::uint64_t sum_ns() const noexcept { return sum_ns_; }
     std::uint64_t max_ns() const noexcept { return max_ns_; }
 
     /// The smallest recorded-bucket upper bound at or below which a fraction q
     /// (0..1) of the samples lie; exact maximum for q == 1; 0 when empty.
     std::uint64_t percentile(double q) const noexcept {
-        if (count_ == 0) return 0;
+        const std::uint64_t samples = count();
+        if (samples == 0) return 0;
         if (q >= 1.0) return max_ns_;
-        const auto rank = static_cast<std::uint64_t>(q * static_cast<double>(count_ - 1)) + 1;
+        const auto rank = static_cast<std::uint64_t>(q * static_cast<double>(samples - 1)) + 1;
         std::uint64_t seen = 0;
         for (unsigned i = 0; i < bucket_count; ++i) {
             seen += counts_[i];
@@ -78,7 +83,6 @@ class latency_histogram {
 
   private:
     std::array<std::uint64_t, bucket_count> counts_{};
-    std::uint64_t count_ = 0;
     std::uint64_t sum_ns_ = 0;
     std::uint64_t max_ns_ = 0;
 };

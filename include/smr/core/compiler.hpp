@@ -1,0 +1,9 @@
+// Compiler hints shared by the reclaimers.
+#pragma once
+
+/// Marks a reclaimer's rare path (an epoch change, a scan, a token receipt):
+/// kept out of line and out of the hot text, so the common path of a hook
+/// stays small enough for the compiler to inline into every operation. Every
+/// reclaimer hook runs once or more per operation, so a call frame around its
+/// common path costs as much as the work it does.
+#define SMR_SLOW_PATH [[gnu::noinline, gnu::cold]]
