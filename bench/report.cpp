@@ -79,6 +79,8 @@ json reclaimer_json(const reclaimer_report& r) {
     return json{
         {"allocated", r.allocated},
         {"allocated_bytes", r.allocated_bytes},
+        {"measured_allocated", r.measured_allocated},
+        {"measured_allocated_bytes", r.measured_allocated_bytes},
         {"retired", r.retired},
         {"freed", r.freed},
         {"discarded", r.discarded},

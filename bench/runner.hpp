@@ -318,6 +318,8 @@ trial_result run_trial(const bench_config& config, int trial_index) {
     // the buffers with epoch changes of an empty workload). Attached while
     // the workers wait for `go`: its release store publishes the pointers.
     domain.attach_recorders(timeline.get(), series.get());
+    // Exact: every worker has finished its prefill and waits for `go`.
+    const auto allocated_before = domain.allocated();
     const std::uint64_t start_ns = smr::core::now_ns();
     const std::uint64_t start_ticks = smr::core::now_ticks();
 
@@ -415,6 +417,8 @@ trial_result run_trial(const bench_config& config, int trial_index) {
     reclaimer_report& r = result.reclaimer;
     r.allocated = stats.allocated;
     r.allocated_bytes = stats.allocated_bytes;
+    r.measured_allocated = stats.allocated - allocated_before.nodes;
+    r.measured_allocated_bytes = stats.allocated_bytes - allocated_before.bytes;
     r.retired = stats.retired;
     r.freed = stats.freed;
     r.discarded = stats.discarded;

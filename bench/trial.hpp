@@ -12,6 +12,8 @@ namespace smrbench {
 struct reclaimer_report {
     std::uint64_t allocated = 0;
     std::uint64_t allocated_bytes = 0;
+    std::uint64_t measured_allocated = 0;        ///< in the measured interval (no prefill)
+    std::uint64_t measured_allocated_bytes = 0;  ///< in the measured interval (no prefill)
     std::uint64_t retired = 0;
     std::uint64_t freed = 0;
     std::uint64_t discarded = 0;
