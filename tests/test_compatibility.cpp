@@ -16,10 +16,14 @@
 #include <utility>
 
 #include "smr/compatibility.hpp"
+#include "smr/ds/abtree.hpp"
 #include "smr/ds/dgt_bst.hpp"
 #include "smr/ds/harris_list.hpp"
+#include "smr/ds/hash_set.hpp"
 #include "smr/ds/hm_list.hpp"
 #include "smr/ds/lazylist.hpp"
+#include "smr/ds/ms_queue.hpp"
+#include "smr/ds/occ_avl.hpp"
 #include "smr/reclaim/all.hpp"
 #include "smr/reclaim/none.hpp"
 
@@ -64,6 +68,19 @@ static_assert(safe(traits_of<smr::ds::hm_list>, reclaimer_family::reservation));
 static_assert(safe(traits_of<smr::ds::hm_list>, reclaimer_family::neutralization));
 static_assert(safe(traits_of<smr::ds::hm_list>, reclaimer_family::epoch));
 static_assert(!safe(traits_of<smr::ds::hm_list>, reclaimer_family::reference_count));
+// The trees' searches pass through nodes an update already unlinked (no
+// reservation can protect them); the queue and the hash set's buckets never
+// do. All four have read/write phases and restart from the root.
+static_assert(!safe(traits_of<smr::ds::abtree>, reclaimer_family::reservation));
+static_assert(safe(traits_of<smr::ds::abtree>, reclaimer_family::neutralization));
+static_assert(safe(traits_of<smr::ds::abtree>, reclaimer_family::epoch));
+static_assert(!safe(traits_of<smr::ds::occ_avl>, reclaimer_family::reservation));
+static_assert(safe(traits_of<smr::ds::occ_avl>, reclaimer_family::neutralization));
+static_assert(safe(traits_of<smr::ds::occ_avl>, reclaimer_family::epoch));
+static_assert(safe(traits_of<smr::ds::ms_queue>, reclaimer_family::reservation));
+static_assert(safe(traits_of<smr::ds::ms_queue>, reclaimer_family::neutralization));
+static_assert(safe(traits_of<smr::ds::hash_set>, reclaimer_family::reservation));
+static_assert(safe(traits_of<smr::ds::hash_set>, reclaimer_family::neutralization));
 
 // The template form agrees with the value form.
 static_assert(!smr::check<smr::ds::lazylist<smr::hp_domain>>().safe);
