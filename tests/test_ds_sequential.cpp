@@ -404,21 +404,32 @@ TEST(HmList, RestartPolicy) {
     EXPECT_TRUE(restarting.restarts_from_head());
 }
 
-// A long random run of the (a,b)-tree against std::set, over enough keys for
-// a tree of several levels: splits, tags, absorbs and distributes all happen,
-// and validate() (no tag or degree violation left) is checked along the way.
-TEST(Abtree, LongRandomAgainstStdSet) {
-    smr::debra_domain domain{smr::domain_config{}};
-    smr::ds::abtree<smr::debra_domain> tree(domain);
+// ---- long random runs of the trees against std::set ----------------------------
+
+/// A long single-thread run against std::set in phases that grow, shrink and
+/// churn the tree (70, 20, 45 % inserts; 10 % contains), so it gains and
+/// loses levels and every rebalancing step happens; validate() and the size
+/// are checked every `validate_every` operations, and the tree is emptied
+/// through erase at the end.
+struct long_run {
+    int ops;
+    int phase_length;
+    key_t key_range;
+    /// Key range of the second half (a small one makes the tree shrink and
+    /// churn near the root); the same as key_range for none.
+    key_t late_key_range;
+    int validate_every;
+};
+
+template <template <class> class Tree, class Domain>
+void long_random_run(Domain& domain, Tree<Domain>& tree, const long_run& run) {
     smr::thread_handle handle(domain);
     const int tid = handle.tid();
     std::mt19937_64 rng(42);
     std::set<key_t> model;
-    constexpr int ops = 1000000;
-    for (int i = 0; i < ops; ++i) {
-        // Phases that grow and shrink the tree, so it gains and loses levels.
-        const int phase = (i / 100000) % 3;
-        const key_t key = key_t(rng() % 20000);
+    for (int i = 0; i < run.ops; ++i) {
+        const int phase = (i / run.phase_length) % 3;
+        const key_t key = key_t(rng() % (i < run.ops / 2 ? run.key_range : run.late_key_range));
         const auto dice = rng() % 100;
         const unsigned insert_pct = phase == 0 ? 70 : phase == 1 ? 20 : 45;
         if (dice < insert_pct) {
@@ -428,7 +439,7 @@ TEST(Abtree, LongRandomAgainstStdSet) {
         } else {
             ASSERT_EQ(tree.contains(tid, key), model.count(key) == 1) << i;
         }
-        if ((i + 1) % 50000 == 0) {
+        if ((i + 1) % run.validate_every == 0) {
             const auto v = tree.validate();
             ASSERT_TRUE(v.ok) << "op " << i << ": " << v.error;
             ASSERT_EQ(v.size, model.size()) << i;
@@ -438,6 +449,20 @@ TEST(Abtree, LongRandomAgainstStdSet) {
     const auto v = tree.validate();
     ASSERT_TRUE(v.ok) << v.error;
     EXPECT_EQ(v.size, 0u);
+}
+
+// The (a,b)-tree over enough keys for several levels: splits, tags, absorbs
+// and distributes all happen, and validate() (no tag or degree violation
+// left) is checked along the way.
+TEST(Abtree, LongRandomAgainstStdSet) {
+    smr::debra_domain domain{smr::domain_config{}};
+    smr::ds::abtree<smr::debra_domain> tree(domain);
+    long_random_run(domain, tree,
+                    long_run{.ops = 1000000,
+                             .phase_length = 100000,
+                             .key_range = 20000,
+                             .late_key_range = 20000,
+                             .validate_every = 50000});
 }
 
 // ---- occ_avl: routing nodes, long runs ---------------------------------------------
@@ -474,42 +499,23 @@ TEST(OccAvl, RoutingNodeLifeCycle) {
     EXPECT_EQ(domain.stats().discarded, 0u);
 }
 
-// A long random run against std::set over enough keys for a deep tree, in
-// phases that grow and shrink it, so every kind of rotation and routing-node
-// splice happens; validate() (exact heights, AVL balance, no routing node
-// with a missing child) is checked along the way. With NBR the repair finds
-// each node by a search from the root instead of walking parent pointers.
+// The OCC AVL tree over enough keys for a deep tree, then a small range, so
+// every kind of rotation and routing-node splice happens; validate() (exact
+// heights, AVL balance, no routing node with a missing child) is checked
+// along the way, and every node allocated is retired by the end. With NBR
+// the repair finds each node by a search from the root instead of walking
+// parent pointers.
 template <class Domain>
 void occ_avl_long_random_run() {
     Domain domain{smr::domain_config{}};
     smr::ds::occ_avl<Domain> tree(domain);
-    smr::thread_handle handle(domain);
-    const int tid = handle.tid();
-    std::mt19937_64 rng(42);
-    std::set<key_t> model;
-    constexpr int ops = 600000;
-    for (int i = 0; i < ops; ++i) {
-        const int phase = (i / 60000) % 3;
-        const key_t key = key_t(rng() % (i < ops / 2 ? 20000 : 300));
-        const auto dice = rng() % 100;
-        const unsigned insert_pct = phase == 0 ? 70 : phase == 1 ? 20 : 45;
-        if (dice < insert_pct) {
-            ASSERT_EQ(tree.insert(tid, key, key), model.insert(key).second) << i;
-        } else if (dice < 90) {
-            ASSERT_EQ(tree.erase(tid, key), model.erase(key) == 1) << i;
-        } else {
-            ASSERT_EQ(tree.contains(tid, key), model.count(key) == 1) << i;
-        }
-        if ((i + 1) % 20000 == 0) {
-            const auto v = tree.validate();
-            ASSERT_TRUE(v.ok) << "op " << i << ": " << v.error;
-            ASSERT_EQ(v.size, model.size()) << i;
-        }
-    }
-    for (key_t k : model) ASSERT_TRUE(tree.erase(tid, k)) << k;
-    const auto v = tree.validate();
-    ASSERT_TRUE(v.ok) << v.error;
-    EXPECT_EQ(v.size, 0u);
+    long_random_run(domain, tree,
+                    long_run{.ops = 600000,
+                             .phase_length = 60000,
+                             .key_range = 20000,
+                             .late_key_range = 300,
+                             .validate_every = 20000});
+    if (::testing::Test::HasFatalFailure()) return;
     EXPECT_EQ(domain.stats().retired, domain.stats().allocated);
 }
 
