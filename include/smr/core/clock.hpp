@@ -21,7 +21,7 @@
 namespace smr::core {
 
 /// Ticks of the fastest monotonic counter available. Only differences mean
-/// anything; convert them with ticks_to_ns().
+/// anything; convert them with a tick_converter.
 inline std::uint64_t now_ticks() noexcept {
 #if SMR_HAVE_RDTSC
     return __rdtsc();
@@ -57,14 +57,10 @@ inline double ns_per_tick() {
     return value;
 }
 
-inline std::uint64_t ticks_to_ns(std::uint64_t ticks, double ns_per_tick_value) noexcept {
-    return static_cast<std::uint64_t>(static_cast<double>(ticks) * ns_per_tick_value);
-}
-
-/// ticks_to_ns for the hot path: nanoseconds per tick as a 32.32 fixed-point
-/// factor, so a conversion is one 64x64->128 multiply and a shift instead of
-/// the dozen instructions of an unsigned-to-double round trip (every free is
-/// converted). Exact to 2^-32 ns per tick: under 1 ns of error up to ~4e9
+/// Converts tick differences to nanoseconds: nanoseconds per tick as a 32.32
+/// fixed-point factor, so a conversion is one 64x64->128 multiply and a shift
+/// instead of the dozen instructions of an unsigned-to-double round trip
+/// (every free is converted). Exact to 2^-32 ns per tick: under 1 ns of error up to ~4e9
 /// ticks, i.e. seconds; no overflow for any 64-bit tick count.
 class tick_converter {
   public:

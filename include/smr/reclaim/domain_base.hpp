@@ -334,7 +334,7 @@ class domain_base {
             }
         }
         // Counted once per batch, not per node: garbage() (retired - freed)
-        // reads a batch in progress as not yet freed, which it nearly is not.
+        // counts a batch in progress as unfreed until it ends.
         s.freed.add(batch_size);
         if (timeline_ != nullptr && batch_size != 0) [[unlikely]] {
             timeline_->record(tid, trace::event_kind::batch_free, batch_start, core::now_ticks(),
