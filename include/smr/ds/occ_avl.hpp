@@ -39,7 +39,7 @@
 // grandchild it moves), then continue at whatever the step damaged. Every
 // thread that damages a node takes responsibility for repairing it, so when
 // all operations have returned every height is exact and every node is AVL
-// balanced (with two fixes to the authors' repair code, under "Departures"
+// balanced (with three fixes to the authors' repair code, under "Departures"
 // below); validate() checks both, and the tests call it after every round.
 //
 // Progress: blocking. Updates wait for locks, and searches wait (spin, then
@@ -105,6 +105,13 @@
 //   walk from the lower node can stop below np, whose subtree height the
 //   rotation changed, and leave np's height stale (also found by validate();
 //   see step_effects).
+// - A repair that reaches a node because a child's height changed (without
+//   the node's lock) and finds nothing to do confirms that under the node's
+//   lock. SnapTree stops on the optimistic read, but a concurrent fixer that
+//   holds the lock and read the child's old height stores a stale height
+//   after that read, and nobody comes back (validate() found it in a 2-thread
+//   smrbench run, about one run in 300 on a loaded machine; see repair_step).
+//   One more lock per update whose repair changed a height.
 // - Keys are compared directly (no comparator object), values are a plain
 //   field with a `present` flag instead of a nullable reference.
 //
@@ -725,14 +732,26 @@ class occ_avl {
             return {};
         }
         const int condition = node_condition(tid, n);
-        if (condition == nothing_required ||
-            is_unlinked(n->version.load(std::memory_order_relaxed))) {
-            // Nothing to do; or n is gone, and its unlinker repairs its parent.
+        if (is_unlinked(n->version.load(std::memory_order_relaxed)) ||
+            (condition == nothing_required && !target.up)) {
+            // n is gone, and its unlinker repairs its parent; or nothing to
+            // do, read consistently (see below).
             domain_.read_phase_end(tid);
             return {};
         }
         repair next;
-        if (condition >= 0) {  // only the height
+        if (condition >= 0 || condition == nothing_required) {
+            // Only the height; or nothing, read optimistically after the
+            // height of a child changed without n's lock (target.up). That
+            // answer is not final: a fixer holding n's lock may have read the
+            // child's old height and be about to store a height computed
+            // from it, after our read (Bronson's "whoever changes n repairs
+            // it" does not cover that blind store; validate() found such
+            // stale heights once operations stopped). Under n's lock every
+            // earlier fixer's store is visible, and every later fixer reads
+            // the child's new height (stored before we took the lock).
+            // Without `up` the change under repair was made under n's lock
+            // itself, which orders it against every fixer of n.
             domain_.read_phase_end(tid, n);
             n->lock.lock();
             if (!is_unlinked(n->version.load(std::memory_order_relaxed))) {
