@@ -50,6 +50,15 @@ class limbo_bag {
         return node;
     }
 
+    /// Empties the bag and returns its nodes as a chain linked by
+    /// next_retired and ending in nullptr (nullptr if it was empty): a
+    /// consumer walks it without per-node bag updates.
+    retired_node* take_chain() noexcept {
+        retired_node* chain = head_;
+        clear_links();
+        return chain;
+    }
+
     /// Moves every node of `other` to the back of this bag; `other` ends empty.
     void splice_back(limbo_bag& other) noexcept {
         if (other.empty()) return;

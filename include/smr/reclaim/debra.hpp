@@ -19,7 +19,9 @@ struct debra_local {
     alignas(core::false_sharing_range) std::atomic<std::uint64_t> announce{1};
     alignas(core::false_sharing_range) std::uint64_t epoch = 0;  // local epoch
     epoch_bags bags;
-    std::uint32_t ops_since_check = 0;
+    /// Operations (quiescent states) left before the next look at another
+    /// thread; counts down so the common path reads no configuration.
+    std::uint32_t until_check = 0;
     int next_to_check = 0;
 
     void drain_into(core::limbo_bag& out) noexcept { bags.drain_into(out); }
@@ -55,14 +57,15 @@ class debra_domain : public domain_base<debra_domain, detail::debra_local> {
     // dozen instructions and is inlined into every operation; the rest is
     // out of line (SMR_SLOW_PATH).
     void begin_op(int tid) noexcept {
-        auto& me = local(tid);
+        slot& s = slot_of(tid);
+        auto& me = s.local;
         // acquire: pairs with the release of the CAS that advanced the epoch,
         // which happened after every thread's announcement was checked.
         std::uint64_t epoch = global_epoch_.load(std::memory_order_acquire);
         if (epoch != me.epoch) [[unlikely]] {
             enter_epoch(tid, epoch);  // frees while still quiescent
         }
-        amortized_step(tid);
+        amortized_step(tid, s);
         // seq_cst store + seq_cst load: the announcement is visible before
         // this operation reads any shared node (store-load order), and the
         // re-read proves the epoch did not move past us while we were
@@ -72,7 +75,7 @@ class debra_domain : public domain_base<debra_domain, detail::debra_local> {
         if (global_epoch_.load(std::memory_order_seq_cst) != epoch) [[unlikely]] {
             epoch = announce_again(tid);
         }
-        if (++me.ops_since_check >= config().check_every) [[unlikely]] {
+        if (me.until_check-- == 0) [[unlikely]] {
             check_next_thread(tid, epoch);
         }
     }
@@ -87,9 +90,9 @@ class debra_domain : public domain_base<debra_domain, detail::debra_local> {
 
     template <class T>
     void retire(int tid, T* node) noexcept {
-        count_retired(tid);
-        auto& me = local(tid);
-        me.bags.add(me.epoch, node);
+        slot& s = slot_of(tid);
+        count_retired(s);
+        s.local.bags.add(node);
     }
 
     void on_thread_exit(int tid) noexcept { end_op(tid); }
@@ -117,13 +120,13 @@ class debra_domain : public domain_base<debra_domain, detail::debra_local> {
         me.epoch = epoch;
         me.next_to_check = 0;
         core::limbo_bag safe;
-        me.bags.collect_safe(epoch, safe);
+        me.bags.advance(epoch, safe);
         dispose_safe(tid, safe);
     }
 
     SMR_SLOW_PATH void check_next_thread(int tid, std::uint64_t epoch) noexcept {
         auto& me = local(tid);
-        me.ops_since_check = 0;
+        me.until_check = config().check_every > 0 ? config().check_every - 1 : 0;
         const int limit = threads().scan_limit();
         if (me.next_to_check == tid) ++me.next_to_check;
         if (me.next_to_check < limit) {

@@ -280,11 +280,15 @@ class domain_base {
         trace::latency_histogram free_latency;
     };
 
+    /// A hook that touches its slot more than once takes it once: the index
+    /// is recomputed after every atomic access otherwise.
+    slot& slot_of(int tid) noexcept { return *slots_[tid]; }
     Local& local(int tid) noexcept { return slots_[tid]->local; }
     const Local& local(int tid) const noexcept { return slots_[tid]->local; }
     core::thread_registry& threads() noexcept { return registry_; }
 
     void count_retired(int tid) noexcept { slots_[tid]->retired.add(); }
+    void count_retired(slot& s) noexcept { s.retired.add(); }
     void count_signal(int tid) noexcept { slots_[tid]->signals.add(); }
     void count_restart(int tid) noexcept { slots_[tid]->restarts.add(); }
 
@@ -322,36 +326,57 @@ class domain_base {
             s.freeable.splice_back(safe);
             return;
         }
-        const std::uint64_t batch_start = timeline_ != nullptr ? core::now_ticks() : 0;
-        std::size_t batch_size = 0;  // not safe.size(): between() may append to `safe`
-        std::uint32_t since_check = 0;
-        while (core::retired_node* node = safe.pop_front()) {
-            free_timed(tid, s, node);
-            ++batch_size;
-            if (every != 0 && ++since_check == every) {
-                since_check = 0;
-                between();
-            }
-        }
-        // Counted once per batch, not per node: garbage() (retired - freed)
-        // counts a batch in progress as unfreed until it ends.
-        s.freed.add(batch_size);
-        if (timeline_ != nullptr && batch_size != 0) [[unlikely]] {
-            timeline_->record(tid, trace::event_kind::batch_free, batch_start, core::now_ticks(),
-                              batch_size);
+        if (timeline_ != nullptr) [[unlikely]] {
+            free_batch<true>(tid, s, safe, every, between);
+        } else {
+            free_batch<false>(tid, s, safe, every, between);
         }
     }
 
     /// Amortized free's per-operation step: k nodes plus the catch-up share.
     /// Inline: the empty check (always true in batch mode); the frees are
     /// out of line (not cold: in amortized mode they run at most operations).
-    void amortized_step(int tid) noexcept {
-        if (!slots_[tid]->freeable.empty()) amortized_free(tid);
+    void amortized_step(int tid) noexcept { amortized_step(tid, slot_of(tid)); }
+    /// As above, with the caller's slot (one index computation per hook).
+    void amortized_step(int tid, slot& s) noexcept {
+        if (!s.freeable.empty()) amortized_free(tid, s);
     }
 
   private:
-    [[gnu::noinline]] void amortized_free(int tid) noexcept {
-        slot& s = *slots_[tid];
+    /// Batch free of `safe`. Walks the detached chain (no per-node bag
+    /// bookkeeping); between() may append to `safe`, so the chain is taken
+    /// again until `safe` stays empty. Traced: the timeline is attached (the
+    /// untraced loop does not test for it at every node).
+    template <bool Traced, class Between>
+    void free_batch(int tid, slot& s, core::limbo_bag& safe, std::uint32_t every,
+                    Between& between) {
+        const std::uint64_t batch_start = Traced ? core::now_ticks() : 0;
+        std::size_t batch_size = 0;
+        std::uint32_t since_check = 0;
+        while (core::retired_node* node = safe.take_chain()) {
+            do {
+                core::retired_node* const next = node->next_retired;  // before it is freed
+                free_timed<Traced>(tid, s, node);
+                ++batch_size;
+                node = next;
+                if (every != 0 && ++since_check == every) {
+                    since_check = 0;
+                    between();
+                }
+            } while (node != nullptr);
+        }
+        // Counted once per batch, not per node: garbage() (retired - freed)
+        // counts a batch in progress as unfreed until it ends.
+        s.freed.add(batch_size);
+        if constexpr (Traced) {
+            if (batch_size != 0) {
+                timeline_->record(tid, trace::event_kind::batch_free, batch_start,
+                                  core::now_ticks(), batch_size);
+            }
+        }
+    }
+
+    [[gnu::noinline]] void amortized_free(int tid, slot& s) noexcept {
         std::size_t quota = config_.free.k;
         if (config_.free.catchup_divisor != 0)
             quota += s.freeable.size() / config_.free.catchup_divisor;
@@ -376,13 +401,16 @@ class domain_base {
     /// published). It runs for every node, so it is kept to two rdtsc, a
     /// fixed-point conversion and a histogram increment, inlined into the
     /// freeing loops (a call frame per node cost ~14 instructions).
+    /// MaybeTraced = false: the caller knows no timeline is attached.
+    template <bool MaybeTraced = true>
     [[gnu::always_inline]] void free_timed(int tid, slot& s, core::retired_node* node) noexcept {
         void* memory = node->destroy(node);
         const std::uint64_t start = core::now_ticks();
         std::free(memory);
         const std::uint64_t end = core::now_ticks();
         s.free_latency.record(ticks_.to_ns(end - start));
-        if (timeline_ != nullptr && end - start >= timeline_->min_free_ticks()) [[unlikely]] {
+        if (MaybeTraced && timeline_ != nullptr && end - start >= timeline_->min_free_ticks())
+            [[unlikely]] {
             timeline_->record(tid, trace::event_kind::free_call, start, end, 1);
         }
     }

@@ -99,7 +99,7 @@ class ebr_domain : public domain_base<ebr_domain, detail::ebr_local> {
     void retire(int tid, T* node) noexcept {
         count_retired(tid);
         auto& me = local(tid);
-        me.bags.add(me.epoch, node);
+        me.bags.add(node);
     }
 
     /// The caller has left every operation; clearing the flag again is
@@ -115,7 +115,7 @@ class ebr_domain : public domain_base<ebr_domain, detail::ebr_local> {
         auto& me = local(tid);
         me.epoch = epoch;
         core::limbo_bag safe;
-        me.bags.collect_safe(epoch, safe);
+        me.bags.advance(epoch, safe);
         dispose_safe(tid, safe);
     }
 

@@ -18,20 +18,31 @@ namespace smr::detail {
 /// unlink finished (Hart et al., Section 2.2, Fig. 4). So a bag becomes safe
 /// when its owner's local epoch is at least three past the bag's epoch, and
 /// three bags (indexed by epoch mod 3) suffice.
+///
+/// The bag of the owner's current epoch is kept as a pointer, so retire is a
+/// push onto it (no epoch mod 3 per node); advance() moves it.
 class epoch_bags {
   public:
-    void add(std::uint64_t local_epoch, core::retired_node* node) noexcept {
-        const std::size_t i = local_epoch % 3;
-        bags_[i].push_back(node);
-        epoch_of_[i] = local_epoch;
-    }
+    epoch_bags() = default;
+    epoch_bags(const epoch_bags&) = delete;
+    epoch_bags& operator=(const epoch_bags&) = delete;
 
-    /// The owner's local epoch is now `epoch`: moves every bag retired three
-    /// or more epochs ago to `safe`. Call on every change of local epoch.
-    void collect_safe(std::uint64_t epoch, core::limbo_bag& safe) noexcept {
+    /// Retires into the bag of the owner's local epoch (the one last passed
+    /// to advance(); 0 before the first).
+    void add(core::retired_node* node) noexcept { current_->push_back(node); }
+
+    /// The owner's local epoch is now `epoch` (it only grows): moves every bag
+    /// retired three or more epochs ago to `safe` and makes epoch's bag the
+    /// current one. Call on every change of local epoch.
+    void advance(std::uint64_t epoch, core::limbo_bag& safe) noexcept {
         for (std::size_t i = 0; i < 3; ++i) {
             if (!bags_[i].empty() && epoch_of_[i] + 3 <= epoch) safe.splice_back(bags_[i]);
         }
+        // epoch's bag held epoch - 3 or older (same residue, lower epoch): it
+        // was just emptied into `safe`.
+        const std::size_t i = epoch % 3;
+        current_ = &bags_[i];
+        epoch_of_[i] = epoch;
     }
 
     void drain_into(core::limbo_bag& out) noexcept {
@@ -45,6 +56,7 @@ class epoch_bags {
   private:
     core::limbo_bag bags_[3];
     std::uint64_t epoch_of_[3] = {0, 0, 0};
+    core::limbo_bag* current_ = &bags_[0];
 };
 
 }  // namespace smr::detail

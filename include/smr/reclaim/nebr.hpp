@@ -94,7 +94,7 @@ class nebr_domain : public domain_base<nebr_domain, detail::nebr_local> {
     void retire(int tid, T* node) noexcept {
         count_retired(tid);
         auto& me = local(tid);
-        me.bags.add(me.epoch, node);
+        me.bags.add(node);
     }
 
     /// Sets the flag (Hart: "before entering any code that might contain
@@ -137,7 +137,7 @@ class nebr_domain : public domain_base<nebr_domain, detail::nebr_local> {
         auto& me = local(tid);
         me.epoch = epoch;
         core::limbo_bag safe;
-        me.bags.collect_safe(epoch, safe);
+        me.bags.advance(epoch, safe);
         dispose_safe(tid, safe);
     }
 

@@ -20,7 +20,9 @@ struct qsbr_local {
     alignas(core::false_sharing_range) std::atomic<std::uint64_t> announce{1};
     alignas(core::false_sharing_range) std::uint64_t epoch = 0;  // owner's copy
     epoch_bags bags;
-    std::uint32_t since_check = 0;
+    /// Operations (quiescent states) left before the next look at another
+    /// thread; counts down so the common path reads no configuration.
+    std::uint32_t until_check = 0;
     int next_to_check = 0;
 
     void drain_into(core::limbo_bag& out) noexcept { bags.drain_into(out); }
@@ -72,9 +74,9 @@ class qsbr_domain : public domain_base<qsbr_domain, detail::qsbr_local> {
 
     template <class T>
     void retire(int tid, T* node) noexcept {
-        count_retired(tid);
-        auto& me = local(tid);
-        me.bags.add(me.epoch, node);
+        slot& s = slot_of(tid);
+        count_retired(s);
+        s.local.bags.add(node);
     }
 
     /// The fuzzy barrier (Hart's quiescent_state()).
@@ -90,7 +92,7 @@ class qsbr_domain : public domain_base<qsbr_domain, detail::qsbr_local> {
             // on. No fence: see the class comment.
             me.announce.store(epoch << 1, std::memory_order_release);
         }
-        if (++me.since_check >= config().check_every) [[unlikely]] {
+        if (me.until_check-- == 0) [[unlikely]] {
             check_next_thread(tid, epoch);
         }
     }
@@ -136,7 +138,7 @@ class qsbr_domain : public domain_base<qsbr_domain, detail::qsbr_local> {
         me.epoch = epoch;
         me.next_to_check = 0;
         core::limbo_bag safe;
-        me.bags.collect_safe(epoch, safe);
+        me.bags.advance(epoch, safe);
         dispose_safe(tid, safe);
     }
 
@@ -144,7 +146,7 @@ class qsbr_domain : public domain_base<qsbr_domain, detail::qsbr_local> {
     /// seen offline or in `epoch`, advance.
     SMR_SLOW_PATH void check_next_thread(int tid, std::uint64_t epoch) noexcept {
         auto& me = local(tid);
-        me.since_check = 0;
+        me.until_check = config().check_every > 0 ? config().check_every - 1 : 0;
         const int limit = threads().scan_limit();
         if (me.next_to_check == tid) ++me.next_to_check;
         if (me.next_to_check < limit) {

@@ -146,8 +146,9 @@ class token_domain : public domain_base<token_domain<V>, detail::token_local> {
 
     template <class T>
     void retire(int tid, T* node) noexcept {
-        this->count_retired(tid);
-        this->local(tid).current.push_back(node);
+        auto& s = this->slot_of(tid);
+        this->count_retired(s);
+        s.local.current.push_back(node);
     }
 
     void on_thread_enter(int tid) noexcept { join(tid); }

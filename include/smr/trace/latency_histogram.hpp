@@ -22,7 +22,8 @@ class latency_histogram {
     static constexpr unsigned octaves = 40;
     static constexpr unsigned bucket_count = exact_limit + octaves * sub_buckets;
 
-    void record(std::uint64_t ns) noexcept {
+    /// Inlined into the free loops (as a call it cost a third more).
+    [[gnu::always_inline]] void record(std::uint64_t ns) noexcept {
         ++counts_[bucket_of(ns)];
         sum_ns_ += ns;
         max_ns_ = std::max(max_ns_, ns);
@@ -61,14 +62,14 @@ class latency_histogram {
         return max_ns_;
     }
 
+    /// Branch-free: with s = max(bit_width(ns), 4) - 4, the shift that keeps
+    /// the top four bits, ns >> s lies in [8, 16) (or is ns itself, below 16)
+    /// and 8s + (ns >> s) enumerates the buckets in order: exact below 16,
+    /// then 8 per octave. A handful of instructions on every free.
     static unsigned bucket_of(std::uint64_t ns) noexcept {
-        if (ns < exact_limit) return static_cast<unsigned>(ns);
-        const unsigned exponent = static_cast<unsigned>(std::bit_width(ns)) - 1;  // >= 4
-        const unsigned octave = exponent - (sub_bucket_bits + 1);
-        if (octave >= octaves) return bucket_count - 1;
-        const unsigned sub =
-            static_cast<unsigned>(ns >> (exponent - sub_bucket_bits)) & (sub_buckets - 1);
-        return exact_limit + octave * sub_buckets + sub;
+        const unsigned shift = static_cast<unsigned>(std::bit_width(ns | 8u)) - 4;
+        const auto bucket = static_cast<unsigned>((shift << sub_bucket_bits) + (ns >> shift));
+        return std::min(bucket, bucket_count - 1);
     }
 
     /// Largest value that lands in bucket i.
