@@ -17,6 +17,7 @@
 #pragma once
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <exception>
@@ -51,6 +52,12 @@ struct stress_options {
     int erase_pct = 50;
     /// Times threads are created, run and joined (thread slots are reused).
     int rounds = 4;
+    /// Each round ends for every thread as soon as one thread has done its
+    /// share, as a timed benchmark run stops all threads at once (then
+    /// `operations` falls short of threads x ops_per_thread). A structure
+    /// whose late-round damage a lone straggler would repair is validated
+    /// without that straggler.
+    bool stop_together = false;
     std::uint64_t seed = 0x2545F4914F6CDD1DULL;
     domain_config cfg{};
 };
@@ -133,6 +140,7 @@ stress_result run_stress(const stress_options& options) {
             options.ops_per_thread / options.rounds +
             (static_cast<std::uint64_t>(round) < options.ops_per_thread % options.rounds ? 1 : 0);
         std::vector<detail::thread_totals> totals(options.threads);
+        std::atomic<bool> round_over{false};  // stop_together only
         std::latch ready(options.threads);
         std::vector<std::thread> threads;
         threads.reserve(options.threads);
@@ -149,6 +157,10 @@ stress_result run_stress(const stress_options& options) {
                     arrived = true;
                     detail::thread_totals& mine = totals[t];
                     for (std::uint64_t i = 0; i < ops; ++i) {
+                        // relaxed: only ends the loop; the join publishes the totals.
+                        if (options.stop_together && round_over.load(std::memory_order_relaxed)) {
+                            break;
+                        }
                         const std::uint64_t r = rng.next();
                         const auto key = static_cast<std::int64_t>(
                             (r >> 16) % static_cast<std::uint64_t>(options.key_range));
@@ -173,6 +185,7 @@ stress_result run_stress(const stress_options& options) {
                         // smrbench's workers do (QSBR frees nothing without it).
                         domain.quiescent(tid);
                     }
+                    if (options.stop_together) round_over.store(true, std::memory_order_relaxed);
                 } catch (const std::exception& e) {
                     if (!arrived) ready.count_down();
                     std::lock_guard lock(error_mutex);

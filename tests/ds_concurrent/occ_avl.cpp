@@ -7,21 +7,24 @@ namespace smr::test {
 using occ_avl_combos = stress_combos<smr::ds::occ_avl>;
 INSTANTIATE_TYPED_TEST_SUITE_P(occ_avl, DsConcurrent, occ_avl_combos, combo_names);
 
-// Exact heights once operations stop. A stale height left by a racing repair
-// is overwritten by the next repair walk through that node, so long rounds
-// hide it: only a race near the end of a round survives to validate(). Many
-// short rounds give many ends. The race repair_step now closes (a fixer's
-// blind height store) was rare even so: two-thread smrbench runs over 64 keys
-// on a loaded machine found it about once in 400, and this test did not catch
-// it in 6 runs before the fix. It guards the invariant; it is no reproducer.
-TEST(OccAvlConcurrent, HeightsAreExactAfterManyShortRounds) {
+// Many short rounds in which every thread stops as soon as one is done, as in
+// smrbench's timed runs: whatever a repair race leaves behind is validated
+// before a lone straggler could repair it. validate() (structure, keys) must
+// hold. validate_balance() is not asserted: exact heights are not guaranteed
+// after concurrent histories (occ_avl.hpp, "Balance is relaxed"); this setup
+// found stale heights in 10 of 10 runs before repair_step confirmed under the
+// lock and followed moved children, and in about 3 of 10 after (measured with
+// the leak domain).
+TEST(OccAvlConcurrent, ShortRoundsStoppingTogether) {
     stress_options o;
-    o.threads = 3;
+    o.threads = 2;
     o.key_range = 64;
-    o.rounds = 300;
-    o.ops_per_thread = 300 * 2000;
+    o.rounds = 2000;
+    o.ops_per_thread = 2000 * 1000;
+    o.stop_together = true;
     const stress_result r = run_stress<smr::debra_domain, smr::ds::occ_avl>(o);
     EXPECT_TRUE(r.ok()) << r.error;
     EXPECT_TRUE(r.validation.ok) << r.validation.error;
+    EXPECT_LT(r.operations, 2u * o.ops_per_thread);  // the rounds did stop together
 }
 }  // namespace smr::test

@@ -37,10 +37,18 @@
 // splice it out if it is a routing node with fewer than two children, or
 // rotate (single, or double; each rotation locks the child and maybe the
 // grandchild it moves), then continue at whatever the step damaged. Every
-// thread that damages a node takes responsibility for repairing it, so when
-// all operations have returned every height is exact and every node is AVL
-// balanced (with three fixes to the authors' repair code, under "Departures"
-// below); validate() checks both, and the tests call it after every round.
+// thread that damages a node takes responsibility for repairing it. After any
+// single-threaded history every height is then exact and every node AVL
+// balanced (with two fixes to the authors' repair code, under "Departures");
+// validate_balance() checks that. After concurrent histories it is not
+// guaranteed: repairs read heights of nodes they do not lock, and a fixer can
+// store a height computed from a child height that changed meanwhile. Two
+// such races are closed here (Departures); with threads stopping together
+// after short rounds a stale height or an imbalance by two still survives in
+// some runs (the stop-together test in tests/ds_concurrent/occ_avl.cpp, about
+// 3 runs in 10 of 2,000 rounds; 10 in 10 before the two fixes). Heights are
+// balance hints, never used for correctness, so validate() checks the
+// structural invariants only, which every history must keep.
 //
 // Progress: blocking. Updates wait for locks, and searches wait (spin, then
 // yield) for a node that is shrinking, i.e. for the thread that holds its
@@ -107,11 +115,13 @@
 //   see step_effects).
 // - A repair that reaches a node because a child's height changed (without
 //   the node's lock) and finds nothing to do confirms that under the node's
-//   lock. SnapTree stops on the optimistic read, but a concurrent fixer that
-//   holds the lock and read the child's old height stores a stale height
-//   after that read, and nobody comes back (validate() found it in a 2-thread
-//   smrbench run, about one run in 300 on a loaded machine; see repair_step).
-//   One more lock per update whose repair changed a height.
+//   lock, and follows the child if a rotation or splice moved it under
+//   another node meanwhile. SnapTree stops on the optimistic read; a fixer
+//   holding the lock that read the child's old height, or a rotation that
+//   moved the child and computed its new parent's height from the old value,
+//   then leaves a stale height (smrbench's validation found it, about 1 run
+//   in 400; see repair_step). One more lock per update whose repair changed a
+//   height.
 // - Keys are compared directly (no comparator object), values are a plain
 //   field with a `present` flag instead of a nullable reference.
 //
@@ -489,13 +499,22 @@ class occ_avl {
         }
     }
 
-    /// Quiescent only. Checks: the root holder intact; search-tree order
-    /// (which also excludes cycles); parent pointers; no reachable node
-    /// unlinked, shrinking or locked; routing nodes have two children; every
-    /// stored height is 1 + the larger of the children's (computed, not
-    /// stored) heights; every node AVL balanced. Sums keys and counts the
-    /// nodes that hold a value.
-    validation_result validate() const {
+    /// Quiescent only. Checks what the algorithm guarantees once operations
+    /// stop: the root holder intact; search-tree order (which also excludes
+    /// cycles); parent pointers; no reachable node unlinked, shrinking or
+    /// locked; routing nodes have two children. Sums keys and counts the
+    /// nodes that hold a value. Heights and balance are hints in a
+    /// relaxed-balance tree (see validate_balance()).
+    validation_result validate() const { return walk(false); }
+
+    /// validate(), and also: every stored height is 1 + the larger of the
+    /// children's actual heights, and every node is AVL balanced. Holds
+    /// after any single-threaded history; after concurrent ones it usually
+    /// does, but not always (header comment, "Balance is relaxed").
+    validation_result validate_balance() const { return walk(true); }
+
+  private:
+    validation_result walk(bool exact_balance) const {
         validation_result result;
         if (holder_.child[left].load(std::memory_order_relaxed) != nullptr) {
             result.fail("root holder has a left child");
@@ -539,6 +558,10 @@ class occ_avl {
             if (is_unlinked(v)) result.fail(at + " is reachable but unlinked");
             if ((v & shrinking_bit) != 0) result.fail(at + " is still shrinking");
             if (n->lock.is_locked()) result.fail(at + " is locked");
+            if (n->height.load(std::memory_order_relaxed) < 1) {
+                result.fail(at + " stores height " +
+                            std::to_string(n->height.load(std::memory_order_relaxed)));
+            }
             const node* l = n->child[left].load(std::memory_order_relaxed);
             const node* r = n->child[right].load(std::memory_order_relaxed);
             const bool has_value = n->present.load(std::memory_order_relaxed);
@@ -555,7 +578,7 @@ class occ_avl {
             if (r != nullptr) stack.push_back({r, n, index, right, n->key, f.hi, true, f.has_hi});
             if (l != nullptr) stack.push_back({l, n, index, left, f.lo, n->key, f.has_lo, true});
         }
-        if (result.ok) {
+        if (result.ok && exact_balance) {
             // Children come after their parent in pre-order.
             std::vector<int> height(order.size(), 0);
             for (std::size_t i = order.size(); i-- > 0;) {
@@ -579,7 +602,6 @@ class occ_avl {
         return result;
     }
 
-  private:
     static side other(side s) noexcept { return s == left ? right : left; }
 
     static int height_of(const node* n) noexcept {
@@ -726,21 +748,22 @@ class occ_avl {
     /// to repair next (nothing when the node needs nothing).
     repair repair_step(int tid, const repair& target, step_effects& fx) {
         SMR_READ_PHASE_BEGIN(domain_, tid);
-        node* n = locate(tid, target);
+        node* child = nullptr;
+        node* n = locate(tid, target, child);
         if (n == nullptr || n == &holder_) {
             domain_.read_phase_end(tid);
             return {};
         }
         const int condition = node_condition(tid, n);
-        if (is_unlinked(n->version.load(std::memory_order_relaxed)) ||
-            (condition == nothing_required && !target.up)) {
+        const bool gone = is_unlinked(n->version.load(std::memory_order_relaxed));
+        if (!target.up && (gone || condition == nothing_required)) {
             // n is gone, and its unlinker repairs its parent; or nothing to
             // do, read consistently (see below).
             domain_.read_phase_end(tid);
             return {};
         }
         repair next;
-        if (condition >= 0 || condition == nothing_required) {
+        if (gone || condition >= 0 || condition == nothing_required) {
             // Only the height; or nothing, read optimistically after the
             // height of a child changed without n's lock (target.up). That
             // answer is not final: a fixer holding n's lock may have read the
@@ -752,9 +775,21 @@ class occ_avl {
             // the child's new height (stored before we took the lock).
             // Without `up` the change under repair was made under n's lock
             // itself, which orders it against every fixer of n.
-            domain_.read_phase_end(tid, n);
+            //
+            // With `up`, n must still be the child's parent once locked: a
+            // rotation, or a splice that unlinked n, may have moved the child
+            // under another node while we waited, and computed that node's
+            // height from a child height read without the child's lock, so
+            // maybe from before the change. Then the confirmation follows the
+            // child to its new parent. (Links change only under the old
+            // parent's lock, so under n's lock "child of n" is exact.) A child
+            // that was unlinked itself is its unlinker's to repair above.
+            domain_.read_phase_end(tid, n, child);
             n->lock.lock();
-            if (!is_unlinked(n->version.load(std::memory_order_relaxed))) {
+            const bool n_gone = is_unlinked(n->version.load(std::memory_order_relaxed));
+            if (child != nullptr && (n_gone || !is_child_of(child, n))) {
+                if (!is_unlinked(child->version.load(std::memory_order_relaxed))) next = target;
+            } else if (!n_gone) {
                 next = fix_height_nl(tid, n);
             }
             n->lock.unlock();
@@ -777,9 +812,11 @@ class occ_avl {
         return next;
     }
 
-    /// The node a repair step works on, in its read phase.
-    node* locate(int tid, const repair& target) noexcept {
+    /// The node a repair step works on, in its read phase; with target.up,
+    /// `child` receives the node whose parent it is (else nullptr).
+    node* locate(int tid, const repair& target, node*& child) noexcept {
         node* x = target.n;
+        child = nullptr;
         if constexpr (repair_from_root) {
             // x may be freed by now: find the node with its key again. Not
             // found: x was unlinked, and its unlinker repairs above it. (A
@@ -787,7 +824,14 @@ class occ_avl {
             x = search(tid, target.key).found;
             if (x == nullptr) return nullptr;
         }
-        return target.up ? domain_.protect(tid, slot_parent, x->parent) : x;
+        if (!target.up) return x;
+        child = x;
+        return domain_.protect(tid, slot_parent, x->parent);
+    }
+
+    static bool is_child_of(const node* x, const node* n) noexcept {
+        return n->child[left].load(std::memory_order_relaxed) == x ||
+               n->child[right].load(std::memory_order_relaxed) == x;
     }
 
     /// Bronson's fixHeight_nl, n locked: set n's height if that is all n
