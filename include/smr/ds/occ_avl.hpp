@@ -786,10 +786,8 @@ class occ_avl {
             // that was unlinked itself is its unlinker's to repair above.
             domain_.read_phase_end(tid, n, child);
             n->lock.lock();
-            const bool n_gone = is_unlinked(n->version.load(std::memory_order_relaxed));
-            if (child != nullptr && (n_gone || !is_child_of(child, n))) {
-                if (!is_unlinked(child->version.load(std::memory_order_relaxed))) next = target;
-            } else if (!n_gone) {
+            if (!child_moved_away(target, child, n, next) &&
+                !is_unlinked(n->version.load(std::memory_order_relaxed))) {
                 next = fix_height_nl(tid, n);
             }
             n->lock.unlock();
@@ -805,12 +803,9 @@ class occ_avl {
             return target.up ? target : damaged(n, false);
         }
         n->lock.lock();
-        const bool n_gone = is_unlinked(n->version.load(std::memory_order_relaxed));
-        if (child != nullptr && (n_gone || !is_child_of(child, n))) {
-            // As above: follow a moved child (whoever moved it held n's
-            // lock and repairs n).
-            if (!is_unlinked(child->version.load(std::memory_order_relaxed))) next = target;
-        } else if (!n_gone) {
+        // As above; whoever moved the child held n's lock and repairs n.
+        if (!child_moved_away(target, child, n, next) &&
+            !is_unlinked(n->version.load(std::memory_order_relaxed))) {
             next = rebalance_nl(tid, np, n, fx);
         }
         n->lock.unlock();
@@ -835,9 +830,20 @@ class occ_avl {
         return domain_.protect(tid, slot_parent, x->parent);
     }
 
-    static bool is_child_of(const node* x, const node* n) noexcept {
-        return n->child[left].load(std::memory_order_relaxed) == x ||
-               n->child[right].load(std::memory_order_relaxed) == x;
+    /// n locked, `child` the node whose height change brought the repair to
+    /// n (null without target.up). True if it is no longer n's child (n was
+    /// unlinked, or a rotation moved the child): `next` is then the same
+    /// repair again, which finds the child's parent anew, or nothing if the
+    /// child was unlinked itself (its unlinker repairs above it).
+    bool child_moved_away(const repair& target, const node* child, const node* n,
+                          repair& next) const noexcept {
+        if (child == nullptr) return false;
+        const bool still_child = !is_unlinked(n->version.load(std::memory_order_relaxed)) &&
+                                 (n->child[left].load(std::memory_order_relaxed) == child ||
+                                  n->child[right].load(std::memory_order_relaxed) == child);
+        if (still_child) return false;
+        if (!is_unlinked(child->version.load(std::memory_order_relaxed))) next = target;
+        return true;
     }
 
     /// Bronson's fixHeight_nl, n locked: set n's height if that is all n
