@@ -1,7 +1,19 @@
 // The header every reclaimable node starts with.
 #pragma once
 
+#include <cstdint>
+
 namespace smr::core {
+
+/// Where a destroyed node's memory goes back to, and the size and alignment
+/// it was allocated with (a std::pmr::memory_resource needs both to free it).
+/// Two 8-byte words: returned in registers, so the malloc path pays nothing
+/// for the fields it ignores.
+struct node_memory {
+    void* address;
+    std::uint32_t bytes;
+    std::uint32_t align;
+};
 
 /// Intrusive link and type-erased destructor. Retiring a node costs no
 /// allocation (NBR forbids allocating in some phases, and an allocation per
@@ -10,17 +22,23 @@ namespace smr::core {
 /// leaves and internal nodes).
 struct retired_node {
     retired_node* next_retired = nullptr;
-    /// Runs the most-derived destructor and returns the address the node was
-    /// allocated at, which the domain hands back to the allocator.
-    void* (*destroy)(retired_node*) = nullptr;
+    /// Runs the most-derived destructor and returns the memory the node was
+    /// allocated in, which the domain hands back to its allocator.
+    node_memory (*destroy)(retired_node*) = nullptr;
 };
+
+/// The size and alignment the domain allocates a T with: what destroy_as<T>
+/// reports when it frees one.
+template <class T>
+inline constexpr node_memory memory_of_type{nullptr, static_cast<std::uint32_t>(sizeof(T)),
+                                            static_cast<std::uint32_t>(alignof(T))};
 
 /// The destroy function for a node of type T; stamped by domain allocate<T>.
 template <class T>
-void* destroy_as(retired_node* node) noexcept {
+node_memory destroy_as(retired_node* node) noexcept {
     T* object = static_cast<T*>(node);
     object->~T();
-    return object;
+    return {object, memory_of_type<T>.bytes, memory_of_type<T>.align};
 }
 
 }  // namespace smr::core

@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <memory>
+#include <memory_resource>
 #include <new>
 #include <type_traits>
 #include <utility>
@@ -36,6 +37,13 @@ namespace smr {
 struct domain_config {
     /// Most threads registered at once (not in total: slots are reused).
     std::size_t max_threads = 256;
+    /// Where nodes are allocated and freed. Null (the default) calls
+    /// std::malloc and std::free directly, the path every measurement of the
+    /// reclaimers' own cost uses; any std::pmr::memory_resource may be given
+    /// instead (smr::alloc::pool_resource bounds memory for Hart et al.'s
+    /// exhaustion experiments). It must outlive the domain, and its allocate
+    /// reports exhaustion by throwing, as std::pmr requires.
+    std::pmr::memory_resource* memory = nullptr;
     free_policy free{};
     /// Scan-based schemes (rcu; later hp, he, ibr, wfe, nbr) reclaim when a
     /// thread's retire list reaches this many nodes. 32K is the Epochs
@@ -103,6 +111,7 @@ class domain_base {
 
     explicit domain_base(const domain_config& config)
         : config_(config),
+          memory_(config.memory),
           registry_(config.max_threads),
           slots_(std::make_unique<core::padded<slot>[]>(config.max_threads)),
           ticks_(core::ns_per_tick()) {}
@@ -160,14 +169,19 @@ class domain_base {
     // ---- allocation ----------------------------------------------------------
 
     /// Allocates and constructs a node; the reclaimer may stamp it (birth era).
+    /// Throws std::bad_alloc when the allocator has no memory.
     template <class T, class... Args>
     T* allocate(int tid, Args&&... args) {
         static_assert(std::is_base_of_v<node_base, T>, "nodes must derive from Domain::node_base");
-        void* memory = alignof(T) <= alignof(std::max_align_t)
-                           ? std::malloc(sizeof(T))
-                           : std::aligned_alloc(alignof(T), round_up(sizeof(T), alignof(T)));
-        if (memory == nullptr) throw std::bad_alloc();
-        T* node = ::new (memory) T(std::forward<Args>(args)...);
+        constexpr core::node_memory shape = core::memory_of_type<T>;
+        void* memory = allocate_memory(shape.bytes, shape.align);
+        T* node;
+        try {
+            node = ::new (memory) T(std::forward<Args>(args)...);
+        } catch (...) {
+            free_memory({memory, shape.bytes, shape.align});
+            throw;
+        }
         node->destroy = &core::destroy_as<T>;
         slot& s = *slots_[tid];
         s.allocated.add();
@@ -391,8 +405,24 @@ class domain_base {
 
     Derived& derived() noexcept { return static_cast<Derived&>(*this); }
 
-    static constexpr std::size_t round_up(std::size_t n, std::size_t to) noexcept {
-        return (n + to - 1) / to * to;
+    /// The two places memory meets the allocator. The default (no resource)
+    /// is tested first and inlined: a run with the system allocator pays one
+    /// predicted branch per node for the hook, not an indirect call.
+    void* allocate_memory(std::size_t bytes, std::size_t align) {
+        if (memory_ == nullptr) [[likely]] {
+            void* memory = align <= alignof(std::max_align_t) ? std::malloc(bytes)
+                                                              : std::aligned_alloc(align, bytes);
+            if (memory == nullptr) throw std::bad_alloc();
+            return memory;
+        }
+        return memory_->allocate(bytes, align);
+    }
+    void free_memory(core::node_memory m) noexcept {
+        if (memory_ == nullptr) [[likely]] {
+            std::free(m.address);
+        } else {
+            memory_->deallocate(m.address, m.bytes, m.align);
+        }
     }
 
     /// The one place a node goes back to the allocator while threads run:
@@ -404,9 +434,9 @@ class domain_base {
     /// MaybeTraced = false: the caller knows no timeline is attached.
     template <bool MaybeTraced = true>
     [[gnu::always_inline]] void free_timed(int tid, slot& s, core::retired_node* node) noexcept {
-        void* memory = node->destroy(node);
+        const core::node_memory memory = node->destroy(node);
         const std::uint64_t start = core::now_ticks();
-        std::free(memory);
+        free_memory(memory);
         const std::uint64_t end = core::now_ticks();
         s.free_latency.record(ticks_.to_ns(end - start));
         if (MaybeTraced && timeline_ != nullptr && end - start >= timeline_->min_free_ticks())
@@ -415,11 +445,10 @@ class domain_base {
         }
     }
 
-    static void release_memory(core::retired_node* node) noexcept {
-        std::free(node->destroy(node));
-    }
+    void release_memory(core::retired_node* node) noexcept { free_memory(node->destroy(node)); }
 
     domain_config config_;
+    std::pmr::memory_resource* memory_;
     core::thread_registry registry_;
     std::unique_ptr<core::padded<slot>[]> slots_;
     core::tick_converter ticks_;
