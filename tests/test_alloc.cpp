@@ -2,18 +2,30 @@
 // allocates goes through the resource and comes back to it with the same size
 // and alignment, whichever reclaimer frees it and whether it is freed while
 // threads run, discarded after a failed insert, or freed by a destructor.
+//
+// The bounded pool (smr/alloc/pool_resource.hpp): its magazine layer (refill,
+// flush, exhaustion, blocks freed by another thread), its size classes, its
+// waiting policies and their stop, and the poisoning of free blocks.
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <map>
 #include <memory_resource>
 #include <mutex>
 #include <new>
+#include <random>
+#include <set>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <utility>
+#include <vector>
 
+#include "smr/alloc/pool_resource.hpp"
 #include "smr/ds/abtree.hpp"
 #include "smr/ds/dgt_bst.hpp"
 #include "smr/ds/hm_list.hpp"
@@ -197,5 +209,232 @@ TEST(allocation_hook, exhaustion_reaches_the_caller_as_bad_alloc) {
     EXPECT_THROW((void)domain.allocate<over_aligned_node>(handle.tid()), std::bad_alloc);
     EXPECT_EQ(domain.stats().allocated, 0u);
 }
+
+// ---- the pool ---------------------------------------------------------------
+
+using smr::alloc::on_empty;
+using smr::alloc::pool_options;
+using smr::alloc::pool_resource;
+
+pool_options pool_of(std::size_t capacity, on_empty when_empty = on_empty::fail,
+                     std::size_t magazine = 100) {
+    pool_options options;
+    options.capacity = capacity;
+    options.when_empty = when_empty;
+    options.magazine_size = magazine;
+    return options;
+}
+
+std::vector<void*> take_all(pool_resource& pool, std::size_t bytes, std::size_t limit = SIZE_MAX) {
+    std::vector<void*> blocks;
+    try {
+        while (blocks.size() < limit) blocks.push_back(pool.allocate(bytes, 8));
+    } catch (const std::bad_alloc&) {
+    }
+    return blocks;
+}
+
+void give_all(pool_resource& pool, std::vector<void*>& blocks, std::size_t bytes) {
+    for (void* p : blocks) pool.deallocate(p, bytes, 8);
+    blocks.clear();
+}
+
+TEST(pool, hands_out_exactly_capacity_distinct_blocks_then_fails) {
+    pool_resource pool(pool_of(1000));
+    std::vector<void*> blocks = take_all(pool, 48);
+    EXPECT_EQ(blocks.size(), 1000u);
+    EXPECT_EQ(std::set<void*>(blocks.begin(), blocks.end()).size(), blocks.size());
+    for (void* p : blocks) std::memset(p, 0xab, 48);  // every block is writable
+    const auto stats = pool.stats();
+    EXPECT_EQ(stats.carved, 1000u);
+    EXPECT_EQ(stats.in_use_peak, 1000u);
+    EXPECT_EQ(stats.failures, 1u);
+    EXPECT_EQ(stats.gave_up, 1u);
+    give_all(pool, blocks, 48);
+}
+
+TEST(pool, freed_blocks_are_reused_without_drawing_more) {
+    pool_resource pool(pool_of(1000));
+    std::vector<void*> first = take_all(pool, 32, 500);
+    const std::set<void*> seen(first.begin(), first.end());
+    // Carved a magazine at a time: the first round leaves a partial one.
+    const std::uint64_t carved = pool.stats().carved;
+    EXPECT_LT(carved, 500u + pool.magazine_size());
+    give_all(pool, first, 32);
+    std::vector<void*> second = take_all(pool, 32, 500);
+    EXPECT_EQ(pool.stats().carved, carved) << "the second round drew new blocks";
+    std::size_t reused = 0;
+    for (void* p : second) reused += seen.contains(p);
+    EXPECT_GE(reused, 500u - pool.magazine_size());
+    give_all(pool, second, 32);
+}
+
+TEST(pool, small_pools_clamp_the_magazine_so_threads_cannot_hoard_them) {
+    EXPECT_EQ(pool_resource(pool_of(64)).magazine_size(), 1u);
+    EXPECT_EQ(pool_resource(pool_of(640)).magazine_size(), 10u);
+    EXPECT_EQ(pool_resource(pool_of(1'000'000)).magazine_size(), 100u);
+    EXPECT_EQ(pool_resource(pool_of(1'000'000, on_empty::fail, 7)).magazine_size(), 7u);
+    EXPECT_THROW(pool_resource(pool_of(0)), std::invalid_argument);
+}
+
+TEST(pool, every_size_up_to_4k_gets_its_alignment_and_larger_is_refused) {
+    pool_resource pool(pool_of(100'000));
+    std::vector<std::pair<void*, std::pair<std::size_t, std::size_t>>> held;
+    for (std::size_t bytes = 1; bytes <= pool_resource::max_block; bytes += 7) {
+        for (std::size_t align : {1, 8, 16, 32, 64, 256}) {
+            if (bytes % align != 0 && align > 16 && bytes > pool_resource::max_block - align)
+                continue;
+            void* p = pool.allocate(bytes, align);
+            EXPECT_EQ(reinterpret_cast<std::uintptr_t>(p) % align, 0u) << bytes << "/" << align;
+            std::memset(p, 0x5a, bytes);
+            held.push_back({p, {bytes, align}});
+        }
+    }
+    for (auto& [p, shape] : held) pool.deallocate(p, shape.first, shape.second);
+    EXPECT_THROW((void)pool.allocate(pool_resource::max_block + 1, 8), std::length_error);
+    EXPECT_THROW((void)pool.allocate(16, 8192), std::length_error);
+}
+
+TEST(pool, blocks_freed_by_another_thread_serve_the_first_after_it_exits) {
+    pool_resource pool(pool_of(640));  // magazines of 10
+    std::vector<void*> blocks = take_all(pool, 24);
+    ASSERT_EQ(blocks.size(), 640u);
+    std::thread([&] { give_all(pool, blocks, 24); }).join();  // its exit flushes its magazines
+    std::vector<void*> again = take_all(pool, 24);
+    EXPECT_EQ(again.size(), 640u) << "blocks stayed in the exited thread's magazines";
+    EXPECT_EQ(pool.stats().carved, 640u);
+    give_all(pool, again, 24);
+}
+
+TEST(pool, flush_thread_cache_hands_a_live_threads_blocks_to_others) {
+    pool_resource pool(pool_of(640));
+    std::vector<void*> blocks = take_all(pool, 24);
+    give_all(pool, blocks, 24);  // now all in this thread's magazines or the depot
+    std::size_t other_got = 0;
+    std::thread([&] {
+        std::vector<void*> mine = take_all(pool, 24);
+        other_got = mine.size();
+        give_all(pool, mine, 24);
+    }).join();
+    EXPECT_LT(other_got, 640u) << "this thread's magazines should have held some blocks back";
+    pool.flush_thread_cache();
+    std::thread([&] {
+        std::vector<void*> mine = take_all(pool, 24);
+        other_got = mine.size();
+        give_all(pool, mine, 24);
+    }).join();
+    EXPECT_EQ(other_got, 640u);
+}
+
+TEST(pool, a_spinning_allocation_gives_up_when_told_to_stop_waiting) {
+    pool_resource pool(pool_of(64, on_empty::spin));
+    std::vector<void*> blocks = take_all(pool, 16, 64);
+    std::atomic<bool> threw{false};
+    std::thread waiter([&] {
+        try {
+            (void)pool.allocate(16, 8);
+        } catch (const std::bad_alloc&) {
+            threw = true;
+        }
+    });
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    pool.stop_waiting();
+    waiter.join();
+    EXPECT_TRUE(threw);
+    const auto stats = pool.stats();
+    EXPECT_EQ(stats.failures, 1u);
+    EXPECT_EQ(stats.gave_up, 1u);
+    EXPECT_GT(stats.retries, 0u);
+    EXPECT_GT(stats.wait_seconds, 0.01);
+    give_all(pool, blocks, 16);
+}
+
+TEST(pool, a_yielding_allocation_gets_the_block_another_thread_frees) {
+    pool_resource pool(pool_of(64, on_empty::yield));
+    std::vector<void*> blocks = take_all(pool, 16, 64);
+    void* got = nullptr;
+    std::thread waiter([&] { got = pool.allocate(16, 8); });
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    give_all(pool, blocks, 16);
+    pool.flush_thread_cache();
+    waiter.join();
+    ASSERT_NE(got, nullptr);
+    EXPECT_EQ(pool.stats().gave_up, 0u);
+    EXPECT_GE(pool.stats().failures, 1u);
+    pool.deallocate(got, 16, 8);
+}
+
+TEST(pool, free_blocks_are_poisoned_and_reused_ones_are_not) {
+    if (!smr::alloc::detail::poisons_free_blocks) GTEST_SKIP() << "not an AddressSanitizer build";
+#ifdef SMR_POOL_ASAN
+    pool_resource pool(pool_of(1000));
+    auto* p = static_cast<unsigned char*>(pool.allocate(40, 8));
+    EXPECT_EQ(__asan_address_is_poisoned(p), 0);
+    EXPECT_EQ(__asan_address_is_poisoned(p + 39), 0);
+    pool.deallocate(p, 40, 8);
+    EXPECT_NE(__asan_address_is_poisoned(p), 0);
+    EXPECT_NE(__asan_address_is_poisoned(p + 39), 0);
+    EXPECT_DEATH((void)*static_cast<volatile unsigned char*>(p), "use-after-poison");
+    void* again = pool.allocate(40, 8);
+    EXPECT_EQ(again, p) << "the last block freed is the first reused";
+    EXPECT_EQ(__asan_address_is_poisoned(p), 0);
+    pool.deallocate(again, 40, 8);
+#endif
+}
+
+/// Threads allocate and free blocks of several sizes at random from a pool
+/// small enough to run out; each fills its blocks with its own byte and checks
+/// it on free, so a block handed to two threads at once is caught. Each holds
+/// at most `most_held` blocks: with waiting policies, threads that together
+/// held the whole pool and all waited for more would wait forever (the
+/// application's deadlock, not the pool's).
+void stress(on_empty when_empty, std::size_t most_held) {
+    constexpr int threads = 4;
+    pool_resource pool(pool_of(640, when_empty));
+    std::atomic<std::uint64_t> corrupted{0}, allocations{0};
+    std::vector<std::thread> workers;
+    for (int t = 0; t < threads; ++t) {
+        workers.emplace_back([&, t] {
+            std::mt19937 rng(static_cast<unsigned>(t));
+            std::vector<std::pair<unsigned char*, std::size_t>> held;
+            const auto mark = static_cast<unsigned char>(t + 1);
+            auto release_one = [&] {
+                const std::size_t i = rng() % held.size();
+                auto [p, bytes] = held[i];
+                for (std::size_t b = 0; b < bytes; ++b) corrupted += p[b] != mark;
+                pool.deallocate(p, bytes, 8);
+                held[i] = held.back();
+                held.pop_back();
+            };
+            for (int op = 0; op < 20000; ++op) {
+                if (held.size() < most_held && rng() % 2 == 0) {
+                    const std::size_t bytes = 16 + 16 * (rng() % 3);
+                    try {
+                        auto* p = static_cast<unsigned char*>(pool.allocate(bytes, 8));
+                        std::memset(p, mark, bytes);
+                        held.push_back({p, bytes});
+                        ++allocations;
+                    } catch (const std::bad_alloc&) {
+                        if (!held.empty()) release_one();
+                    }
+                } else if (!held.empty()) {
+                    release_one();
+                }
+            }
+            while (!held.empty()) release_one();
+        });
+    }
+    for (auto& w : workers) w.join();
+    EXPECT_EQ(corrupted.load(), 0u) << "a block was handed to two threads at once";
+    EXPECT_GT(allocations.load(), 10000u);
+    const auto stats = pool.stats();
+    EXPECT_LE(stats.carved, 640u);
+    EXPECT_LE(stats.in_use_peak, 640u);
+}
+
+TEST(pool, concurrent_threads_never_share_a_block_when_it_fails) { stress(on_empty::fail, 200); }
+
+// 4 threads x 80 blocks + 4 threads x 3 classes x 2 magazines x 10 = 560 < 640.
+TEST(pool, concurrent_threads_never_share_a_block_when_they_yield) { stress(on_empty::yield, 80); }
 
 }  // namespace
