@@ -104,6 +104,18 @@ void check_names(const bench_config& config, const std::string& free, const std:
     out.pin = *placement;
 }
 
+void check_pool(bool on_empty_given, const std::string& on_empty, bench_config& config) {
+    const auto policy = smr::alloc::parse_on_empty(on_empty);
+    if (!policy) {
+        throw bad_input("--on-empty: expected yield, spin or fail, got '" + on_empty + "'");
+    }
+    if (on_empty_given && config.pool_nodes == 0) {
+        throw bad_input("--on-empty " + on_empty +
+                        " applies only with a pool: give --pool-nodes N (N > 0)");
+    }
+    config.on_empty = *policy;
+}
+
 void check_allocator_available(allocator_kind kind) {
     if (kind == allocator_kind::glibc) return;
     if (!allocator_selection_supported()) {
@@ -172,7 +184,7 @@ std::string to_string(prefill_mode mode, std::int64_t count) {
 parse_outcome parse_command_line(int argc, char** argv) {
     parse_outcome outcome;
     bench_config& c = outcome.config;
-    std::string free = "batch", alloc = "glibc", prefill = "auto", pin = "none";
+    std::string free = "batch", alloc = "glibc", prefill = "auto", pin = "none", on_empty = "yield";
 
     CLI::App app{
         "smrbench: run one data structure x reclaimer x allocator x workload, validate every "
@@ -189,6 +201,13 @@ parse_outcome parse_command_line(int argc, char** argv) {
         "amortized: also free len/N per operation when the freeable list is long (0: off)");
     app.add_option("--alloc", alloc,
                    "allocator: glibc | jemalloc | tcmalloc | mimalloc | tbbmalloc");
+    app.add_option("--pool-nodes", c.pool_nodes,
+                   "allocate nodes from a bounded pool of N blocks on top of --alloc, which can "
+                   "run out (Hart et al.; 0: no pool)")
+        ->check(CLI::Range(std::uint64_t{0}, std::uint64_t{1} << 32));
+    app.add_option("--on-empty", on_empty,
+                   "with --pool-nodes, an allocation that finds the pool empty: yield (sched_yield "
+                   "and retry) | spin (busy-wait and retry) | fail (the operation gives up)");
     app.add_option("--threads", c.threads, "worker threads")->check(CLI::Range(1, 4096));
     app.add_option("--key-range", c.key_range, "keys are uniform in [0, N)")
         ->check(CLI::Range(std::int64_t{1}, std::int64_t{1} << 40));
@@ -294,6 +313,7 @@ parse_outcome parse_command_line(int argc, char** argv) {
             }
         }
         check_names(c, free, alloc, pin, c);
+        check_pool(app.count("--on-empty") != 0, on_empty, c);
         parse_prefill(prefill, c);
         check_allocator_available(c.alloc);
         for (const auto* path : {&c.timeline_path, &c.garbage_series_path}) {

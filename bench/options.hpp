@@ -10,6 +10,7 @@
 
 #include "allocator.hpp"
 #include "pinning.hpp"
+#include "smr/alloc/pool_resource.hpp"
 #include "smr/free_policy.hpp"
 #include "smr/reclaim/domain_base.hpp"
 
@@ -43,6 +44,10 @@ struct bench_config {
     bool allow_unsafe = false;       // run a combination smr::check calls unsafe
     bool restart_from_head = false;  // hm_list: every read phase from the head
     std::int64_t buckets = 0;        // --buckets (hash_set); 0: not given, key_range / 2
+
+    // Hart et al.'s bounded pool, on top of the --alloc allocator (0: no pool).
+    std::uint64_t pool_nodes = 0;
+    smr::alloc::on_empty on_empty = smr::alloc::on_empty::yield;
 
     // Recording (docs/timeline-format.md).
     std::string timeline_path;                 // --timeline: empty = off

@@ -33,6 +33,9 @@ json config_json(const bench_config& c) {
         {"free_k", c.free_k},
         {"free_catchup_div", c.free_catchup_divisor},
         {"alloc", std::string(to_string(c.alloc))},
+        {"pool_nodes", c.pool_nodes},
+        {"on_empty",
+         c.pool_nodes != 0 ? json(std::string(smr::alloc::to_string(c.on_empty))) : json(nullptr)},
         {"threads", c.threads},
         {"key_range", c.key_range},
         {"insert", c.insert_pct},
@@ -99,6 +102,17 @@ json reclaimer_json(const reclaimer_report& r) {
     };
 }
 
+/// The pool's counts, or null for a run without --pool-nodes.
+json pool_json(const bench_config& c, const smr::alloc::pool_stats& p) {
+    if (c.pool_nodes == 0) return nullptr;
+    return json{
+        {"capacity", p.capacity}, {"on_empty", std::string(smr::alloc::to_string(c.on_empty))},
+        {"carved", p.carved},     {"in_use_peak", p.in_use_peak},
+        {"failures", p.failures}, {"retries", p.retries},
+        {"gave_up", p.gave_up},   {"wait_seconds", p.wait_seconds},
+    };
+}
+
 json samples_json(const std::vector<memory_sample>& samples) {
     json out = json::array();
     for (const auto& s : samples) {
@@ -111,9 +125,12 @@ json samples_json(const std::vector<memory_sample>& samples) {
     return out;
 }
 
-json trial_json(const trial_result& t) {
+json trial_json(const bench_config& c, const trial_result& t) {
     return json{
         {"trial", t.trial},
+        {"status", t.status},
+        {"failed_operations", t.failed_operations},
+        {"pool", pool_json(c, t.pool)},
         {"throughput_ops_per_s", t.throughput_ops_per_s},
         {"operations", t.operations},
         {"measured_seconds", t.measured_seconds},
@@ -176,12 +193,14 @@ json run_to_json(const bench_config& config, const combination& combo,
     std::vector<double> throughputs;
     std::uint64_t peak_rss = 0;
     bool all_validated = true;
+    std::string status = "ok";  // the first trial's that is not ok
     json trial_list = json::array();
     for (const auto& t : trials) {
         throughputs.push_back(t.throughput_ops_per_s);
         peak_rss = std::max(peak_rss, t.peak_rss_bytes);
         all_validated = all_validated && t.validated;
-        trial_list.push_back(trial_json(t));
+        if (status == "ok") status = t.status;
+        trial_list.push_back(trial_json(config, t));
     }
     const auto [min_it, max_it] = std::minmax_element(throughputs.begin(), throughputs.end());
 
@@ -197,11 +216,14 @@ json run_to_json(const bench_config& config, const combination& combo,
         {"allocator",
          {{"name", allocator.name},
           {"version", allocator.version},
-          {"library", allocator.library}}},
+          {"library", allocator.library},
+          {"pool", pool_json(config, median.pool)}}},
         {"machine", {{"hardware_threads", std::thread::hardware_concurrency()}}},
         {"throughput_ops_per_s", median.throughput_ops_per_s},
         {"throughput_min_ops_per_s", *min_it},
         {"throughput_max_ops_per_s", *max_it},
+        {"status", status},
+        {"failed_operations", median.failed_operations},
         {"validated", all_validated},
         {"peak_rss_bytes", peak_rss},
         {"median_trial", median.trial},
@@ -218,7 +240,12 @@ void print_human(std::ostream& out, const bench_config& config, const combinatio
         << "workload  " << config.threads << " threads, keys [0, " << config.key_range << "), "
         << config.insert_pct << "% insert " << config.erase_pct << "% erase "
         << config.contains_pct() << "% contains, " << config.duration_s << " s"
-        << (config.stall ? ", one stalled thread" : "") << "\n\n";
+        << (config.stall ? ", one stalled thread" : "") << '\n';
+    if (config.pool_nodes != 0) {
+        out << "pool      " << config.pool_nodes << " blocks on " << allocator.name
+            << ", on empty: " << smr::alloc::to_string(config.on_empty) << '\n';
+    }
+    out << '\n';
     char line[256];
     std::snprintf(line, sizeof line, "%-6s %12s %10s %10s %10s %10s %10s %10s %9s\n", "trial",
                   "ops/s", "retired", "freed", "garb.peak", "epochs", "free p99.9", "free max",
@@ -234,6 +261,12 @@ void print_human(std::ostream& out, const bench_config& config, const combinatio
                       human_ns(r.free_max_ns).c_str(), t.validated ? "yes" : "NO");
         out << line;
         if (!t.validated) out << "       validation failed: " << t.validation_error << '\n';
+        if (config.pool_nodes != 0) {
+            const smr::alloc::pool_stats& p = t.pool;
+            out << "       " << t.status << ": pool peak " << p.in_use_peak << '/' << p.capacity
+                << ", " << p.failures << " found it empty, " << p.gave_up << " gave up ("
+                << t.failed_operations << " operations), " << p.wait_seconds << " s waiting\n";
+        }
     }
     const trial_result& median = trials[median_trial(trials)];
     out << "\nmedian    " << human_count(median.throughput_ops_per_s) << " ops/s, peak RSS "

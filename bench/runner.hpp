@@ -8,6 +8,7 @@
 #include <exception>
 #include <memory>
 #include <mutex>
+#include <new>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -20,6 +21,7 @@
 #include "process_stats.hpp"
 #include "recording.hpp"
 #include "report.hpp"
+#include "smr/alloc/pool_resource.hpp"
 #include "smr/core/clock.hpp"
 #include "smr/core/padded.hpp"
 #include "smr/ds/options.hpp"
@@ -34,9 +36,10 @@ namespace detail {
 
 /// What one worker adds up; compared with the structure at the end.
 struct worker_tally {
-    std::int64_t key_sum = 0;  // keys inserted minus keys erased (successful ops)
-    std::int64_t size = 0;     // successful inserts minus successful erases
-    std::uint64_t measured_ops = 0;
+    std::int64_t key_sum = 0;        // keys inserted minus keys erased (successful ops)
+    std::int64_t size = 0;           // successful inserts minus successful erases
+    std::uint64_t measured_ops = 0;  // completed operations in the measured interval
+    std::uint64_t failed_ops = 0;    // operations whose allocation failed (--pool-nodes)
     std::uint64_t end_ns = 0;
 
     // Queues only (DS::is_queue): per-producer FIFO order, as this worker
@@ -125,6 +128,7 @@ struct trial_control {
     alignas(smr::core::false_sharing_range) std::atomic<bool> stop{false};
     alignas(smr::core::false_sharing_range) std::atomic<std::int64_t> prefilled{0};
     alignas(smr::core::false_sharing_range) std::atomic<int> ready{0};
+    alignas(smr::core::false_sharing_range) std::atomic<int> finished{0};  // workers done measuring
     std::mutex error_mutex;
     std::exception_ptr error;
 
@@ -155,6 +159,40 @@ inline void wait_for_flag(std::atomic<bool>& flag) {
     while (!flag.load(std::memory_order_acquire)) flag.wait(false, std::memory_order_acquire);
 }
 
+/// --pool-nodes: a bounded pool on top of the process's malloc (the --alloc
+/// allocator), or null. It fills the structure with on_empty::fail, so that a
+/// pool too small for the prefill is reported rather than waited on; the
+/// trial switches it to --on-empty when the measured interval starts.
+inline std::unique_ptr<smr::alloc::pool_resource> make_pool(const bench_config& config) {
+    if (config.pool_nodes == 0) return nullptr;
+    smr::alloc::pool_options options;
+    options.capacity = static_cast<std::size_t>(config.pool_nodes);
+    options.when_empty = smr::alloc::on_empty::fail;
+    return std::make_unique<smr::alloc::pool_resource>(options);
+}
+
+/// --ops with a pool: waits until every worker has finished, or until every
+/// unfinished worker has waited for pool memory for a second with no wait
+/// served, which nothing can end any more (a stalled thread is released only
+/// after the workers finish). Returns false in the second case.
+inline bool await_workers_or_pool_deadlock(const trial_control& control, int workers,
+                                           const smr::alloc::pool_resource& pool) {
+    using namespace std::chrono_literals;
+    constexpr int polls_before_deadlock = 100;  // x 10 ms
+    int stuck_polls = 0;
+    std::uint64_t served = pool.waits_served();
+    for (;;) {
+        const int unfinished = workers - control.finished.load(std::memory_order_acquire);
+        if (unfinished <= 0) return true;
+        std::this_thread::sleep_for(10ms);
+        const std::uint64_t served_now = pool.waits_served();
+        const bool all_waiting = pool.waiting() >= unfinished;
+        stuck_polls = all_waiting && served_now == served ? stuck_polls + 1 : 0;
+        served = served_now;
+        if (stuck_polls == polls_before_deadlock) return false;
+    }
+}
+
 /// The structure, given the ds_options of the command line if it takes any.
 /// Returned as a prvalue: structures are neither copyable nor movable.
 template <class Structure, class Domain>
@@ -178,6 +216,9 @@ trial_result run_trial(const bench_config& config, int trial_index) {
 
     smr::domain_config domain_cfg = config.domain_config();
     domain_cfg.max_threads = static_cast<std::size_t>(config.threads) + 2;  // workers, stall, spare
+    // Before the domain: the domain frees its last nodes into it.
+    const std::unique_ptr<smr::alloc::pool_resource> pool = detail::make_pool(config);
+    domain_cfg.memory = pool.get();
     Domain domain(domain_cfg);
 
     // Recorders exist only when asked for; the domain's event sites then
@@ -226,7 +267,6 @@ trial_result run_trial(const bench_config& config, int trial_index) {
                     break;
             }
         }
-        domain.quiescent(tid);  // an application quiescent state (QSBR); empty elsewhere
     };
 
     auto worker = [&](int index) {
@@ -250,7 +290,18 @@ trial_result run_trial(const bench_config& config, int trial_index) {
             while (control.prefilled.load(std::memory_order_relaxed) < prefill_target) {
                 const auto key = static_cast<std::int64_t>(prefill_rng.below(key_range));
                 const std::int64_t before = tally.size;
-                do_operation(tid, op_kind::insert, key, tally);
+                try {
+                    do_operation(tid, op_kind::insert, key, tally);
+                } catch (const std::bad_alloc&) {
+                    if (!pool) throw;
+                    throw std::runtime_error("the pool of --pool-nodes " +
+                                             std::to_string(config.pool_nodes) +
+                                             " ran out during the prefill, at " +
+                                             std::to_string(control.prefilled.load()) + " of " +
+                                             std::to_string(prefill_target) +
+                                             " keys: give it more nodes, or prefill fewer keys");
+                }
+                domain.quiescent(tid);
                 if (tally.size != before) control.prefilled.fetch_add(1, std::memory_order_relaxed);
             }
 
@@ -266,11 +317,20 @@ trial_result run_trial(const bench_config& config, int trial_index) {
             while (ops != op_limit && !control.stop.load(std::memory_order_relaxed)) {
                 const op_kind kind = mix.pick(rng);
                 const auto key = static_cast<std::int64_t>(rng.below(key_range));
-                do_operation(tid, kind, key, tally);
+                // Only a pool throws here (--on-empty fail, or a wait ended
+                // by the stop): the structure gave the operation up cleanly.
+                try {
+                    do_operation(tid, kind, key, tally);
+                } catch (const std::bad_alloc&) {
+                    if (!pool) throw;
+                    ++tally.failed_ops;
+                }
+                domain.quiescent(tid);  // an application quiescent state (QSBR); empty elsewhere
                 ++ops;
             }
             tally.end_ns = smr::core::now_ns();
-            tally.measured_ops = ops;
+            tally.measured_ops = ops - tally.failed_ops;
+            control.finished.fetch_add(1, std::memory_order_release);  // read by the deadlock watch
         } catch (...) {
             control.fail(std::current_exception());
             detail::arrive(control.ready);
@@ -318,6 +378,7 @@ trial_result run_trial(const bench_config& config, int trial_index) {
     // the buffers with epoch changes of an empty workload). Attached while
     // the workers wait for `go`: its release store publishes the pointers.
     domain.attach_recorders(timeline.get(), series.get());
+    if (pool) pool->set_when_empty(config.on_empty);  // published to the workers by `go`
     // Exact: every worker has finished its prefill and waits for `go`.
     const auto allocated_before = domain.allocated();
     const std::uint64_t start_ns = smr::core::now_ns();
@@ -346,16 +407,27 @@ trial_result run_trial(const bench_config& config, int trial_index) {
     control.go.store(true, std::memory_order_release);  // pairs with wait_for_flag
     control.go.notify_all();
     std::uint64_t garbage_at_stop = 0;
+    // The stop flag ends the workers' loops, the stalled thread and, through
+    // stop_waiting, every allocation still waiting for pool memory.
+    auto stop_all = [&] {
+        control.stop.store(true, std::memory_order_release);
+        if (pool) pool->stop_waiting();
+    };
     if (config.ops_per_thread == 0) {
         std::this_thread::sleep_for(std::chrono::duration<double>(config.duration_s));
         garbage_at_stop = domain.sample_garbage();
-        control.stop.store(true, std::memory_order_release);
+        stop_all();
         for (auto& t : threads) t.join();
     } else {
+        // Each worker stops after --ops, unless all wait for pool memory that
+        // nothing can free any more.
+        if (pool && !detail::await_workers_or_pool_deadlock(control, config.threads, *pool)) {
+            stop_all();
+        }
         const std::size_t workers = static_cast<std::size_t>(config.threads);
-        for (std::size_t i = 0; i < workers; ++i) threads[i].join();  // each stops after --ops
+        for (std::size_t i = 0; i < workers; ++i) threads[i].join();
         garbage_at_stop = domain.sample_garbage();
-        control.stop.store(true, std::memory_order_release);  // releases the stalled thread
+        stop_all();  // releases the stalled thread
         for (std::size_t i = workers; i < threads.size(); ++i) threads[i].join();
     }
     const std::uint64_t end_ticks = smr::core::now_ticks();
@@ -381,6 +453,7 @@ trial_result run_trial(const bench_config& config, int trial_index) {
     for (const auto& t : tallies) {
         result.ops_per_thread.push_back(t->measured_ops);
         result.operations += t->measured_ops;
+        result.failed_operations += t->failed_ops;
         result.expected_key_sum += t->key_sum;
         result.expected_size += t->size;
         end_ns = std::max(end_ns, t->end_ns);
@@ -411,6 +484,10 @@ trial_result run_trial(const bench_config& config, int trial_index) {
         }
     }
     result.validated = result.validation_error.empty();
+    if (pool) {
+        result.pool = pool->stats();
+        if (result.pool.gave_up != 0) result.status = "pool_exhausted";
+    }
     result.peak_rss_bytes = peak_rss_bytes();
 
     const smr::reclaimer_stats stats = domain.stats();

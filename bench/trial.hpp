@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "smr/alloc/pool_resource.hpp"
 #include "smr/reclaim/traits.hpp"
 
 namespace smrbench {
@@ -37,6 +38,12 @@ struct memory_sample {
 
 struct trial_result {
     int trial = 0;
+    /// "ok", or "pool_exhausted": allocations gave up (--on-empty fail, or
+    /// threads still waiting for pool memory when the trial ended). Either
+    /// way the trial ran its time and was validated: exhaustion is a result.
+    std::string status = "ok";
+    /// Operations that gave up because their allocation failed.
+    std::uint64_t failed_operations = 0;
     double throughput_ops_per_s = 0;
     std::uint64_t operations = 0;
     double measured_seconds = 0;
@@ -51,6 +58,7 @@ struct trial_result {
 
     std::uint64_t peak_rss_bytes = 0;
     reclaimer_report reclaimer;
+    smr::alloc::pool_stats pool;  ///< all zero without --pool-nodes
     std::vector<memory_sample> samples;
 };
 

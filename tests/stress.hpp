@@ -23,6 +23,7 @@
 #include <exception>
 #include <latch>
 #include <mutex>
+#include <new>
 #include <string>
 #include <thread>
 #include <vector>
@@ -59,6 +60,10 @@ struct stress_options {
     /// without that straggler.
     bool stop_together = false;
     std::uint64_t seed = 0x2545F4914F6CDD1DULL;
+    /// With a pool that can run out (cfg.memory): an operation whose
+    /// allocation throws std::bad_alloc gave up, counted in `failed`, and must
+    /// have left the set unchanged. Otherwise such a throw fails the run.
+    bool allocation_may_fail = false;
     domain_config cfg{};
 };
 
@@ -74,6 +79,7 @@ struct stress_result {
     std::uint64_t inserted = 0;  ///< successful inserts
     std::uint64_t erased = 0;    ///< successful erases
     std::uint64_t found = 0;     ///< successful contains
+    std::uint64_t failed = 0;    ///< operations that gave up for lack of memory
     /// Domain counters after the last round (the domain still holds its
     /// unreclaimed garbage, which its destructor frees).
     reclaimer_stats stats;
@@ -110,8 +116,32 @@ inline std::uint64_t mix_seed(std::uint64_t x) noexcept {
 struct thread_totals {
     std::uint64_t key_sum = 0;  // wraps, like validate()'s
     std::int64_t size = 0;
-    std::uint64_t operations = 0, inserted = 0, erased = 0, found = 0;
+    std::uint64_t operations = 0, inserted = 0, erased = 0, found = 0, failed = 0;
 };
+
+/// One random operation of the stress mix, counted into `mine`.
+template <class Set>
+void stress_operation(Set& set, int tid, std::uint64_t r, const stress_options& options,
+                      thread_totals& mine) {
+    const auto key =
+        static_cast<std::int64_t>((r >> 16) % static_cast<std::uint64_t>(options.key_range));
+    const int dice = static_cast<int>((r & 0xFFFF) % 100);
+    if (dice < options.insert_pct) {
+        if (set.insert(tid, key, key)) {
+            mine.key_sum += static_cast<std::uint64_t>(key);
+            ++mine.size;
+            ++mine.inserted;
+        }
+    } else if (dice < options.insert_pct + options.erase_pct) {
+        if (set.erase(tid, key)) {
+            mine.key_sum -= static_cast<std::uint64_t>(key);
+            --mine.size;
+            ++mine.erased;
+        }
+    } else if (set.contains(tid, key)) {
+        ++mine.found;
+    }
+}
 
 }  // namespace detail
 
@@ -161,24 +191,11 @@ stress_result run_stress(const stress_options& options) {
                         if (options.stop_together && round_over.load(std::memory_order_relaxed)) {
                             break;
                         }
-                        const std::uint64_t r = rng.next();
-                        const auto key = static_cast<std::int64_t>(
-                            (r >> 16) % static_cast<std::uint64_t>(options.key_range));
-                        const int dice = static_cast<int>((r & 0xFFFF) % 100);
-                        if (dice < options.insert_pct) {
-                            if (set.insert(tid, key, key)) {
-                                mine.key_sum += static_cast<std::uint64_t>(key);
-                                ++mine.size;
-                                ++mine.inserted;
-                            }
-                        } else if (dice < options.insert_pct + options.erase_pct) {
-                            if (set.erase(tid, key)) {
-                                mine.key_sum -= static_cast<std::uint64_t>(key);
-                                --mine.size;
-                                ++mine.erased;
-                            }
-                        } else if (set.contains(tid, key)) {
-                            ++mine.found;
+                        try {
+                            detail::stress_operation(set, tid, rng.next(), options, mine);
+                        } catch (const std::bad_alloc&) {
+                            if (!options.allocation_may_fail) throw;
+                            ++mine.failed;
                         }
                         ++mine.operations;
                         // An application quiescent state between operations, as
@@ -202,6 +219,7 @@ stress_result run_stress(const stress_options& options) {
             result.inserted += mine.inserted;
             result.erased += mine.erased;
             result.found += mine.found;
+            result.failed += mine.failed;
         }
         result.expected_key_sum = static_cast<std::int64_t>(key_sum);
         result.expected_size = size;

@@ -250,7 +250,10 @@ TEST(pool, hands_out_exactly_capacity_distinct_blocks_then_fails) {
     EXPECT_EQ(stats.in_use_peak, 1000u);
     EXPECT_EQ(stats.failures, 1u);
     EXPECT_EQ(stats.gave_up, 1u);
+    EXPECT_EQ(stats.in_use, 1000u);
     give_all(pool, blocks, 48);
+    EXPECT_EQ(pool.stats().in_use, 0u);
+    EXPECT_EQ(pool.stats().allocations, 1000u);
 }
 
 TEST(pool, freed_blocks_are_reused_without_drawing_more) {
@@ -380,6 +383,51 @@ TEST(pool, free_blocks_are_poisoned_and_reused_ones_are_not) {
     EXPECT_EQ(__asan_address_is_poisoned(p), 0);
     pool.deallocate(again, 40, 8);
 #endif
+}
+
+/// Hart's Figure 13 needs this: a thread that waits for pool memory between
+/// operations (ms_queue's enqueue allocates before it starts) must let QSBR's
+/// grace periods end, or the memory it waits for, retired by another thread,
+/// is never freed. Without allocate_outside_op the producer would wait until
+/// the deadline and give up.
+TEST(allocation_hook, a_thread_waiting_between_operations_holds_up_no_grace_period) {
+    pool_resource pool(pool_of(64, on_empty::yield));
+    smr::qsbr_domain domain(config_with(&pool));
+    smr::ds::ms_queue<smr::qsbr_domain> queue(domain);
+    constexpr int items = 500;
+    std::atomic<int> enqueued{0};
+    std::atomic<bool> gave_up{false};
+    std::thread producer([&] {
+        smr::thread_handle handle(domain);
+        try {
+            for (int i = 0; i < items; ++i) {
+                queue.enqueue(handle.tid(), i, i);
+                enqueued.fetch_add(1, std::memory_order_release);
+                domain.quiescent(handle.tid());
+            }
+        } catch (const std::bad_alloc&) {
+            gave_up = true;
+        }
+    });
+    {
+        smr::thread_handle handle(domain);
+        const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+        // Only once the producer waits: the first block it gets must then come
+        // from a node retired here and freed after a grace period its wait spans.
+        while (pool.waiting() == 0 && !gave_up) std::this_thread::yield();
+        while (enqueued.load(std::memory_order_acquire) < items && !gave_up) {
+            (void)queue.dequeue(handle.tid());
+            domain.quiescent(handle.tid());
+            if (std::chrono::steady_clock::now() > deadline) pool.stop_waiting();
+        }
+        while (queue.dequeue(handle.tid())) {
+        }
+    }
+    producer.join();
+    EXPECT_FALSE(gave_up)
+        << "the producer waited for memory that its own wait kept from being freed";
+    EXPECT_EQ(enqueued.load(), items);
+    EXPECT_GT(pool.stats().failures, 0u) << "the pool never ran out: the test proved nothing";
 }
 
 /// Threads allocate and free blocks of several sizes at random from a pool

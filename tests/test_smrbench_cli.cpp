@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -115,7 +116,11 @@ INSTANTIATE_TEST_SUITE_P(
         bad_input_case{"--ds hash_set --buckets -3", "--buckets"},
         bad_input_case{"--ds lazylist --buckets 8", "--buckets"},
         bad_input_case{"--ds ms_queue --buckets 8", "--buckets"},
-        bad_input_case{"--markdown", "--markdown"}),
+        bad_input_case{"--markdown", "--markdown"},
+        bad_input_case{"--on-empty spin", "--pool-nodes"},
+        bad_input_case{"--pool-nodes 100 --on-empty sometimes", "sometimes"},
+        bad_input_case{"--pool-nodes -1", "--pool-nodes"},
+        bad_input_case{"--pool-nodes lots", "--pool-nodes"}),
     [](const testing::TestParamInfo<bad_input_case>& info) {
         // "--key-range 100 --prefill 101" -> "key_range_100_prefill_101"
         std::string name;
@@ -420,3 +425,129 @@ TEST(Cli, RecordingWritesVersionedFiles) {
 }
 
 }  // namespace
+
+// ---- the bounded pool (--pool-nodes) --------------------------------------------
+
+TEST(Pool, ARunReportsThePoolAndTheAllocatorBelowIt) {
+    const run_result r = smrbench(std::string(quick) + " --json --pool-nodes 100000");
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const auto run = nlohmann::json::parse(r.out);
+    EXPECT_EQ(run["config"]["pool_nodes"].get<std::uint64_t>(), 100000u);
+    EXPECT_EQ(run["config"]["on_empty"], "yield");
+    EXPECT_EQ(run["status"], "ok");
+    EXPECT_FALSE(run["allocator"]["name"].get<std::string>().empty());
+    const auto& pool = run["allocator"]["pool"];
+    for (const char* key : {"capacity", "on_empty", "carved", "in_use_peak", "failures", "retries",
+                            "gave_up", "wait_seconds"}) {
+        EXPECT_TRUE(pool.contains(key)) << "allocator.pool." << key;
+    }
+    EXPECT_EQ(pool["capacity"].get<std::uint64_t>(), 100000u);
+    EXPECT_GT(pool["carved"].get<std::uint64_t>(), 0u);
+    EXPECT_EQ(pool["gave_up"].get<std::uint64_t>(), 0u);
+    EXPECT_TRUE(run["validated"].get<bool>());
+}
+
+TEST(Pool, WithoutAPoolThePoolFieldsAreNull) {
+    const run_result r = smrbench(std::string(quick) + " --json");
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const auto run = nlohmann::json::parse(r.out);
+    EXPECT_EQ(run["config"]["pool_nodes"].get<std::uint64_t>(), 0u);
+    EXPECT_TRUE(run["config"]["on_empty"].is_null());
+    EXPECT_TRUE(run["allocator"]["pool"].is_null());
+    EXPECT_EQ(run["status"], "ok");
+}
+
+TEST(Pool, APoolTooSmallForThePrefillIsOneLineAndExitCode1) {
+    const run_result r = smrbench(
+        "--threads 2 --key-range 4096 --duration 0.05 --quiet --json "
+        "--pool-nodes 100 --on-empty spin");
+    EXPECT_EQ(r.exit_code, 1);
+    EXPECT_EQ(count_lines(r.err), 1) << r.err;
+    EXPECT_NE(r.err.find("ran out during the prefill"), std::string::npos) << r.err;
+}
+
+/// With `fail` and a leaking reclaimer the pool surely runs out: every
+/// structure must give operations up cleanly and still validate, and the
+/// trial is a result (exit 0, status pool_exhausted), not an error.
+TEST(Pool, FailModeOnEveryStructureGivesUpCleanlyAndValidates) {
+    const auto list = nlohmann::json::parse(smrbench("--list --json").out);
+    for (const auto& ds : list["data_structures"]) {
+        const std::string name = ds.get<std::string>();
+        const bool queue = name == "ms_queue";
+        for (const char* reclaimer : {"none", "debra"}) {
+            const std::string args =
+                std::string("--threads 3 --key-range 64 --duration 0.2 --quiet --json ") +
+                "--pool-nodes 300 --on-empty fail --ds " + name + " --reclaimer " + reclaimer +
+                (queue ? " --prefill 16" : "");
+            const run_result r = smrbench(args);
+            ASSERT_EQ(r.exit_code, 0) << args << "\n" << r.err << r.out;
+            const auto run = nlohmann::json::parse(r.out);
+            EXPECT_TRUE(run["validated"].get<bool>()) << args;
+            const auto& trial = run["trials"][0];
+            const auto& pool = trial["pool"];
+            EXPECT_LE(pool["carved"].get<std::uint64_t>(), 300u) << args;
+            EXPECT_GE(pool["gave_up"].get<std::uint64_t>(),
+                      trial["failed_operations"].get<std::uint64_t>())
+                << args;
+            if (std::string(reclaimer) == "none") {
+                EXPECT_EQ(run["status"], "pool_exhausted") << args;
+                EXPECT_GT(trial["failed_operations"].get<std::uint64_t>(), 0u) << args;
+                EXPECT_GT(trial["operations"].get<std::uint64_t>(), 0u) << args;
+            }
+        }
+    }
+}
+
+/// Hart's Figure 14 in miniature: a stalled thread holds up QSBR's grace
+/// periods, the pool runs dry and the workers busy-wait for it. The trial
+/// must still end at --duration with the failures counted.
+TEST(Pool, AStalledThreadWithQsbrAndSpinEndsOnTime) {
+    const auto start = std::chrono::steady_clock::now();
+    const run_result r = smrbench(
+        "--ds ms_queue --insert 50 --erase 50 --prefill 100 --reclaimer qsbr --stall "
+        "--threads 3 --duration 0.5 --pool-nodes 2000 --on-empty spin --quiet --json");
+    const double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_LT(seconds, 20.0) << "the trial did not end on time";
+    const auto run = nlohmann::json::parse(r.out);
+    EXPECT_EQ(run["status"], "pool_exhausted");
+    EXPECT_TRUE(run["validated"].get<bool>());
+    const auto& pool = run["allocator"]["pool"];
+    EXPECT_GT(pool["failures"].get<std::uint64_t>(), 0u);
+    EXPECT_GT(pool["retries"].get<std::uint64_t>(), 0u);
+    EXPECT_GT(pool["wait_seconds"].get<double>(), 0.0);
+    EXPECT_EQ(pool["in_use_peak"].get<std::uint64_t>(), 2000u);
+}
+
+/// --ops has no duration: when every worker waits for memory that only the
+/// stalled thread could release, the deadlock watch must end the trial.
+TEST(Pool, OpsModeEndsWhenEveryWorkerWaitsForever) {
+    const auto start = std::chrono::steady_clock::now();
+    const run_result r = smrbench(
+        "--ds ms_queue --insert 50 --erase 50 --prefill 100 --reclaimer qsbr --stall "
+        "--threads 2 --ops 10000000 --pool-nodes 2000 --on-empty yield --quiet --json");
+    const double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_LT(seconds, 30.0);
+    const auto run = nlohmann::json::parse(r.out);
+    EXPECT_EQ(run["status"], "pool_exhausted");
+    EXPECT_TRUE(run["validated"].get<bool>());
+    EXPECT_LT(run["trials"][0]["operations"].get<std::uint64_t>(), 20000000u);
+}
+
+/// Hazard pointers bound their garbage: the same stall does not exhaust a
+/// pool with room for that bound and for the queue itself (a 50/50 queue's
+/// length is a random walk: a few thousand items after a million operations).
+TEST(Pool, AStalledThreadWithHazardPointersKeepsRunning) {
+    const run_result r = smrbench(
+        "--ds ms_queue --insert 50 --erase 50 --prefill 100 --reclaimer hp --stall "
+        "--bag-size 64 --threads 3 --duration 0.3 --pool-nodes 50000 --on-empty spin --quiet "
+        "--json");
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const auto run = nlohmann::json::parse(r.out);
+    EXPECT_EQ(run["status"], "ok");
+    EXPECT_TRUE(run["validated"].get<bool>());
+    EXPECT_EQ(run["allocator"]["pool"]["gave_up"].get<std::uint64_t>(), 0u);
+}

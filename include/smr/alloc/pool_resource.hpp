@@ -40,10 +40,13 @@
 // empty, `on_empty` decides: `yield` calls sched_yield() and retries (Hart's
 // default: a preempted thread gets the CPU and can end its grace period),
 // `spin` busy-waits and retries (Hart's Figure 14), `fail` throws
-// std::bad_alloc at once. A waiting thread also gives up, with
-// std::bad_alloc, once stop_waiting() was called: a benchmark's stop flag
-// reaches every waiting loop, so a trial whose threads all wait for memory
-// that only a stalled thread could release still ends.
+// std::bad_alloc at once. Before every retry the waiting thread calls its
+// wait_observer, if it installed one (a domain's allocate_outside_op does:
+// the waiting thread then runs empty operations and holds up no grace
+// period). A waiting thread also gives up, with std::bad_alloc, once
+// stop_waiting() was called: a benchmark's stop flag reaches every waiting
+// loop, so a trial whose threads all wait for memory that only a stalled
+// thread could release still ends.
 //
 // Thread caches are found through a one-entry thread_local cache keyed by a
 // serial that no other pool ever has, so an allocation costs a TLS read and a
@@ -72,13 +75,16 @@
 #include <memory_resource>
 #include <mutex>
 #include <new>
+#include <optional>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
 #include "smr/alloc/depot.hpp"
 #include "smr/alloc/sanitizer.hpp"
+#include "smr/alloc/wait_observer.hpp"
 #include "smr/core/counters.hpp"
 #include "smr/core/padded.hpp"
 
@@ -90,6 +96,25 @@ enum class on_empty : std::uint8_t {
     spin,   ///< busy-wait and retry (Hart's Figure 14)
     fail,   ///< throw std::bad_alloc at once
 };
+
+inline constexpr std::string_view to_string(on_empty policy) noexcept {
+    switch (policy) {
+        case on_empty::yield:
+            return "yield";
+        case on_empty::spin:
+            return "spin";
+        case on_empty::fail:
+            return "fail";
+    }
+    return "yield";
+}
+
+inline constexpr std::optional<on_empty> parse_on_empty(std::string_view name) noexcept {
+    if (name == "yield") return on_empty::yield;
+    if (name == "spin") return on_empty::spin;
+    if (name == "fail") return on_empty::fail;
+    return std::nullopt;
+}
 
 struct pool_options {
     /// Most blocks the pool ever draws from upstream, over all size classes.
@@ -115,6 +140,11 @@ struct pool_stats {
     std::uint64_t gave_up = 0;
     /// Time allocations spent waiting for a block, summed over threads.
     double wait_seconds = 0;
+    /// Blocks handed out and taken back; in_use is their difference (exact
+    /// once no thread uses the pool: 0 then means nothing leaked).
+    std::uint64_t allocations = 0;
+    std::uint64_t deallocations = 0;
+    std::uint64_t in_use = 0;
 };
 
 class pool_resource final : public std::pmr::memory_resource {
@@ -155,6 +185,22 @@ class pool_resource final : public std::pmr::memory_resource {
         stop_.store(true, std::memory_order_release);  // read by wait_for_block's acquire load
     }
 
+    /// Changes what allocations that find the pool empty do from now on (a
+    /// benchmark fills its structure with `fail`, so that a pool too small
+    /// for the prefill is reported instead of waited on).
+    void set_when_empty(on_empty policy) noexcept {
+        when_empty_.store(policy, std::memory_order_relaxed);
+    }
+    on_empty when_empty() const noexcept { return when_empty_.load(std::memory_order_relaxed); }
+
+    /// Threads waiting for a block now, and waits that have ended with one so
+    /// far: when every thread that could free memory waits and no wait ends,
+    /// nothing ever will (a benchmark's deadlock watch reads these).
+    int waiting() const noexcept { return waiting_.load(std::memory_order_relaxed); }
+    std::uint64_t waits_served() const noexcept {
+        return waits_served_.load(std::memory_order_relaxed);
+    }
+
     /// Returns the calling thread's cached blocks to the depot, where every
     /// thread can take them.
     void flush_thread_cache() noexcept {
@@ -176,7 +222,12 @@ class pool_resource final : public std::pmr::memory_resource {
             out.retries += cache->retries.get();
             out.gave_up += cache->gave_up.get();
             wait_ns += cache->wait_ns.get();
+            out.allocations += cache->allocations.get();
+            out.deallocations += cache->deallocations.get();
         }
+        // Relaxed reads of counters still moving: a block may show as freed
+        // before its allocation does.
+        out.in_use = out.allocations > out.deallocations ? out.allocations - out.deallocations : 0;
         out.wait_seconds = static_cast<double>(wait_ns) * 1e-9;
         return out;
     }
@@ -191,6 +242,7 @@ class pool_resource final : public std::pmr::memory_resource {
     struct thread_cache {
         std::array<magazine_pair, class_count> by_class{};
         core::owner_counter failures, retries, gave_up, wait_ns;
+        core::owner_counter allocations, deallocations;
         /// False once its thread exited (its magazines flushed): another
         /// thread may adopt it. Release by the exiting thread, acquire by the
         /// adopter, so the adopter sees the flushed (empty) magazines.
@@ -215,13 +267,16 @@ class pool_resource final : public std::pmr::memory_resource {
             }
         }
         void* block = take(m.loaded);
+        cache.allocations.add();
         detail::unpoison(block, bytes);
         return block;
     }
 
     void do_deallocate(void* p, std::size_t bytes, std::size_t align) override {
         const std::size_t c = class_of(bytes, align);
-        magazine_pair& m = this_thread_cache().by_class[c];
+        thread_cache& cache = this_thread_cache();
+        cache.deallocations.add();
+        magazine_pair& m = cache.by_class[c];
         if (m.loaded.count == magazine_) [[unlikely]] {
             if (m.previous.count == magazine_) {
                 give_to_depot(c, m.previous);
@@ -313,21 +368,27 @@ class pool_resource final : public std::pmr::memory_resource {
     /// The slow path of an allocation that found no block: the on_empty policy.
     [[gnu::noinline]] void wait_for_block(thread_cache& cache, std::size_t c, detail::chain& into) {
         cache.failures.add();
-        if (options_.when_empty == on_empty::fail) give_up(cache);
+        const on_empty policy = when_empty();
+        if (policy == on_empty::fail) give_up(cache);
         const auto start = std::chrono::steady_clock::now();
+        waiting_.fetch_add(1, std::memory_order_relaxed);
         for (;;) {
             // acquire: pairs with stop_waiting's release store.
             if (stop_.load(std::memory_order_acquire)) {
+                waiting_.fetch_sub(1, std::memory_order_relaxed);
                 cache.wait_ns.add(elapsed_ns(start));
                 give_up(cache);
             }
             cache.retries.add();
-            if (options_.when_empty == on_empty::yield) {
+            if (wait_observer* observer = observe_waits::current()) observer->between_retries();
+            if (policy == on_empty::yield) {
                 sched_yield();
             } else {
                 cpu_relax();
             }
             if (refill(c, into)) {
+                waits_served_.fetch_add(1, std::memory_order_relaxed);
+                waiting_.fetch_sub(1, std::memory_order_relaxed);
                 cache.wait_ns.add(elapsed_ns(start));
                 return;
             }
@@ -497,6 +558,9 @@ class pool_resource final : public std::pmr::memory_resource {
     std::atomic<std::int64_t> depot_blocks_{0};
     std::atomic<std::uint64_t> in_use_peak_{0};
     std::atomic<bool> stop_{false};
+    std::atomic<on_empty> when_empty_{options_.when_empty};
+    std::atomic<int> waiting_{0};
+    std::atomic<std::uint64_t> waits_served_{0};
     mutable std::mutex mutex_;  // guards caches_ and slabs_ (slow paths only)
     std::vector<std::unique_ptr<thread_cache>> caches_;
     std::vector<slab> slabs_;

@@ -198,8 +198,15 @@ class dgt_bst {
                 return false;
             }
             if (new_leaf == nullptr) {
+                // Both or neither: if the second allocation throws (a pool
+                // that ran out), the insert gives up with nothing allocated.
                 new_leaf = domain_.template allocate<node>(tid, key, value);
-                new_router = domain_.template allocate<node>(tid, key, nullptr, nullptr);
+                try {
+                    new_router = domain_.template allocate<node>(tid, key, nullptr, nullptr);
+                } catch (...) {
+                    domain_.discard(tid, new_leaf);
+                    throw;
+                }
             }
             // The routing node replaces the leaf: both leaves under it, the
             // larger key routes. Not shared yet, so plain relaxed stores.

@@ -143,9 +143,11 @@ class ms_queue {
     }
 
     void enqueue(int tid, Key key, Value value) {
+        // Before the operation (and so before its first read phase, which may
+        // not allocate): the thread holds no node yet, so if a bounded pool
+        // makes it wait for memory it waits as an idle thread.
+        node* const fresh = domain_.template allocate_outside_op<node>(tid, key, value);
         smr::op_guard guard(domain_, tid);
-        // Before the first read phase: a read phase may not allocate.
-        node* const fresh = domain_.template allocate<node>(tid, key, value);
         for (;;) {
             SMR_READ_PHASE_BEGIN(domain_, tid);
             node* const t = domain_.protect(tid, 0, tail_);

@@ -18,6 +18,7 @@
 #include <type_traits>
 #include <utility>
 
+#include "smr/alloc/wait_observer.hpp"
 #include "smr/core/clock.hpp"
 #include "smr/core/compiler.hpp"
 #include "smr/core/counters.hpp"
@@ -190,6 +191,23 @@ class domain_base {
         return node;
     }
     void on_allocate(int, node_base&) noexcept {}
+
+    /// As allocate, for a caller that is between operations: it holds no
+    /// reference to a shared node (ms_queue's enqueue allocates before it
+    /// reads the queue). If the allocator waits for memory (a pool that ran
+    /// out), the thread waits as an idle thread would: before every retry it
+    /// runs an empty operation, so it holds up no grace period and frees its
+    /// own garbage once that is safe (Hart et al.'s Figure 13: threads that
+    /// yield while memory is short let the epoch schemes recover). Calling it
+    /// inside an operation would end that operation's protection.
+    template <class T, class... Args>
+    T* allocate_outside_op(int tid, Args&&... args) {
+        if (memory_ == nullptr) [[likely]]
+            return allocate<T>(tid, std::forward<Args>(args)...);
+        idle_while_waiting idle(derived(), tid);
+        alloc::observe_waits scope(idle);
+        return allocate<T>(tid, std::forward<Args>(args)...);
+    }
 
     /// Frees a node that was allocated but never made reachable (a failed
     /// insert): no other thread can hold it, so no grace period is needed.
@@ -404,6 +422,22 @@ class domain_base {
     }
 
     Derived& derived() noexcept { return static_cast<Derived&>(*this); }
+
+    /// allocate_outside_op's wait: an empty operation and a quiescent state
+    /// per retry (epoch schemes advance and free there; QSBR declares it).
+    class idle_while_waiting final : public alloc::wait_observer {
+      public:
+        idle_while_waiting(Derived& domain, int tid) noexcept : domain_(domain), tid_(tid) {}
+        void between_retries() noexcept override {
+            domain_.begin_op(tid_);
+            domain_.end_op(tid_);
+            domain_.quiescent(tid_);
+        }
+
+      private:
+        Derived& domain_;
+        int tid_;
+    };
 
     /// The two places memory meets the allocator. The default (no resource)
     /// is tested first and inlined: a run with the system allocator pays one
