@@ -136,8 +136,12 @@ def fake_result(
     latency: dict[str, int] | None = None,
     hardware_threads: int = 4,
     seed: int = 1,
+    pool_nodes: int | None = None,
+    on_empty: str = "yield",
+    status: str = "ok",
 ) -> dict[str, Any]:
-    """A result object shaped like smrbench --json (docs/smrbench.md)."""
+    """A result object shaped like smrbench --json (docs/smrbench.md). Without ``pool_nodes``
+    it has no pool fields at all, as results from before the pool existed."""
     latency = latency or {"p50": 20, "p99": 400, "p999": 3000, "max": 90000}
     counters = {
         "name": reclaimer,
@@ -153,7 +157,7 @@ def fake_result(
         "free_calls": free_calls,
         "free_latency_ns": latency,
     }
-    return {
+    result = {
         "smrbench_version": 1,
         "config": {
             "ds": ds,
@@ -182,6 +186,10 @@ def fake_result(
         "reclaimer": counters,
         "trials": [{"trial": 0, "validated": True, "reclaimer": counters}],
     }
+    if pool_nodes is not None:
+        result["config"] |= {"pool_nodes": pool_nodes, "on_empty": on_empty if pool_nodes else None}
+        result["status"] = status
+    return result
 
 
 def add_fake_run(store, experiment: str = "exp", trial: int = 0, **kwargs: Any) -> None:
@@ -192,5 +200,7 @@ def add_fake_run(store, experiment: str = "exp", trial: int = 0, **kwargs: Any) 
         k: config[k]
         for k in ("ds", "reclaimer", "free", "alloc", "threads", "insert", "erase", "stall")
     }
+    if "pool_nodes" in config:
+        options |= {"pool_nodes": config["pool_nodes"], "on_empty": config["on_empty"]}
     key = json.dumps({**options, "trial": trial}, sort_keys=True, separators=(",", ":"))
     assert store.add_run(experiment, key, trial, result, ["smrbench"])

@@ -108,6 +108,24 @@ def test_varying_options_split_figures(tmp_path: Path) -> None:
     ]
 
 
+def test_pooled_and_unpooled_runs_never_share_a_figure(tmp_path: Path) -> None:
+    with Store(tmp_path / "r.db") as store:
+        for threads in (1, 2):
+            add_fake_run(store, trial=0, threads=threads)  # before the pool existed
+            add_fake_run(store, trial=1, threads=threads, pool_nodes=0)  # no pool, said so
+            add_fake_run(store, trial=0, threads=threads, pool_nodes=2000, on_empty="spin")
+            add_fake_run(store, trial=0, threads=threads, pool_nodes=2000, on_empty="yield")
+        plots, _ = build_plots(store, "exp")
+    throughput = by_kind(plots, "throughput")
+    assert sorted(p.name for p in throughput) == [
+        "throughput-dgt_bst-jemalloc-i50-d50-on_emptyNone-pool_nodes0",
+        "throughput-dgt_bst-jemalloc-i50-d50-on_emptyspin-pool_nodes2000",
+        "throughput-dgt_bst-jemalloc-i50-d50-on_emptyyield-pool_nodes2000",
+    ]
+    titles = " | ".join(p.title for p in throughput)
+    assert "pool nodes 2000" in titles and "on empty spin" in titles
+
+
 def test_recorded_file_paths_do_not_split_figures(tmp_path: Path) -> None:
     with Store(tmp_path / "r.db") as store:
         for free in ("batch", "amortized"):

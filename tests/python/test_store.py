@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from pathlib import Path
+
+import pytest
 
 from conftest import add_fake_run, fake_result
 from smrlab.store import Failure, Store
@@ -74,3 +77,66 @@ def test_fake_runs_helper(tmp_path: Path) -> None:
         add_fake_run(store, threads=1)
         add_fake_run(store, threads=2)
         assert len(store.runs()) == 2
+
+
+def test_pool_columns_and_status(tmp_path: Path) -> None:
+    with Store(tmp_path / "r.db") as store:
+        add_fake_run(store, trial=0, pool_nodes=2000, on_empty="spin", status="pool_exhausted")
+        add_fake_run(store, trial=0, pool_nodes=0)
+        add_fake_run(store, trial=1)  # a result from before the pool: no pool fields
+    db = sqlite3.connect(tmp_path / "r.db")
+    rows = db.execute("SELECT pool_nodes, on_empty, status FROM runs ORDER BY id").fetchall()
+    assert rows == [(2000, "spin", "pool_exhausted"), (0, None, "ok"), (0, None, "ok")]
+
+
+# The runs table of store schema 1, before the pool columns.
+SCHEMA_1_RUNS = """
+CREATE TABLE runs (
+    id INTEGER PRIMARY KEY, experiment TEXT NOT NULL, config_key TEXT NOT NULL, ds TEXT,
+    reclaimer TEXT, free TEXT, alloc TEXT, threads INTEGER, key_range INTEGER,
+    insert_pct INTEGER, erase_pct INTEGER, contains_pct INTEGER, duration REAL, stall INTEGER,
+    seed INTEGER, trial INTEGER NOT NULL, throughput REAL, peak_rss_bytes INTEGER,
+    garbage_peak INTEGER, free_seconds REAL, epochs INTEGER, validated INTEGER NOT NULL,
+    elapsed_s REAL, command TEXT NOT NULL, timestamp TEXT NOT NULL, result_json TEXT NOT NULL,
+    UNIQUE (experiment, config_key)
+);
+"""
+
+
+def test_a_schema_1_store_is_migrated_and_keeps_its_runs(tmp_path: Path) -> None:
+    path = tmp_path / "old.db"
+    old = sqlite3.connect(path)
+    old.executescript(SCHEMA_1_RUNS)
+    old.execute(
+        "INSERT INTO runs (experiment, config_key, ds, reclaimer, trial, throughput, validated, "
+        "command, timestamp, result_json) VALUES ('e', ?, 'dgt_bst', 'debra', 0, 5.0, 1, '[]', "
+        "'2026-01-01T00:00:00+00:00', ?)",
+        (K1, json.dumps(fake_result())),
+    )
+    old.execute("PRAGMA user_version=1")
+    old.commit()
+    old.close()
+    for opening in range(2):  # a second open finds nothing left to migrate
+        with Store(path) as store:
+            run = store.runs("e")[0]
+            assert (run["throughput"], run["pool_nodes"], run["on_empty"], run["status"]) == (
+                5.0,
+                0,
+                None,
+                "ok",
+            )
+            added = store.add_run("e", K2, 1, fake_result(pool_nodes=64, on_empty="fail"), [])
+            assert added == (opening == 0)
+    assert sqlite3.connect(path).execute("PRAGMA user_version").fetchone()[0] == 2
+    with Store(path) as store:
+        assert [run["on_empty"] for run in store.runs("e")] == [None, "fail"]
+
+
+def test_a_store_from_a_newer_smrlab_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "new.db"
+    db = sqlite3.connect(path)
+    db.execute("PRAGMA user_version=99")
+    db.commit()
+    db.close()
+    with pytest.raises(RuntimeError, match="schema 99"):
+        Store(path)

@@ -39,6 +39,13 @@ _OPTIONS = [
     Option("free_k", "int", "amortized: nodes freed per operation", minimum=1),
     Option("free_catchup_div", "int", "amortized: catch-up divisor (0: off)", minimum=0),
     Option("alloc", "str", "allocator (smrbench --list)"),
+    Option("pool_nodes", "int", "bounded pool of N blocks on top of alloc (0: none)", minimum=0),
+    Option(
+        "on_empty",
+        "str",
+        "with pool_nodes: yield | spin | fail when the pool is empty",
+        choices=("yield", "spin", "fail"),
+    ),
     Option("threads", "threads", 'worker threads: an integer, or "Nx" = N × the CPUs'),
     Option("key_range", "int", "keys are uniform in [0, N)", minimum=1),
     Option("insert", "int", "percent inserts", minimum=0, maximum=100),

@@ -87,6 +87,9 @@ def series_label(reclaimer: str, free: str) -> str:
 def _config(run: dict[str, Any]) -> dict[str, Any]:
     config = dict(run["result"].get("config", {}))
     config["alloc"] = run.get("alloc") or config.get("alloc")
+    # Results from before the pool had no such fields: they ran without one, like pool_nodes 0.
+    config["pool_nodes"] = config.get("pool_nodes") or 0
+    config["on_empty"] = config.get("on_empty") if config["pool_nodes"] else None
     return config
 
 

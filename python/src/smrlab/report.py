@@ -132,6 +132,7 @@ RUN_HEADERS = (
     "reclaimer",
     "free",
     "alloc",
+    "pool",
     "threads",
     "key range",
     "ins/del",
@@ -143,6 +144,7 @@ RUN_HEADERS = (
     "free time (s)",
     "epochs",
     "valid",
+    "status",
     "time (UTC)",
 )
 
@@ -155,6 +157,7 @@ def _runs_table(runs: list[dict[str, Any]]) -> str:
             _cell(run["reclaimer"]),
             _cell(run["free"]),
             _cell(run["alloc"]),
+            _cell(f"{run['pool_nodes']} ({run['on_empty']})" if run["pool_nodes"] else "none"),
             _cell(run["threads"]),
             _cell(run["key_range"]),
             _cell(f"{run['insert_pct']}/{run['erase_pct']}"),
@@ -169,6 +172,7 @@ def _runs_table(runs: list[dict[str, Any]]) -> str:
             _cell(run["free_seconds"], _number(run["free_seconds"], 4)),
             _cell(run["epochs"]),
             _cell("yes" if run["validated"] else "NO"),
+            _cell(run["status"]),
             _cell(run["timestamp"]),
         ]
         rows.append(f"<tr{'' if run['validated'] else ' class=bad'}>{''.join(cells)}</tr>")

@@ -20,7 +20,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+# Schema 2 adds the bounded pool (pool_nodes, on_empty) and the trial's status; a store of
+# schema 1 is migrated when opened: its runs had no pool and ended "ok".
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS experiments (
@@ -38,6 +40,9 @@ CREATE TABLE IF NOT EXISTS runs (
     reclaimer      TEXT,
     free           TEXT,
     alloc          TEXT,                     -- the allocator smrbench found serving malloc
+    pool_nodes     INTEGER NOT NULL DEFAULT 0, -- bounded pool on top of alloc (0: none)
+    on_empty       TEXT,                     -- the pool's policy when empty (NULL: no pool)
+    status         TEXT NOT NULL DEFAULT 'ok', -- ok | pool_exhausted
     threads        INTEGER,
     key_range      INTEGER,
     insert_pct     INTEGER,
@@ -89,6 +94,9 @@ RUN_COLUMNS = (
     "reclaimer",
     "free",
     "alloc",
+    "pool_nodes",
+    "on_empty",
+    "status",
     "threads",
     "key_range",
     "insert_pct",
@@ -137,6 +145,9 @@ def columns_from_result(result: dict[str, Any], trial: int) -> dict[str, Any]:
         "reclaimer": config.get("reclaimer"),
         "free": config.get("free"),
         "alloc": allocator.get("name") or config.get("alloc"),
+        "pool_nodes": int(config.get("pool_nodes") or 0),
+        "on_empty": config.get("on_empty") if config.get("pool_nodes") else None,
+        "status": result.get("status", "ok"),
         "threads": config.get("threads"),
         "key_range": config.get("key_range"),
         "insert_pct": config.get("insert"),
@@ -155,6 +166,13 @@ def columns_from_result(result: dict[str, Any], trial: int) -> dict[str, Any]:
     }
 
 
+def _migrate_from_1(db: sqlite3.Connection) -> None:
+    """Schema 1 → 2: the pool columns and the status, with the values every old run had."""
+    db.execute("ALTER TABLE runs ADD COLUMN pool_nodes INTEGER NOT NULL DEFAULT 0")
+    db.execute("ALTER TABLE runs ADD COLUMN on_empty TEXT")
+    db.execute("ALTER TABLE runs ADD COLUMN status TEXT NOT NULL DEFAULT 'ok'")
+
+
 class Store:
     """A result store file. Use as a context manager, or call close()."""
 
@@ -169,16 +187,31 @@ class Store:
         # WAL: `smrlab plot` can read while a run writes; commits stay durable per result.
         self.db.execute("PRAGMA journal_mode=WAL")
         self.db.execute("PRAGMA synchronous=NORMAL")
-        self.db.executescript(_SCHEMA)
         version = self.db.execute("PRAGMA user_version").fetchone()[0]
-        if version == 0:
-            self.db.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
-        elif version > SCHEMA_VERSION:
+        if version > SCHEMA_VERSION:
             raise RuntimeError(
                 f"{self.path} has store schema {version}; this smrlab knows "
                 f"{SCHEMA_VERSION}: update smrlab"
             )
+        if version == 1:
+            self._migrate()
+        self.db.executescript(_SCHEMA)  # creates what a new store lacks; idempotent
+        if version == 0:
+            self.db.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
         self.db.commit()
+
+    def _migrate(self) -> None:
+        """Brings a schema-1 store to this schema in one transaction: entirely or not at all,
+        and once, if two smrlab processes open the same old store."""
+        self.db.execute("BEGIN IMMEDIATE")
+        try:
+            if self.db.execute("PRAGMA user_version").fetchone()[0] == 1:
+                _migrate_from_1(self.db)
+                self.db.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
+            self.db.execute("COMMIT")
+        except BaseException:
+            self.db.execute("ROLLBACK")
+            raise
 
     def __enter__(self) -> Store:
         return self
