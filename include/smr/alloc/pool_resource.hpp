@@ -255,36 +255,77 @@ class pool_resource final : public std::pmr::memory_resource {
 
     // ---- the magazine layer (Bonwick's alloc and free) -----------------------
 
+    // The fast paths are for a thread that has used this pool before, a
+    // common request (alignment at most 16, 1 to 4096 bytes) and a magazine
+    // that can give or take a block: a TLS read, two compares, a pop or push.
+    // Everything else is out of line, so the fast paths need no stack frame.
+
     void* do_allocate(std::size_t bytes, std::size_t align) override {
+        thread_cache* cache = cache_if_known();
+        if (cache == nullptr || !common_request(bytes, align)) [[unlikely]] {
+            return allocate_slow(bytes, align);
+        }
+        magazine_pair& m = cache->by_class[(bytes - 1) / granularity];
+        if (m.loaded.count == 0) [[unlikely]]
+            return allocate_slow(bytes, align);
+        return hand_out(*cache, m.loaded, bytes);
+    }
+
+    void do_deallocate(void* p, std::size_t bytes, std::size_t align) override {
+        thread_cache* cache = cache_if_known();
+        if (cache == nullptr || !common_request(bytes, align)) [[unlikely]] {
+            return deallocate_slow(p, bytes, align);
+        }
+        const std::size_t c = (bytes - 1) / granularity;
+        magazine_pair& m = cache->by_class[c];
+        if (m.loaded.count == magazine_) [[unlikely]]
+            return deallocate_slow(p, bytes, align);
+        take_back(*cache, m.loaded, p, c);
+    }
+
+    /// Bonwick's allocation when the loaded magazine is empty: swap in the
+    /// other one, or a list from the depot (or newly carved), or wait.
+    [[gnu::noinline]] void* allocate_slow(std::size_t bytes, std::size_t align) {
         const std::size_t c = class_of(bytes, align);
         thread_cache& cache = this_thread_cache();
         magazine_pair& m = cache.by_class[c];
-        if (m.loaded.count == 0) [[unlikely]] {
+        if (m.loaded.count == 0) {
             if (m.previous.count != 0) {
                 std::swap(m.loaded, m.previous);
             } else if (!refill(c, m.loaded)) {
                 wait_for_block(cache, c, m.loaded);  // throws when it gives up
             }
         }
-        void* block = take(m.loaded);
-        cache.allocations.add();
-        detail::unpoison(block, bytes);
-        return block;
+        return hand_out(cache, m.loaded, bytes);
     }
 
-    void do_deallocate(void* p, std::size_t bytes, std::size_t align) override {
+    /// Bonwick's free when the loaded magazine is full: swap it with the
+    /// other one, after giving that one to the depot if it is full too.
+    [[gnu::noinline]] void deallocate_slow(void* p, std::size_t bytes, std::size_t align) {
         const std::size_t c = class_of(bytes, align);
         thread_cache& cache = this_thread_cache();
-        cache.deallocations.add();
         magazine_pair& m = cache.by_class[c];
-        if (m.loaded.count == magazine_) [[unlikely]] {
+        if (m.loaded.count == magazine_) {
             if (m.previous.count == magazine_) {
                 give_to_depot(c, m.previous);
                 m.previous = {};
             }
             std::swap(m.loaded, m.previous);
         }
-        put(m.loaded, p, class_size(c));
+        take_back(cache, m.loaded, p, c);
+    }
+
+    static void* hand_out(thread_cache& cache, detail::chain& loaded, std::size_t bytes) noexcept {
+        void* block = take(loaded);
+        cache.allocations.add();
+        detail::unpoison(block, bytes);
+        return block;
+    }
+
+    static void take_back(thread_cache& cache, detail::chain& loaded, void* p,
+                          std::size_t c) noexcept {
+        cache.deallocations.add();
+        put(loaded, p, class_size(c));
     }
 
     bool do_is_equal(const std::pmr::memory_resource& other) const noexcept override {
@@ -428,6 +469,12 @@ class pool_resource final : public std::pmr::memory_resource {
         return last;
     }
 
+    /// The calling thread's cache if it is the last one this thread used.
+    thread_cache* cache_if_known() const noexcept {
+        const last_used& last = last_used_by_this_thread();
+        return last.serial == serial_ ? last.cache : nullptr;
+    }
+
     thread_cache& this_thread_cache() {
         last_used& last = last_used_by_this_thread();
         if (last.serial == serial_) [[likely]]
@@ -507,6 +554,10 @@ class pool_resource final : public std::pmr::memory_resource {
 
     // ---- size classes --------------------------------------------------------
 
+    static constexpr bool common_request(std::size_t bytes, std::size_t align) noexcept {
+        return align <= granularity && bytes - 1 < max_block;  // bytes == 0 wraps: not common
+    }
+
     static std::size_t class_of(std::size_t bytes, std::size_t align) {
         const std::size_t unit = std::max(align, granularity);
         const std::size_t size = (std::max<std::size_t>(bytes, 1) + unit - 1) / unit * unit;
@@ -517,6 +568,7 @@ class pool_resource final : public std::pmr::memory_resource {
         }
         return size / granularity - 1;
     }
+
     static constexpr std::size_t class_size(std::size_t c) noexcept {
         return (c + 1) * granularity;
     }
