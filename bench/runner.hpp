@@ -171,10 +171,12 @@ inline std::unique_ptr<smr::alloc::pool_resource> make_pool(const bench_config& 
     return std::make_unique<smr::alloc::pool_resource>(options);
 }
 
-/// --ops with a pool: waits until every worker has finished, or until every
-/// unfinished worker has waited for pool memory for a second with no wait
-/// served, which nothing can end any more (a stalled thread is released only
-/// after the workers finish). Returns false in the second case.
+/// --ops with a pool: waits until every worker has finished (true), or until
+/// the trial must be stopped (false): a worker failed and raised the stop
+/// flag (it will never count itself finished, and others may be waiting in
+/// the pool), or every unfinished worker has waited for pool memory for a
+/// second with no wait served, which nothing can end any more (a stalled
+/// thread is released only after the workers finish).
 inline bool await_workers_or_pool_deadlock(const trial_control& control, int workers,
                                            const smr::alloc::pool_resource& pool) {
     using namespace std::chrono_literals;
@@ -184,6 +186,7 @@ inline bool await_workers_or_pool_deadlock(const trial_control& control, int wor
     for (;;) {
         const int unfinished = workers - control.finished.load(std::memory_order_acquire);
         if (unfinished <= 0) return true;
+        if (control.stop.load(std::memory_order_relaxed)) return false;
         std::this_thread::sleep_for(10ms);
         const std::uint64_t served_now = pool.waits_served();
         const bool all_waiting = pool.waiting() >= unfinished;

@@ -24,6 +24,7 @@ struct run_result {
     int exit_code = -1;
     std::string out;
     std::string err;
+    double seconds = 0;  ///< wall time of the whole run
 };
 
 std::string slurp(const fs::path& path) {
@@ -40,8 +41,11 @@ run_result smrbench(const std::string& args) {
     const fs::path out = dir / ("smrbench-out-" + tag), err = dir / ("smrbench-err-" + tag);
     const std::string command = std::string(SMRBENCH_PATH) + " " + args + " >" + out.string() +
                                 " 2>" + err.string() + " </dev/null";
+    const auto start = std::chrono::steady_clock::now();
     const int status = std::system(command.c_str());
     run_result result;
+    result.seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
     result.out = slurp(out);
     result.err = slurp(err);
@@ -501,15 +505,16 @@ TEST(Pool, FailModeOnEveryStructureGivesUpCleanlyAndValidates) {
 /// Hart's Figure 14 in miniature: a stalled thread holds up QSBR's grace
 /// periods, the pool runs dry and the workers busy-wait for it. The trial
 /// must still end at --duration with the failures counted.
+/// An update-only queue with a stalled thread, as the tests below run it.
+const std::string stalled_queue =
+    "--ds ms_queue --insert 50 --erase 50 --prefill 100 --stall --quiet --json ";
+
 TEST(Pool, AStalledThreadWithQsbrAndSpinEndsOnTime) {
-    const auto start = std::chrono::steady_clock::now();
-    const run_result r = smrbench(
-        "--ds ms_queue --insert 50 --erase 50 --prefill 100 --reclaimer qsbr --stall "
-        "--threads 3 --duration 0.5 --pool-nodes 2000 --on-empty spin --quiet --json");
-    const double seconds =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    const run_result r = smrbench(stalled_queue +
+                                  "--reclaimer qsbr --threads 3 --duration 0.5 "
+                                  "--pool-nodes 2000 --on-empty spin");
     ASSERT_EQ(r.exit_code, 0) << r.err;
-    EXPECT_LT(seconds, 20.0) << "the trial did not end on time";
+    EXPECT_LT(r.seconds, 20.0) << "the trial did not end on time";
     const auto run = nlohmann::json::parse(r.out);
     EXPECT_EQ(run["status"], "pool_exhausted");
     EXPECT_TRUE(run["validated"].get<bool>());
@@ -523,14 +528,11 @@ TEST(Pool, AStalledThreadWithQsbrAndSpinEndsOnTime) {
 /// --ops has no duration: when every worker waits for memory that only the
 /// stalled thread could release, the deadlock watch must end the trial.
 TEST(Pool, OpsModeEndsWhenEveryWorkerWaitsForever) {
-    const auto start = std::chrono::steady_clock::now();
-    const run_result r = smrbench(
-        "--ds ms_queue --insert 50 --erase 50 --prefill 100 --reclaimer qsbr --stall "
-        "--threads 2 --ops 10000000 --pool-nodes 2000 --on-empty yield --quiet --json");
-    const double seconds =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    const run_result r = smrbench(stalled_queue +
+                                  "--reclaimer qsbr --threads 2 --ops 10000000 "
+                                  "--pool-nodes 2000 --on-empty yield");
     ASSERT_EQ(r.exit_code, 0) << r.err;
-    EXPECT_LT(seconds, 30.0);
+    EXPECT_LT(r.seconds, 30.0) << "the deadlock watch did not end the trial";
     const auto run = nlohmann::json::parse(r.out);
     EXPECT_EQ(run["status"], "pool_exhausted");
     EXPECT_TRUE(run["validated"].get<bool>());
@@ -541,10 +543,9 @@ TEST(Pool, OpsModeEndsWhenEveryWorkerWaitsForever) {
 /// pool with room for that bound and for the queue itself (a 50/50 queue's
 /// length is a random walk: a few thousand items after a million operations).
 TEST(Pool, AStalledThreadWithHazardPointersKeepsRunning) {
-    const run_result r = smrbench(
-        "--ds ms_queue --insert 50 --erase 50 --prefill 100 --reclaimer hp --stall "
-        "--bag-size 64 --threads 3 --duration 0.3 --pool-nodes 50000 --on-empty spin --quiet "
-        "--json");
+    const run_result r = smrbench(stalled_queue +
+                                  "--reclaimer hp --bag-size 64 --threads 3 --duration 0.3 "
+                                  "--pool-nodes 50000 --on-empty spin");
     ASSERT_EQ(r.exit_code, 0) << r.err;
     const auto run = nlohmann::json::parse(r.out);
     EXPECT_EQ(run["status"], "ok");

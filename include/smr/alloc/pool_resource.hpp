@@ -340,7 +340,10 @@ class pool_resource final : public std::pmr::memory_resource {
     }
 
     SMR_POOL_NO_ASAN static void put(detail::chain& c, void* p, std::size_t size) noexcept {
-        auto* block = ::new (p) detail::free_block{c.top, 0};
+        // Default-initialized: the chain word is written only when the block
+        // heads a list pushed to the depot, not on every free.
+        auto* block = ::new (p) detail::free_block;
+        block->next = c.top;
         c.top = block;
         ++c.count;
         detail::poison(p, size);
