@@ -29,9 +29,19 @@ constexpr bool has_buckets_option() {
     }
 }
 
+/// The trial of one pair; null when the pair cannot be built (smr::buildable).
+template <class Domain, template <class> class Structure>
+constexpr trial_runner runner_for() {
+    if constexpr (smr::buildable<Structure<Domain>, Domain>()) {
+        return &run_trial<Domain, Structure>;
+    } else {
+        return nullptr;
+    }
+}
+
 template <template <class> class Structure, class... Domains>
 std::vector<combination> combinations_over(std::tuple<Domains...>*) {
-    return {combination{Structure<Domains>::name, Domains::traits, &run_trial<Domains, Structure>,
+    return {combination{Structure<Domains>::name, Domains::traits, runner_for<Domains, Structure>(),
                         smr::check<Structure<Domains>, Domains>(),
                         has_restart_from_head_option<Structure<Domains>>(),
                         detail::is_queue<Structure<Domains>>(),

@@ -71,6 +71,10 @@ void check_names(const bench_config& config, const std::string& free, const std:
         throw bad_input("--reclaimer " + config.reclaimer + " is not available with --ds " +
                         config.ds);
     }
+    if (combo->run == nullptr) {
+        throw bad_input(config.reclaimer + " cannot run with " + config.ds + ": " +
+                        std::string(combo->compat.reason));
+    }
     if (!combo->compat.safe && !config.allow_unsafe) {
         throw bad_input(config.reclaimer + " is unsafe with " + config.ds + ": " +
                         std::string(combo->compat.reason) + " (--allow-unsafe runs it anyway)");

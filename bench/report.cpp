@@ -102,14 +102,19 @@ json reclaimer_json(const reclaimer_report& r) {
     };
 }
 
-/// The pool's counts, or null for a run without --pool-nodes.
-json pool_json(const bench_config& c, const smr::alloc::pool_stats& p) {
-    if (c.pool_nodes == 0) return nullptr;
+/// The pool's counts, or null for a run without a pool (capacity null: the
+/// unbounded pool reference counting runs on without --pool-nodes).
+json pool_json(const bench_config& c, bool has_pool, const smr::alloc::pool_stats& p) {
+    if (!has_pool) return nullptr;
     return json{
-        {"capacity", p.capacity}, {"on_empty", std::string(smr::alloc::to_string(c.on_empty))},
-        {"carved", p.carved},     {"in_use_peak", p.in_use_peak},
-        {"failures", p.failures}, {"retries", p.retries},
-        {"gave_up", p.gave_up},   {"wait_seconds", p.wait_seconds},
+        {"capacity", p.capacity == unbounded_pool_capacity ? json(nullptr) : json(p.capacity)},
+        {"on_empty", std::string(smr::alloc::to_string(c.on_empty))},
+        {"carved", p.carved},
+        {"in_use_peak", p.in_use_peak},
+        {"failures", p.failures},
+        {"retries", p.retries},
+        {"gave_up", p.gave_up},
+        {"wait_seconds", p.wait_seconds},
     };
 }
 
@@ -130,7 +135,7 @@ json trial_json(const bench_config& c, const trial_result& t) {
         {"trial", t.trial},
         {"status", t.status},
         {"failed_operations", t.failed_operations},
-        {"pool", pool_json(c, t.pool)},
+        {"pool", pool_json(c, t.has_pool, t.pool)},
         {"throughput_ops_per_s", t.throughput_ops_per_s},
         {"operations", t.operations},
         {"measured_seconds", t.measured_seconds},
@@ -217,7 +222,7 @@ json run_to_json(const bench_config& config, const combination& combo,
          {{"name", allocator.name},
           {"version", allocator.version},
           {"library", allocator.library},
-          {"pool", pool_json(config, median.pool)}}},
+          {"pool", pool_json(config, median.has_pool, median.pool)}}},
         {"machine", {{"hardware_threads", std::thread::hardware_concurrency()}}},
         {"throughput_ops_per_s", median.throughput_ops_per_s},
         {"throughput_min_ops_per_s", *min_it},
@@ -244,6 +249,9 @@ void print_human(std::ostream& out, const bench_config& config, const combinatio
     if (config.pool_nodes != 0) {
         out << "pool      " << config.pool_nodes << " blocks on " << allocator.name
             << ", on empty: " << smr::alloc::to_string(config.on_empty) << '\n';
+    } else if (!trials.empty() && trials.front().has_pool) {
+        out << "pool      unbounded, type-stable (reference counting needs it), on "
+            << allocator.name << '\n';
     }
     out << '\n';
     char line[256];
@@ -322,7 +330,11 @@ void print_list(std::ostream& out, bool as_json) {
             << smr::to_string(r.family)
             << (r.garbage_bounded ? ", bounded garbage" : ", unbounded garbage")
             << (r.uses_signals ? ", signals" : "")
-            << (r.needs_quiescent_states ? ", quiescent states" : "") << '\n';
+            << (r.needs_quiescent_states ? ", quiescent states" : "")
+            << (r.family == smr::reclaimer_family::reference_count
+                    ? ", type-stable pool (unbounded without --pool-nodes)"
+                    : "")
+            << '\n';
     }
     out << "free policies: batch amortized\nallocators:";
     for (auto name : allocator_names()) {
@@ -332,7 +344,8 @@ void print_list(std::ostream& out, bool as_json) {
         out << ' ' << name << (available ? "" : " (unavailable)");
     }
     out << "\npin policies: none compact scatter\n\n"
-           "valid combinations (ds x reclaimer; the others run only with --allow-unsafe):\n";
+           "valid combinations (ds x reclaimer; the others run only with --allow-unsafe, except\n"
+           "lfrc with a structure whose links are not counted, which cannot run):\n";
     for (auto ds : ds_names()) {
         out << "  " << ds << ':';
         for (const auto& c : combinations()) {

@@ -163,11 +163,18 @@ inline void wait_for_flag(std::atomic<bool>& flag) {
 /// allocator), or null. It fills the structure with on_empty::fail, so that a
 /// pool too small for the prefill is reported rather than waited on; the
 /// trial switches it to --on-empty when the measured interval starts.
-inline std::unique_ptr<smr::alloc::pool_resource> make_pool(const bench_config& config) {
-    if (config.pool_nodes == 0) return nullptr;
+/// Reference counting always runs on a pool (type-stable memory, lfrc.hpp):
+/// without --pool-nodes an unbounded one, so that its counts are reported
+/// and a node never returned is seen.
+template <class Domain>
+std::unique_ptr<smr::alloc::pool_resource> make_pool(const bench_config& config) {
+    constexpr bool type_stable = Domain::traits.family == smr::reclaimer_family::reference_count;
+    if (config.pool_nodes == 0 && !type_stable) return nullptr;
     smr::alloc::pool_options options;
-    options.capacity = static_cast<std::size_t>(config.pool_nodes);
+    options.capacity = config.pool_nodes != 0 ? static_cast<std::size_t>(config.pool_nodes)
+                                              : static_cast<std::size_t>(unbounded_pool_capacity);
     options.when_empty = smr::alloc::on_empty::fail;
+    if constexpr (type_stable) options = Domain::pool_options_for(options);
     return std::make_unique<smr::alloc::pool_resource>(options);
 }
 
@@ -220,7 +227,7 @@ trial_result run_trial(const bench_config& config, int trial_index) {
     smr::domain_config domain_cfg = config.domain_config();
     domain_cfg.max_threads = static_cast<std::size_t>(config.threads) + 2;  // workers, stall, spare
     // Before the domain: the domain frees its last nodes into it.
-    const std::unique_ptr<smr::alloc::pool_resource> pool = detail::make_pool(config);
+    const std::unique_ptr<smr::alloc::pool_resource> pool = detail::make_pool<Domain>(config);
     domain_cfg.memory = pool.get();
     Domain domain(domain_cfg);
 
@@ -486,8 +493,21 @@ trial_result run_trial(const bench_config& config, int trial_index) {
             }
         }
     }
+    if constexpr (Domain::traits.family == smr::reclaimer_family::reference_count) {
+        // Every thread has ended its operations: a node whose count a thread
+        // or a link still held would have been freed (or, in amortized mode,
+        // queued on a freeable list) by now.
+        std::uint64_t left = domain.garbage();
+        for (int i = 0; i < domain.registry().scan_limit(); ++i) left -= domain.freeable_size(i);
+        if (result.validation_error.empty() && left != 0) {
+            result.validation_error = std::to_string(left) +
+                                      " unlinked nodes never freed after every thread finished "
+                                      "(a reference count was leaked)";
+        }
+    }
     result.validated = result.validation_error.empty();
     if (pool) {
+        result.has_pool = true;
         result.pool = pool->stats();
         if (result.pool.gave_up != 0) result.status = "pool_exhausted";
     }

@@ -36,6 +36,10 @@ struct memory_sample {
     std::uint64_t garbage = 0;
 };
 
+/// The capacity of the pool reference counting runs on without --pool-nodes:
+/// more blocks than any run allocates (reported as null).
+inline constexpr std::uint64_t unbounded_pool_capacity = std::uint64_t{1} << 62;
+
 struct trial_result {
     int trial = 0;
     /// "ok", or "pool_exhausted": allocations gave up (--on-empty fail, or
@@ -58,7 +62,10 @@ struct trial_result {
 
     std::uint64_t peak_rss_bytes = 0;
     reclaimer_report reclaimer;
-    smr::alloc::pool_stats pool;  ///< all zero without --pool-nodes
+    /// Nodes came from a pool: --pool-nodes, or the unbounded one reference
+    /// counting always runs on (capacity detail::unbounded_pool).
+    bool has_pool = false;
+    smr::alloc::pool_stats pool;  ///< all zero without a pool
     std::vector<memory_sample> samples;
 };
 

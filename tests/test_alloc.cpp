@@ -385,6 +385,39 @@ TEST(pool, free_blocks_are_poisoned_and_reused_ones_are_not) {
 #endif
 }
 
+/// lfrc's count word: zero when carved, kept across free and reuse, and
+/// never poisoned (a stray increment may land on it while the block is free).
+TEST(pool, the_shared_word_is_zeroed_once_kept_across_reuse_and_never_poisoned) {
+    smr::alloc::pool_options options = pool_of(1000);
+    options.shared_word_offset = 16;
+    pool_resource pool(options);
+    auto* p = static_cast<unsigned char*>(pool.allocate(40, 8));
+    std::uint64_t word;
+    std::memcpy(&word, p + 16, sizeof word);
+    EXPECT_EQ(word, 0u) << "zeroed when carved";
+    word = 0x1234;
+    std::memcpy(p + 16, &word, sizeof word);
+    pool.deallocate(p, 40, 8);
+#ifdef SMR_POOL_ASAN
+    EXPECT_NE(__asan_address_is_poisoned(p + 15), 0);
+    EXPECT_EQ(__asan_address_is_poisoned(p + 16), 0);
+    EXPECT_EQ(__asan_address_is_poisoned(p + 23), 0);
+    EXPECT_NE(__asan_address_is_poisoned(p + 24), 0);
+#endif
+    std::memcpy(&word, p + 16, sizeof word);  // a straggler's read of a free block
+    EXPECT_EQ(word, 0x1234u);
+    void* again = pool.allocate(40, 8);
+    ASSERT_EQ(again, p);
+    std::memcpy(&word, p + 16, sizeof word);
+    EXPECT_EQ(word, 0x1234u) << "the pool does not write the shared word after carving";
+    pool.deallocate(again, 40, 8);
+
+    options.shared_word_offset = 8;
+    EXPECT_THROW(pool_resource{options}, std::invalid_argument) << "over the pool's own words";
+    options.shared_word_offset = 20;
+    EXPECT_THROW(pool_resource{options}, std::invalid_argument) << "not a multiple of 8";
+}
+
 /// Hart's Figure 13 needs this: a thread that waits for pool memory between
 /// operations (ms_queue's enqueue allocates before it starts) must let QSBR's
 /// grace periods end, or the memory it waits for, retired by another thread,

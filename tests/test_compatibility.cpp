@@ -67,7 +67,14 @@ static_assert(safe(traits_of<smr::ds::harris_list>, reclaimer_family::epoch));
 static_assert(safe(traits_of<smr::ds::hm_list>, reclaimer_family::reservation));
 static_assert(safe(traits_of<smr::ds::hm_list>, reclaimer_family::neutralization));
 static_assert(safe(traits_of<smr::ds::hm_list>, reclaimer_family::epoch));
-static_assert(!safe(traits_of<smr::ds::hm_list>, reclaimer_family::reference_count));
+// Reference counting needs counted links; structures that do not declare
+// them cannot even be built with lfrc (smr::buildable).
+static_assert(safe(traits_of<smr::ds::hm_list>, reclaimer_family::reference_count));
+static_assert(!safe(traits_of<smr::ds::lazylist>, reclaimer_family::reference_count));
+static_assert(!safe(traits_of<smr::ds::dgt_bst>, reclaimer_family::reference_count));
+static_assert(smr::buildable<smr::ds::hm_list<smr::lfrc_domain>>());
+static_assert(!smr::buildable<smr::ds::lazylist<smr::lfrc_domain>>());
+static_assert(smr::buildable<smr::ds::lazylist<smr::hp_domain>>());
 // The trees' searches pass through nodes an update already unlinked (no
 // reservation can protect them); the queue and the hash set's buckets never
 // do. All four have read/write phases and restart from the root.

@@ -26,6 +26,7 @@
 #include "smr/ds/occ_avl.hpp"
 #include "smr/reclaim/debra.hpp"
 #include "smr/reclaim/hp.hpp"
+#include "smr/reclaim/lfrc.hpp"
 #include "smr/reclaim/nbr.hpp"
 #include "smr/reclaim/none.hpp"
 
@@ -178,11 +179,11 @@ using structures =
                      smr::ds::dgt_bst<smr::leak_domain>, smr::ds::dgt_bst<smr::debra_domain>,
                      smr::ds::harris_list<smr::leak_domain>,
                      smr::ds::harris_list<smr::debra_domain>, smr::ds::hm_list<smr::leak_domain>,
-                     smr::ds::hm_list<smr::debra_domain>, hm_list_restarting<smr::debra_domain>,
-                     smr::ds::hash_set<smr::leak_domain>, smr::ds::hash_set<smr::debra_domain>,
-                     hash_set_3_buckets<smr::debra_domain>, smr::ds::abtree<smr::leak_domain>,
-                     smr::ds::abtree<smr::debra_domain>, smr::ds::occ_avl<smr::leak_domain>,
-                     smr::ds::occ_avl<smr::debra_domain>>;
+                     smr::ds::hm_list<smr::debra_domain>, smr::ds::hm_list<smr::lfrc_domain>,
+                     hm_list_restarting<smr::debra_domain>, smr::ds::hash_set<smr::leak_domain>,
+                     smr::ds::hash_set<smr::debra_domain>, hash_set_3_buckets<smr::debra_domain>,
+                     smr::ds::abtree<smr::leak_domain>, smr::ds::abtree<smr::debra_domain>,
+                     smr::ds::occ_avl<smr::leak_domain>, smr::ds::occ_avl<smr::debra_domain>>;
 
 struct structure_names {
     template <class DS>

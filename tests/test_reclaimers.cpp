@@ -48,8 +48,10 @@ struct as_gtest_types<std::tuple<Ts...>> {
     using type = ::testing::Types<Ts...>;
 };
 
-/// The domains of `Tuple` except the reservation family (hp, he, ibr, wfe)
-/// and the liburcu adapters (family external): these tests assume epoch
+/// The domains of `Tuple` except the reservation family (hp, he, ibr, wfe),
+/// reference counting (lfrc: its nodes must count their links; see
+/// tests/test_lfrc.cpp) and the liburcu adapters (family external): these
+/// tests assume epoch
 /// semantics with synchronous reclamation (stalled_thread_pins_garbage
 /// expects a stall to pin all garbage, the churn test exact counts when
 /// threads leave, while liburcu frees after call_rcu's thread has run);
@@ -59,9 +61,11 @@ struct without_reservation;
 template <class... Ds>
 struct without_reservation<std::tuple<Ds...>> {
     using type = decltype(std::tuple_cat(
-        std::declval<std::conditional_t<Ds::traits.family == smr::reclaimer_family::reservation ||
-                                            Ds::traits.family == smr::reclaimer_family::external,
-                                        std::tuple<>, std::tuple<Ds>>>()...));
+        std::declval<
+            std::conditional_t<Ds::traits.family == smr::reclaimer_family::reservation ||
+                                   Ds::traits.family == smr::reclaimer_family::external ||
+                                   Ds::traits.family == smr::reclaimer_family::reference_count,
+                               std::tuple<>, std::tuple<Ds>>>()...));
 };
 using tested_domains = without_reservation<smr::all_domains>::type;
 
@@ -526,7 +530,7 @@ TEST(all_domains, order_and_names) {
     }(std::type_identity<smr::all_domains>{});
     EXPECT_EQ(names, (std::vector<std::string>{"none", "ebr", "nebr", "debra", "qsbr", "rcu",
                                                "token_naive", "token_passfirst", "token_periodic",
-                                               "hp", "he", "ibr", "wfe", "nbr", "nbrplus",
+                                               "hp", "he", "ibr", "wfe", "lfrc", "nbr", "nbrplus",
                                                "urcu_qsbr", "urcu_memb"}));
     EXPECT_TRUE(smr::qsbr_domain::traits.needs_quiescent_states);
     EXPECT_FALSE(smr::ebr_domain::traits.needs_quiescent_states);

@@ -36,6 +36,10 @@ struct ds_traits {
     /// Every read phase starts from the root whenever the reclaimer's
     /// traits.needs_restart_from_root asks for it.
     bool read_phases_start_at_root = false;
+    /// Every link update goes through the domain's link hooks and every node
+    /// type lists its links (reclaim/lfrc.hpp): reference counting can count
+    /// the references that links hold.
+    bool counts_links = false;
 };
 
 /// The declarations of structure DS (an instantiated type, e.g.
@@ -50,6 +54,9 @@ constexpr ds_traits ds_traits_of() noexcept {
     }
     if constexpr (requires { DS::read_phases_start_at_root; }) {
         t.read_phases_start_at_root = DS::read_phases_start_at_root;
+    }
+    if constexpr (requires { DS::counts_links; }) {
+        t.counts_links = DS::counts_links;
     }
     return t;
 }
@@ -97,9 +104,15 @@ inline constexpr std::string_view neutralization_no_root_restart =
     "a read phase after an auxiliary write resumes from a node kept from the previous phase, "
     "whose successors are not reserved and may be freed (NBR paper, Section 5.2, 'Limitation: "
     "restarting from the root'; Table 1: HM04 is not compatible with NBR).";
-inline constexpr std::string_view reference_count =
-    "reference counting protects only links the structure counts, and no structure here "
-    "declares counted links; add a rule in smr/compatibility.hpp when one does.";
+inline constexpr std::string_view reference_count_safe =
+    "a node is freed only when no link and no thread counts it: a reader counts a node before "
+    "following it and re-reads the link (Valois's SafeRead), every link update moves a count, "
+    "and memory is type-stable so a count touched after the free stays a count (Valois, PODC "
+    "1995, with Michael and Scott's correction; Hart et al., JPDC 2007, Section 2.4).";
+inline constexpr std::string_view reference_count_uncounted =
+    "the structure's links are not counted (it does not declare counts_links: its node types do "
+    "not list their links and its link updates bypass the domain), so a reference count would "
+    "free nodes that are still linked; smrbench cannot build this pair.";
 inline constexpr std::string_view unknown_family =
     "no compatibility rule exists for this reclaimer family; add one in smr/compatibility.hpp.";
 
@@ -123,9 +136,18 @@ constexpr compatibility check(const ds_traits& ds, const reclaimer_traits& recla
             if (!ds.read_phases_start_at_root) return {false, why::neutralization_no_root_restart};
             return {true, why::neutralization_safe};
         case reclaimer_family::reference_count:
-            return {false, why::reference_count};
+            if (!ds.counts_links) return {false, why::reference_count_uncounted};
+            return {true, why::reference_count_safe};
     }
     return {false, why::unknown_family};
+}
+
+/// Whether the pair can be built at all: reference counting needs node types
+/// that list their links (everything else compiles, safe or not).
+template <class DS, class Domain = typename DS::domain_type>
+constexpr bool buildable() noexcept {
+    return Domain::traits.family != reclaimer_family::reference_count ||
+           ds_traits_of<DS>().counts_links;
 }
 
 /// The verdict for structure DS (an instantiated type) with reclaimer Domain

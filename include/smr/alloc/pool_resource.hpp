@@ -48,6 +48,12 @@
 // loop, so a trial whose threads all wait for memory that only a stalled
 // thread could release still ends.
 //
+// Shared word. A pool made with pool_options::shared_word_offset keeps one
+// 8-byte word per block out of its own hands: zeroed when the block is
+// carved, never written or poisoned after, so it keeps its value across free
+// and reuse. Reference counting (reclaim/lfrc.hpp) keeps its count there,
+// where a thread may still increment it after the node was freed.
+//
 // Thread caches are found through a one-entry thread_local cache keyed by a
 // serial that no other pool ever has, so an allocation costs a TLS read and a
 // compare before the magazine pop, plus the virtual call of
@@ -71,6 +77,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <memory_resource>
 #include <mutex>
@@ -122,6 +129,14 @@ struct pool_options {
     on_empty when_empty = on_empty::yield;
     /// Blocks per magazine (Hart: 100), clamped to [1, max(1, capacity / 64)].
     std::size_t magazine_size = 100;
+    /// For memory that must stay type-stable for a counter (lfrc's reference
+    /// count, which a thread may touch after the node was freed): the offset
+    /// of one 8-byte word per block that the pool zeroes when it carves the
+    /// block and never writes or poisons afterwards, so the word keeps its
+    /// value across free and reuse. 0 = none; otherwise a multiple of 8, at
+    /// least 16 (the pool's own words). Blocks too small to hold it are
+    /// unaffected.
+    std::size_t shared_word_offset = 0;
 };
 
 struct pool_stats {
@@ -322,8 +337,8 @@ class pool_resource final : public std::pmr::memory_resource {
         return block;
     }
 
-    static void take_back(thread_cache& cache, detail::chain& loaded, void* p,
-                          std::size_t c) noexcept {
+    void take_back(thread_cache& cache, detail::chain& loaded, void* p,
+                   std::size_t c) const noexcept {
         cache.deallocations.add();
         put(loaded, p, class_size(c));
     }
@@ -339,14 +354,31 @@ class pool_resource final : public std::pmr::memory_resource {
         return block;
     }
 
-    SMR_POOL_NO_ASAN static void put(detail::chain& c, void* p, std::size_t size) noexcept {
+    SMR_POOL_NO_ASAN void put(detail::chain& c, void* p, std::size_t size) const noexcept {
         // Default-initialized: the chain word is written only when the block
         // heads a list pushed to the depot, not on every free.
         auto* block = ::new (p) detail::free_block;
         block->next = c.top;
         c.top = block;
         ++c.count;
-        detail::poison(p, size);
+        poison_free_block(static_cast<unsigned char*>(p), size);
+    }
+
+    bool holds_shared_word(std::size_t size) const noexcept {
+        return options_.shared_word_offset != 0 &&
+               size >= options_.shared_word_offset + sizeof(std::uint64_t);
+    }
+
+    /// Poisons a free block, except its shared word, which is not free memory
+    /// to its users: poisoned even for an instant, a stray access to it would
+    /// be reported. Compiles to nothing without ASan.
+    void poison_free_block(unsigned char* p, std::size_t size) const noexcept {
+        if (!detail::poisons_free_blocks) return;
+        if (!holds_shared_word(size)) return detail::poison(p, size);
+        const std::size_t word = options_.shared_word_offset;
+        const std::size_t after = word + sizeof(std::uint64_t);
+        detail::poison(p, word);
+        detail::poison(p + after, size - after);
     }
 
     // ---- the depot and the budget --------------------------------------------
@@ -389,7 +421,13 @@ class pool_resource final : public std::pmr::memory_resource {
         }
         detail::chain list;
         auto* bytes = static_cast<unsigned char*>(s.memory);
-        for (std::size_t i = n; i-- > 0;) put(list, bytes + i * size, size);
+        for (std::size_t i = n; i-- > 0;) {
+            unsigned char* block = bytes + i * size;
+            if (holds_shared_word(size)) {
+                std::memset(block + options_.shared_word_offset, 0, sizeof(std::uint64_t));
+            }
+            put(list, block, size);
+        }
         return list;
     }
 
@@ -595,6 +633,10 @@ class pool_resource final : public std::pmr::memory_resource {
     static const pool_options& checked(const pool_options& options) {
         if (options.capacity == 0)
             throw std::invalid_argument("pool_resource: capacity must be > 0");
+        const std::size_t word = options.shared_word_offset;
+        if (word != 0 && (word < sizeof(detail::free_block) || word % sizeof(std::uint64_t) != 0))
+            throw std::invalid_argument(
+                "pool_resource: shared_word_offset must be 0 or a multiple of 8 of at least 16");
         return options;
     }
     static std::size_t effective_magazine_size(const pool_options& options) noexcept {

@@ -56,12 +56,20 @@
 // operations are over. contains is Michael's Search: the same traversal, so
 // it helps unlink marked nodes (and has write phases) too.
 //
+// Reference counting (lfrc). Both unlinking CASes and the publishing CAS
+// go through the domain's compare_exchange_link, the store into the new
+// node's next through store_private_link, and the node lists its one link
+// (counted_links), so lfrc counts every reference a link holds; the marking
+// CAS keeps the target and stays plain. An unlinked node's frozen next keeps
+// its successor alive while any thread holds the node.
+//
 // Progress: lock-free. A successful insert allocates one node.
 //
 // Memory layout: the domain's header + key, value and next: 40 bytes with the
 // 16-byte header of the epoch-family and leak domains.
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
@@ -105,6 +113,9 @@ class hm_list {
         /// Successor, with bit 0 = this node is logically deleted. Once
         /// marked, never written again.
         std::atomic<node*> next;
+
+        /// The links a reference-counting domain counts (reclaim/lfrc.hpp).
+        static constexpr auto counted_links() noexcept { return std::array{&node::next}; }
     };
 
     /// Where a read phase starts: prev, and the protect slot holding it (-1
@@ -142,6 +153,9 @@ class hm_list {
     /// traits.needs_restart_from_root asks for it (it resumes from prev
     /// otherwise, unless ds_options::restart_from_head).
     static constexpr bool read_phases_start_at_root = true;
+    /// Every link update goes through the domain's link hooks and nodes
+    /// list their links (counted_links): reference counting can run it.
+    static constexpr bool counts_links = true;
     /// smrbench --restart-from-head applies (ds_options::restart_from_head).
     static constexpr bool has_restart_from_head_option = true;
     /// prev, curr and next, hand over hand (Michael's hp0, hp1, hp2).
@@ -185,11 +199,10 @@ class hm_list {
                 return false;  // curr was unmarked when find read its next
             }
             if (fresh == nullptr) fresh = domain_.template allocate<node>(tid, key, value, w.curr);
-            fresh->next.store(w.curr, std::memory_order_relaxed);  // not yet shared
+            domain_.store_private_link(tid, fresh->next, w.curr);  // not yet shared
             node* expected = w.curr;
             // release: publishes fresh's fields to the acquire loads of prev.next.
-            if (w.prev->next.compare_exchange_strong(expected, fresh, std::memory_order_acq_rel,
-                                                     std::memory_order_acquire)) {
+            if (domain_.compare_exchange_link(tid, w.prev->next, expected, fresh)) {
                 return true;
             }
             // prev changed or was marked: Michael restarts from the head.
@@ -209,8 +222,7 @@ class hm_list {
                 continue;  // curr.next changed (insert after it, or marked): from the head
             }
             node* expected = w.curr;
-            if (w.prev->next.compare_exchange_strong(expected, w.next, std::memory_order_acq_rel,
-                                                     std::memory_order_acquire)) {
+            if (domain_.compare_exchange_link(tid, w.prev->next, expected, w.next)) {
                 domain_.retire(tid, w.curr);
             } else {
                 (void)search(tid, key);  // unlinks curr on the way (Michael: Find(key))
@@ -293,8 +305,7 @@ class hm_list {
 
             // Auxiliary write phase: unlink the marked curr.
             node* expected = w.curr;
-            if (w.prev->next.compare_exchange_strong(expected, w.next, std::memory_order_acq_rel,
-                                                     std::memory_order_acquire)) {
+            if (domain_.compare_exchange_link(tid, w.prev->next, expected, w.next)) {
                 domain_.retire(tid, w.curr);
                 start = restart_from_head_ ? from_head() : cursor{w.prev, w.prev_slot};
             } else {

@@ -8,6 +8,7 @@
 #include "smr/reclaim/he.hpp"
 #include "smr/reclaim/hp.hpp"
 #include "smr/reclaim/ibr.hpp"
+#include "smr/reclaim/lfrc.hpp"
 #include "smr/reclaim/nbr.hpp"
 #include "smr/reclaim/nebr.hpp"
 #include "smr/reclaim/none.hpp"
@@ -22,9 +23,10 @@ namespace smr {
 /// Every reclaimer domain type, in the order smrbench --list prints them.
 /// Adding a reclaimer: include its header above and add it here; smrbench and
 /// the stress tests pick it up from this list.
-using all_domains = std::tuple<leak_domain, ebr_domain, nebr_domain, debra_domain, qsbr_domain,
-                               rcu_epoch_domain, token_naive_domain, token_passfirst_domain,
-                               token_periodic_domain, hp_domain, he_domain, ibr_domain, wfe_domain,
-                               nbr_domain, nbrplus_domain, urcu_qsbr_domain, urcu_memb_domain>;
+using all_domains =
+    std::tuple<leak_domain, ebr_domain, nebr_domain, debra_domain, qsbr_domain, rcu_epoch_domain,
+               token_naive_domain, token_passfirst_domain, token_periodic_domain, hp_domain,
+               he_domain, ibr_domain, wfe_domain, lfrc_domain, nbr_domain, nbrplus_domain,
+               urcu_qsbr_domain, urcu_memb_domain>;
 
 }  // namespace smr

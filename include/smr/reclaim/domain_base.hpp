@@ -167,6 +167,24 @@ class domain_base {
     void on_thread_enter(int) noexcept {}
     void on_thread_exit(int) noexcept {}
 
+    // ---- links (reference counting; plain atomics for every other family) ----
+
+    /// A CAS that makes a shared link point to another node (insert's
+    /// publication, an unlink). lfrc moves the link's count from the old
+    /// target to the new one; every other scheme just does the CAS. Marking
+    /// a link (same target) needs no hook.
+    template <class T>
+    bool compare_exchange_link(int, std::atomic<T*>& link, T*& expected, T* desired,
+                               std::memory_order success = std::memory_order_acq_rel,
+                               std::memory_order failure = std::memory_order_acquire) noexcept {
+        return link.compare_exchange_strong(expected, desired, success, failure);
+    }
+    /// A store into a link of a node no other thread can see yet.
+    template <class T>
+    void store_private_link(int, std::atomic<T*>& link, T* value) noexcept {
+        link.store(value, std::memory_order_relaxed);
+    }
+
     // ---- allocation ----------------------------------------------------------
 
     /// Allocates and constructs a node; the reclaimer may stamp it (birth era).
@@ -203,10 +221,10 @@ class domain_base {
     template <class T, class... Args>
     T* allocate_outside_op(int tid, Args&&... args) {
         if (memory_ == nullptr) [[likely]]
-            return allocate<T>(tid, std::forward<Args>(args)...);
+            return derived().template allocate<T>(tid, std::forward<Args>(args)...);
         idle_while_waiting idle(derived(), tid);
         alloc::observe_waits scope(idle);
-        return allocate<T>(tid, std::forward<Args>(args)...);
+        return derived().template allocate<T>(tid, std::forward<Args>(args)...);
     }
 
     /// Frees a node that was allocated but never made reachable (a failed
