@@ -88,6 +88,9 @@ static_assert(safe(traits_of<smr::ds::ms_queue>, reclaimer_family::reservation))
 static_assert(safe(traits_of<smr::ds::ms_queue>, reclaimer_family::neutralization));
 static_assert(safe(traits_of<smr::ds::hash_set>, reclaimer_family::reservation));
 static_assert(safe(traits_of<smr::ds::hash_set>, reclaimer_family::neutralization));
+static_assert(safe(traits_of<smr::ds::ms_queue>, reclaimer_family::reference_count));
+static_assert(safe(traits_of<smr::ds::hash_set>, reclaimer_family::reference_count));
+static_assert(!safe(traits_of<smr::ds::abtree>, reclaimer_family::reference_count));
 
 // The template form agrees with the value form.
 static_assert(!smr::check<smr::ds::lazylist<smr::hp_domain>>().safe);

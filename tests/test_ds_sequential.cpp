@@ -181,9 +181,10 @@ using structures =
                      smr::ds::harris_list<smr::debra_domain>, smr::ds::hm_list<smr::leak_domain>,
                      smr::ds::hm_list<smr::debra_domain>, smr::ds::hm_list<smr::lfrc_domain>,
                      hm_list_restarting<smr::debra_domain>, smr::ds::hash_set<smr::leak_domain>,
-                     smr::ds::hash_set<smr::debra_domain>, hash_set_3_buckets<smr::debra_domain>,
-                     smr::ds::abtree<smr::leak_domain>, smr::ds::abtree<smr::debra_domain>,
-                     smr::ds::occ_avl<smr::leak_domain>, smr::ds::occ_avl<smr::debra_domain>>;
+                     smr::ds::hash_set<smr::debra_domain>, smr::ds::hash_set<smr::lfrc_domain>,
+                     hash_set_3_buckets<smr::debra_domain>, smr::ds::abtree<smr::leak_domain>,
+                     smr::ds::abtree<smr::debra_domain>, smr::ds::occ_avl<smr::leak_domain>,
+                     smr::ds::occ_avl<smr::debra_domain>>;
 
 struct structure_names {
     template <class DS>
@@ -615,7 +616,7 @@ class MsQueueSequential : public ::testing::Test {
 
 using queues =
     ::testing::Types<smr::ds::ms_queue<smr::leak_domain>, smr::ds::ms_queue<smr::debra_domain>,
-                     smr::ds::ms_queue<smr::hp_domain>>;
+                     smr::ds::ms_queue<smr::hp_domain>, smr::ds::ms_queue<smr::lfrc_domain>>;
 TYPED_TEST_SUITE(MsQueueSequential, queues, structure_names);
 
 TYPED_TEST(MsQueueSequential, RandomAgainstStdDeque) {

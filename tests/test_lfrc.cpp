@@ -17,7 +17,9 @@
 #include <vector>
 
 #include "smr/alloc/pool_resource.hpp"
+#include "smr/ds/hash_set.hpp"
 #include "smr/ds/hm_list.hpp"
+#include "smr/ds/ms_queue.hpp"
 #include "smr/reclaim/guards.hpp"
 #include "smr/reclaim/lfrc.hpp"
 
@@ -277,6 +279,107 @@ TEST(lfrc, hm_list_stress_frees_every_unlinked_node) {
     EXPECT_EQ(in_use(d), check.size) << "nodes alive = nodes linked";
     const auto s = d.stats();
     EXPECT_EQ(s.allocated, s.freed + s.discarded + check.size);
+}
+
+/// The queue's first dummy lives in the queue object and is never freed: if
+/// it kept its link once head left it, that link would keep every node ever
+/// enqueued alive through the chain of next links.
+TEST(lfrc, a_drained_queue_keeps_only_its_current_dummy) {
+    lfrc_domain d{smr::domain_config{}};
+    {
+        smr::ds::ms_queue<lfrc_domain> queue(d);
+        smr::thread_handle handle(d);
+        for (std::int64_t k = 0; k < 1000; ++k) queue.enqueue(handle.tid(), k, k);
+        EXPECT_EQ(in_use(d), 1000u);
+        for (std::int64_t k = 0; k < 1000; ++k) ASSERT_EQ(queue.dequeue(handle.tid())->key, k);
+        EXPECT_FALSE(queue.dequeue(handle.tid()).has_value());
+        EXPECT_EQ(in_use(d), 1u) << "only the last dequeued node, now head's dummy";
+        EXPECT_EQ(d.garbage(), 0u);
+        ASSERT_TRUE(queue.validate().ok);
+    }
+    EXPECT_EQ(in_use(d), 0u);
+}
+
+/// Producers and consumers (more threads than cores) on the Michael-Scott
+/// queue: every dequeued dummy is freed once no thread holds it.
+TEST(lfrc, ms_queue_stress_frees_every_dequeued_node) {
+    constexpr int pairs = 2;
+    constexpr int items = 20'000;
+    lfrc_domain d{smr::domain_config{}};
+    {
+        smr::ds::ms_queue<lfrc_domain> queue(d);
+        std::atomic<std::int64_t> dequeued_sum{0};
+        std::atomic<int> dequeued{0};
+        std::vector<std::thread> threads;
+        for (int p = 0; p < pairs; ++p) {
+            threads.emplace_back([&, p] {
+                smr::thread_handle handle(d);
+                for (int i = 0; i < items; ++i) queue.enqueue(handle.tid(), p * items + i, i);
+            });
+            threads.emplace_back([&] {
+                smr::thread_handle handle(d);
+                std::int64_t sum = 0;
+                int got = 0;
+                for (int i = 0; i < items; ++i) {
+                    if (auto item = queue.dequeue(handle.tid())) {
+                        sum += item->key;
+                        ++got;
+                    }
+                }
+                dequeued_sum.fetch_add(sum);
+                dequeued.fetch_add(got);
+            });
+        }
+        for (auto& t : threads) t.join();
+        const auto check = queue.validate();
+        ASSERT_TRUE(check.ok) << check.error;
+        constexpr std::int64_t n = std::int64_t{pairs} * items;
+        EXPECT_EQ(check.key_sum + dequeued_sum.load(), n * (n - 1) / 2);
+        EXPECT_EQ(check.size + static_cast<std::size_t>(dequeued.load()),
+                  static_cast<std::size_t>(n));
+        EXPECT_EQ(d.garbage(), 0u);
+        // The items, plus head's dummy once it is an allocated node.
+        EXPECT_EQ(in_use(d), check.size + (dequeued.load() > 0 ? 1u : 0u));
+    }
+    EXPECT_EQ(in_use(d), 0u);
+}
+
+/// The hash set's buckets are Harris-Michael lists with packed sentinels;
+/// four buckets and a tiny key range keep every bucket contended.
+TEST(lfrc, hash_set_stress_frees_every_unlinked_node) {
+    constexpr int threads = 4;
+    constexpr int ops = 20'000;
+    lfrc_domain d{smr::domain_config{}};
+    smr::ds::ds_options options;
+    options.buckets = 4;
+    {
+        smr::ds::hash_set<lfrc_domain> set(d, options);
+        std::atomic<std::int64_t> net_sum{0};
+        std::vector<std::thread> workers;
+        for (int t = 0; t < threads; ++t) {
+            workers.emplace_back([&, t] {
+                smr::thread_handle handle(d);
+                std::mt19937_64 rng(static_cast<std::uint64_t>(t) + 11);
+                std::int64_t sum = 0;
+                for (int i = 0; i < ops; ++i) {
+                    const auto key = static_cast<std::int64_t>(rng() % 32);
+                    if (rng() % 2 == 0) {
+                        if (set.insert(handle.tid(), key, key)) sum += key;
+                    } else if (set.erase(handle.tid(), key)) {
+                        sum -= key;
+                    }
+                }
+                net_sum.fetch_add(sum);
+            });
+        }
+        for (auto& w : workers) w.join();
+        const auto check = set.validate();
+        ASSERT_TRUE(check.ok) << check.error;
+        EXPECT_EQ(check.key_sum, net_sum.load());
+        EXPECT_EQ(d.garbage(), 0u);
+        EXPECT_EQ(in_use(d), check.size);
+    }
+    EXPECT_EQ(in_use(d), 0u);
 }
 
 }  // namespace

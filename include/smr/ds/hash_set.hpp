@@ -63,6 +63,8 @@ class hash_set {
     static constexpr bool traverses_unlinked_nodes = bucket_type::traverses_unlinked_nodes;
     static constexpr bool has_read_write_phases = bucket_type::has_read_write_phases;
     static constexpr bool read_phases_start_at_root = bucket_type::read_phases_start_at_root;
+    /// The buckets' links are counted (reference counting can run it).
+    static constexpr bool counts_links = bucket_type::counts_links;
     /// smrbench --restart-from-head applies (passed to every bucket).
     static constexpr bool has_restart_from_head_option = bucket_type::has_restart_from_head_option;
     /// smrbench --buckets applies (ds_options::buckets).

@@ -56,6 +56,7 @@
 // header of the epoch-family and leak domains.
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
@@ -65,6 +66,7 @@
 #include <string_view>
 
 #include "smr/core/padded.hpp"
+#include "smr/ds/marked_ptr.hpp"
 #include "smr/ds/validation.hpp"
 #include "smr/reclaim/guards.hpp"
 
@@ -81,9 +83,18 @@ class ms_queue {
         const Key key;
         const Value value;
         /// The next node, or null for the last one. Written once (null ->
-        /// successor) by the enqueue that links the successor.
+        /// successor) by the enqueue that links the successor; the first
+        /// dummy's is detached once head has left it.
         std::atomic<node*> next{nullptr};
+
+        /// The links a reference-counting domain counts (reclaim/lfrc.hpp).
+        static constexpr auto counted_links() noexcept { return std::array{&node::next}; }
     };
+
+    /// What the first dummy's next becomes once head has left it: marked,
+    /// so no enqueue's CAS from null can link a node there, and pointing
+    /// nowhere, so it holds no reference.
+    static node* detached() noexcept { return detail::with_mark<node>(nullptr); }
 
   public:
     using domain_type = Domain;
@@ -108,6 +119,9 @@ class ms_queue {
     static constexpr bool has_read_write_phases = true;
     /// Every attempt re-reads head and tail from the queue object.
     static constexpr bool read_phases_start_at_root = true;
+    /// Every link update goes through the domain's link hooks and the node
+    /// lists its link: reference counting can run it.
+    static constexpr bool counts_links = true;
     /// head (or tail) and head's successor (Michael's hp0, hp1).
     static constexpr int protect_slots = 2;
     /// Any key: the queue never compares keys.
@@ -161,8 +175,10 @@ class ms_queue {
                 // no longer the tail: then this CAS fails, harmlessly.)
                 node* expected = t;
                 // release: publishes next's fields (acquired above) to the
-                // acquire loads of tail (protect).
-                tail_.compare_exchange_strong(expected, next, std::memory_order_release,
+                // acquire loads of tail (protect). Under reference counting
+                // next is alive if this succeeds: t is then still the tail
+                // and holds it (lfrc.hpp: a count on a freed node is undone).
+                domain_.compare_exchange_link(tid, tail_, expected, next, std::memory_order_release,
                                               std::memory_order_relaxed);
                 continue;
             }
@@ -170,13 +186,14 @@ class ms_queue {
             // The linearization point. release: publishes fresh's fields to
             // the acquire loads of t->next (dequeue's protect, enqueue's load
             // above).
-            if (t->next.compare_exchange_strong(expected, fresh, std::memory_order_release,
-                                                std::memory_order_relaxed)) {
+            if (domain_.compare_exchange_link(tid, t->next, expected, fresh,
+                                              std::memory_order_release,
+                                              std::memory_order_relaxed)) {
                 expected = t;
                 // release: publishes fresh's fields to the acquire loads of
                 // tail. Failure means someone helped already.
-                tail_.compare_exchange_strong(expected, fresh, std::memory_order_release,
-                                              std::memory_order_relaxed);
+                domain_.compare_exchange_link(tid, tail_, expected, fresh,
+                                              std::memory_order_release, std::memory_order_relaxed);
                 return;
             }
             // Another enqueue linked its node after t first.
@@ -214,7 +231,7 @@ class ms_queue {
                 node* expected = t;
                 // release: publishes next's fields (acquired through
                 // protect) to the acquire loads of tail.
-                tail_.compare_exchange_strong(expected, next, std::memory_order_release,
+                domain_.compare_exchange_link(tid, tail_, expected, next, std::memory_order_release,
                                               std::memory_order_relaxed);
                 continue;
             }
@@ -224,9 +241,13 @@ class ms_queue {
             // The linearization point. release: publishes next's fields
             // (acquired through protect) to the acquire loads of head, and
             // orders our read of tail before it (see t above).
-            if (head_.compare_exchange_strong(expected, next, std::memory_order_release,
+            if (domain_.compare_exchange_link(tid, head_, expected, next, std::memory_order_release,
                                               std::memory_order_relaxed)) {
-                if (h != &dummy_) domain_.retire(tid, h);
+                if (h != &dummy_) {
+                    domain_.retire(tid, h);
+                } else {
+                    detach_first_dummy(tid, next);
+                }
                 return result;
             }
             // Another dequeue won.
@@ -273,6 +294,18 @@ class ms_queue {
     }
 
   private:
+    /// Head has left the first dummy for good (it is never enqueued again),
+    /// so its link is dropped: the dummy is never freed, and under
+    /// reference counting its link would keep every later node alive. Only
+    /// stale readers still look at it, and each re-checks its root (head or
+    /// tail, both past the dummy) before it follows or links anything.
+    void detach_first_dummy(int tid, node* successor) noexcept {
+        node* expected = successor;
+        // relaxed: the value is never followed (see above).
+        domain_.compare_exchange_link(tid, dummy_.next, expected, detached(),
+                                      std::memory_order_relaxed, std::memory_order_relaxed);
+    }
+
     Domain& domain_;
     alignas(core::false_sharing_range) std::atomic<node*> head_{nullptr};
     alignas(core::false_sharing_range) std::atomic<node*> tail_{nullptr};
