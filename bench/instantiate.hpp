@@ -41,11 +41,11 @@ constexpr trial_runner runner_for() {
 
 template <template <class> class Structure, class... Domains>
 std::vector<combination> combinations_over(std::tuple<Domains...>*) {
-    return {combination{Structure<Domains>::name, Domains::traits, runner_for<Domains, Structure>(),
-                        smr::check<Structure<Domains>, Domains>(),
-                        has_restart_from_head_option<Structure<Domains>>(),
-                        detail::is_queue<Structure<Domains>>(),
-                        has_buckets_option<Structure<Domains>>()}...};
+    return {combination{
+        Structure<Domains>::name, Domains::traits, runner_for<Domains, Structure>(),
+        smr::check<Structure<Domains>, Domains>(),
+        has_restart_from_head_option<Structure<Domains>>(), detail::is_queue<Structure<Domains>>(),
+        has_buckets_option<Structure<Domains>>(), detail::has_hold_first<Structure<Domains>>()}...};
 }
 
 template <template <class> class Structure>

@@ -90,6 +90,10 @@ void check_names(const bench_config& config, const std::string& free, const std:
                         std::to_string(config.contains_pct()) +
                         "% contains (insert = enqueue, erase = dequeue: make them sum to 100)");
     }
+    if (config.stall_hold && !combo->has_hold_first) {
+        throw bad_input("--stall-hold applies only to hm_list, hash_set and ms_queue (--ds " +
+                        config.ds + " has no first node to hold)");
+    }
     if (config.buckets != 0 && !combo->has_buckets_option) {
         throw bad_input("--buckets applies only to hash_set (--ds " + config.ds +
                         " has no buckets)");
@@ -229,6 +233,10 @@ parse_outcome parse_command_line(int argc, char** argv) {
     app.add_option("--pin", pin, "thread placement: none | compact | scatter");
     app.add_flag("--stall", c.stall,
                  "one extra thread stays inside an operation for the whole trial");
+    app.add_flag("--stall-hold", c.stall_hold,
+                 "as --stall, and the stalled thread holds the structure's first node (hm_list: "
+                 "the first after the head; hash_set: bucket 0's first; ms_queue: the oldest "
+                 "item's)");
     app.add_flag("--json", c.json, "print exactly one JSON object on stdout");
     app.add_flag("--list", c.list,
                  "list data structures, reclaimers, allocators and valid combinations");
@@ -295,6 +303,7 @@ parse_outcome parse_command_line(int argc, char** argv) {
         app.parse(argc, argv);
         if (c.markdown && !c.list) throw bad_input("--markdown: only with --list");
         if (c.list) return outcome;
+        if (c.stall_hold) c.stall = true;
         if (c.insert_pct + c.erase_pct > 100) {
             throw bad_input("--insert " + std::to_string(c.insert_pct) + " + --erase " +
                             std::to_string(c.erase_pct) + " exceed 100 percent");

@@ -37,6 +37,7 @@ struct bench_config {
     std::uint64_t seed = 1;
     pin_policy pin = pin_policy::none;
     bool stall = false;
+    bool stall_hold = false;  // --stall-hold: the stalled thread holds the first node
     bool json = false;
     bool list = false;
     bool quiet = false;

@@ -27,6 +27,9 @@ struct combination {
     bool is_queue = false;
     /// The structure reads smr::ds::ds_options::buckets (--buckets).
     bool has_buckets_option = false;
+    /// The structure can hold its first node for a stalled reader
+    /// (hold_first; --stall-hold).
+    bool has_hold_first = false;
 };
 
 /// Each data structure's translation unit (ds_*.cpp) contributes its list.

@@ -49,6 +49,7 @@ json config_json(const bench_config& c) {
         {"seed", c.seed},
         {"pin", std::string(to_string(c.pin))},
         {"stall", c.stall},
+        {"stall_hold", c.stall_hold},
         {"allow_unsafe", c.allow_unsafe},
         {"restart_from_head", c.restart_from_head},
         {"buckets", buckets_json(c)},
@@ -245,7 +246,10 @@ void print_human(std::ostream& out, const bench_config& config, const combinatio
         << "workload  " << config.threads << " threads, keys [0, " << config.key_range << "), "
         << config.insert_pct << "% insert " << config.erase_pct << "% erase "
         << config.contains_pct() << "% contains, " << config.duration_s << " s"
-        << (config.stall ? ", one stalled thread" : "") << '\n';
+        << (config.stall_hold ? ", one stalled thread holding the first node"
+            : config.stall    ? ", one stalled thread"
+                              : "")
+        << '\n';
     if (config.pool_nodes != 0) {
         out << "pool      " << config.pool_nodes << " blocks on " << allocator.name
             << ", on empty: " << smr::alloc::to_string(config.on_empty) << '\n';

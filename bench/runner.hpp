@@ -13,6 +13,7 @@
 #include <string>
 #include <thread>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "allocator_stats.hpp"
@@ -59,6 +60,13 @@ constexpr bool is_queue() {
     } else {
         return false;
     }
+}
+
+/// DS::hold_first(tid, wait): the structure can hold its first node for a
+/// stalled reader (--stall-hold).
+template <class DS>
+constexpr bool has_hold_first() {
+    return requires(DS & ds, void (*wait)()) { ds.hold_first(0, wait); };
 }
 
 /// A queue item's value: its producer's sequence number above the producer's
@@ -355,6 +363,34 @@ trial_result run_trial(const bench_config& config, int trial_index) {
     // back to the checkpoint, counted as a restart), so it pins no garbage --
     // the bounded-garbage behaviour of the NBR paper's Figure 4c. The loop
     // below the checkpoint only reads and sleeps, as a read phase must.
+    auto wait_for_stop = [&] {
+        while (!control.stop.load(std::memory_order_acquire)) {
+            std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        }
+    };
+    // --stall-hold: the same, holding the structure's first node (what a held
+    // reference keeps alive: under lfrc, the node's unlinked successors).
+    auto holding_staller = [&] {
+        try {
+            smr::thread_handle handle(domain);
+            bool holding_arrived = false;
+            // After the prefill, so that there is a first node to hold.
+            while (control.prefilled.load(std::memory_order_relaxed) < prefill_target &&
+                   !control.stop.load(std::memory_order_acquire)) {
+                std::this_thread::sleep_for(std::chrono::milliseconds(1));
+            }
+            if constexpr (detail::has_hold_first<structure_type>()) {
+                structure.hold_first(handle.tid(), [&] {
+                    if (!std::exchange(holding_arrived, true)) detail::arrive(control.ready);
+                    wait_for_stop();
+                });
+            }
+            if (!holding_arrived) detail::arrive(control.ready);  // not reached: refused
+        } catch (...) {
+            control.fail(std::current_exception());
+            detail::arrive(control.ready);
+        }
+    };
     auto staller = [&] {
         try {
             smr::thread_handle handle(domain);
@@ -379,7 +415,11 @@ trial_result run_trial(const bench_config& config, int trial_index) {
     std::vector<std::thread> threads;
     threads.reserve(static_cast<std::size_t>(config.threads) + 1);
     for (int i = 0; i < config.threads; ++i) threads.emplace_back(worker, i);
-    if (config.stall) threads.emplace_back(staller);
+    if (config.stall_hold) {
+        threads.emplace_back(holding_staller);
+    } else if (config.stall) {
+        threads.emplace_back(staller);
+    }
     detail::wait_for_count(control.ready, static_cast<int>(threads.size()));
     const double prefill_seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - prefill_start).count();

@@ -287,7 +287,7 @@ TEST(Cli, JsonIsExactlyOneObjectWithTheDocumentedFields) {
     }
     for (const char* key :
          {"ds", "reclaimer", "free", "free_k", "alloc", "threads", "key_range", "insert", "erase",
-          "duration", "trials", "prefill", "seed", "pin", "stall"}) {
+          "duration", "trials", "prefill", "seed", "pin", "stall", "stall_hold"}) {
         EXPECT_TRUE(run["config"].contains(key)) << "config." << key;
     }
     for (const char* key :
@@ -388,6 +388,39 @@ TEST(Cli, StalledThreadLeavesBoundedReclaimersBounded) {
         ++checked;
     }
     EXPECT_GE(checked, 6) << "hp, he, ibr, wfe, nbr, nbrplus";
+}
+
+// What a held reference keeps alive (--stall-hold). Under lfrc the staller
+// holds the queue's oldest item, whose next link keeps every node dequeued
+// after it (each links to the next): all of the trial's garbage. Holding
+// nothing (--stall) it pins nothing; hazard pointers pin the one node.
+TEST(Cli, AHeldQueueNodeKeepsEveryLaterNodeUnderLfrcOnly) {
+    const std::string base =
+        "--ds ms_queue --threads 2 --key-range 256 --ops 20000 --bag-size 64 "
+        "--hp-scan-factor 1 --quiet --json --reclaimer ";
+    auto garbage_share = [&](const std::string& args) {
+        const run_result r = smrbench(base + args);
+        EXPECT_EQ(r.exit_code, 0) << args << "\n" << r.err;
+        const auto run = nlohmann::json::parse(r.out);
+        EXPECT_TRUE(run["validated"].get<bool>()) << args;
+        EXPECT_TRUE(run["config"]["stall"].get<bool>()) << args;
+        const double retired = run["reclaimer"]["retired"].get<double>();
+        EXPECT_GT(retired, 10000) << args;
+        return run["reclaimer"]["garbage_end"].get<double>() / retired;
+    };
+    EXPECT_GE(garbage_share("lfrc --stall-hold"), 0.9);
+    EXPECT_LE(garbage_share("lfrc --stall"), 0.1);
+    EXPECT_LE(garbage_share("hp --stall-hold"), 0.1);
+    EXPECT_GE(garbage_share("debra --stall-hold"), 0.9) << "epochs pin everything either way";
+}
+
+TEST(Cli, StallHoldIsRefusedWhereThereIsNoFirstNodeToHold) {
+    const run_result r = smrbench("--ds lazylist --stall-hold --duration 0.1");
+    EXPECT_EQ(r.exit_code, 2);
+    EXPECT_NE(r.err.find("--stall-hold applies only to hm_list, hash_set and ms_queue"),
+              std::string::npos)
+        << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
 }
 
 TEST(Cli, SelectedAllocatorReallyServesMalloc) {

@@ -132,6 +132,7 @@ def fake_result(
     insert: int = 50,
     erase: int = 50,
     stall: bool = False,
+    stall_hold: bool = False,
     free_calls: int = 1000,
     latency: dict[str, int] | None = None,
     hardware_threads: int = 4,
@@ -186,6 +187,8 @@ def fake_result(
         "reclaimer": counters,
         "trials": [{"trial": 0, "validated": True, "reclaimer": counters}],
     }
+    if stall_hold:
+        result["config"]["stall_hold"] = True
     if pool_nodes is not None:
         result["config"] |= {"pool_nodes": pool_nodes, "on_empty": on_empty if pool_nodes else None}
         result["status"] = status

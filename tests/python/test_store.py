@@ -89,6 +89,16 @@ def test_pool_columns_and_status(tmp_path: Path) -> None:
     assert rows == [(2000, "spin", "pool_exhausted"), (0, None, "ok"), (0, None, "ok")]
 
 
+def test_the_stall_column_tells_a_holding_staller_apart(tmp_path: Path) -> None:
+    with Store(tmp_path / "r.db") as store:
+        add_fake_run(store, trial=0)
+        add_fake_run(store, trial=1, stall=True)
+        add_fake_run(store, trial=2, stall=True, stall_hold=True)
+    db = sqlite3.connect(tmp_path / "r.db")
+    rows = db.execute("SELECT stall FROM runs ORDER BY id").fetchall()
+    assert rows == [(0,), (1,), (2,)]
+
+
 # The runs table of store schema 1, before the pool columns.
 SCHEMA_1_RUNS = """
 CREATE TABLE runs (

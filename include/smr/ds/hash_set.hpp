@@ -41,6 +41,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include "smr/ds/hm_list.hpp"
 #include "smr/ds/options.hpp"
@@ -111,6 +112,13 @@ class hash_set {
 
     /// True when every bucket starts each read phase from its head.
     bool restarts_from_head() const noexcept { return buckets_[0].restarts_from_head(); }
+
+    /// For a stalled reader (smrbench --stall-hold): holds the first node of
+    /// bucket 0 (hm_list::hold_first).
+    template <class Wait>
+    void hold_first(int tid, Wait&& wait) {
+        buckets_[0].hold_first(tid, std::forward<Wait>(wait));
+    }
 
     /// Quiescent only. Every bucket's validate() must hold, and every key
     /// must sit in the bucket it hashes to; key sums (wrapping) and sizes add

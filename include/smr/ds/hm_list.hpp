@@ -239,6 +239,20 @@ class hm_list {
         return w.curr->key == key;
     }
 
+    /// For a stalled reader (smrbench --stall-hold): inside one operation,
+    /// holds the first node after the head, as a traversal preempted there
+    /// would, and calls wait() until it returns. A neutralized reader (NBR)
+    /// comes back to the checkpoint and holds the then-first node. wait()
+    /// must only read and sleep (it runs inside a read phase).
+    template <class Wait>
+    void hold_first(int tid, Wait&& wait) {
+        smr::op_guard guard(domain_, tid);
+        SMR_READ_PHASE_BEGIN(domain_, tid);
+        (void)domain_.protect(tid, 0, head_.next);
+        wait();
+        domain_.read_phase_end(tid);
+    }
+
     /// Quiescent only. Checks: sentinels intact, keys strictly ascending from
     /// head to tail, no reachable node marked; sums keys and counts nodes
     /// between the sentinels.

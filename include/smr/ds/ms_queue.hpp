@@ -254,6 +254,26 @@ class ms_queue {
         }
     }
 
+    /// For a stalled reader (smrbench --stall-hold): inside one operation,
+    /// holds the oldest item's node (head's successor; nothing when the
+    /// queue is empty), as a dequeue preempted after protecting it would,
+    /// and calls wait() until it returns. A neutralized reader (NBR) comes
+    /// back to the checkpoint and holds the then-oldest. wait() must only
+    /// read and sleep (it runs inside a read phase).
+    template <class Wait>
+    void hold_first(int tid, Wait&& wait) {
+        smr::op_guard guard(domain_, tid);
+        SMR_READ_PHASE_BEGIN(domain_, tid);
+        for (;;) {
+            node* const h = domain_.protect(tid, 0, head_);
+            (void)domain_.protect(tid, 1, h->next);
+            // Head still h: its successor was linked when protected (dequeue).
+            if (head_.load(std::memory_order_relaxed) == h) break;
+        }
+        wait();
+        domain_.read_phase_end(tid);
+    }
+
     /// Quiescent only. Checks: the list from head ends (no cycle), tail is
     /// its last node or the one before; sums the keys of the items (the nodes
     /// after head) and counts them.

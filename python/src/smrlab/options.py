@@ -63,6 +63,11 @@ _OPTIONS = [
     Option("seed", "int", "base seed; trial i runs with seed + i", minimum=0),
     Option("pin", "str", "none | compact | scatter", choices=("none", "compact", "scatter")),
     Option("stall", "bool", "one extra thread stays inside an operation"),
+    Option(
+        "stall_hold",
+        "bool",
+        "as stall, holding the structure's first node (hm_list, hash_set, ms_queue)",
+    ),
     Option("allow_unsafe", "bool", "run a combination smrbench calls unsafe"),
     Option("bag_size", "int", "scan-based reclaimers: retire-list length", minimum=1),
     Option("advance_every", "int", "ebr, nebr: operations between advances", minimum=1),

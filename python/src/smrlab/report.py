@@ -161,7 +161,7 @@ def _runs_table(runs: list[dict[str, Any]]) -> str:
             _cell(run["threads"]),
             _cell(run["key_range"]),
             _cell(f"{run['insert_pct']}/{run['erase_pct']}"),
-            _cell("yes" if run["stall"] else "no"),
+            _cell({0: "no", 1: "yes", 2: "holding"}.get(run["stall"] or 0, "yes")),
             _cell(run["trial"]),
             _cell((run["throughput"] or 0) / 1e6),
             _cell(

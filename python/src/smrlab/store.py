@@ -154,7 +154,8 @@ def columns_from_result(result: dict[str, Any], trial: int) -> dict[str, Any]:
         "erase_pct": config.get("erase"),
         "contains_pct": config.get("contains"),
         "duration": config.get("duration"),
-        "stall": int(bool(config.get("stall", False))),
+        # 0: no stalled thread, 1: one that holds nothing, 2: one that holds the first node.
+        "stall": 2 if config.get("stall_hold") else int(bool(config.get("stall", False))),
         "seed": config.get("seed"),
         "trial": trial,
         "throughput": result.get("throughput_ops_per_s"),
