@@ -240,14 +240,14 @@ TEST(lfrc, stray_increments_on_reused_nodes_never_free_a_held_node) {
     EXPECT_EQ(in_use(d), 0u);
 }
 
-/// Harris-Michael list under lfrc, with more threads than cores and a tiny
-/// key range: every node is unlinked and freed again and again.
-TEST(lfrc, hm_list_stress_frees_every_unlinked_node) {
+/// Four threads (more than the machine's cores) insert, erase and look up
+/// keys of a tiny range in `set`, so every node is unlinked and freed again
+/// and again; then the set must hold exactly the net insertions, every
+/// unlinked node must be freed, and every node alive must be linked.
+template <class Set>
+void stress_set(lfrc_domain& d, Set& set, std::int64_t keys) {
     constexpr int threads = 4;
     constexpr int ops = 20'000;
-    constexpr std::int64_t keys = 16;
-    lfrc_domain d{smr::domain_config{}};
-    smr::ds::hm_list<lfrc_domain> list(d);
     std::atomic<std::int64_t> net_sum{0};
     std::vector<std::thread> workers;
     for (int t = 0; t < threads; ++t) {
@@ -256,29 +256,52 @@ TEST(lfrc, hm_list_stress_frees_every_unlinked_node) {
             std::mt19937_64 rng(static_cast<std::uint64_t>(t) + 1);
             std::int64_t sum = 0;
             for (int i = 0; i < ops; ++i) {
-                const auto key = static_cast<std::int64_t>(rng() % keys);
+                const auto key =
+                    static_cast<std::int64_t>(rng() % static_cast<std::uint64_t>(keys));
                 switch (rng() % 3) {
                     case 0:
-                        if (list.insert(handle.tid(), key, key)) sum += key;
+                        if (set.insert(handle.tid(), key, key)) sum += key;
                         break;
                     case 1:
-                        if (list.erase(handle.tid(), key)) sum -= key;
+                        if (set.erase(handle.tid(), key)) sum -= key;
                         break;
                     default:
-                        (void)list.contains(handle.tid(), key);
+                        (void)set.contains(handle.tid(), key);
                 }
             }
             net_sum.fetch_add(sum);
         });
     }
     for (auto& w : workers) w.join();
-    const auto check = list.validate();
+    const auto check = set.validate();
     ASSERT_TRUE(check.ok) << check.error;
     EXPECT_EQ(check.key_sum, net_sum.load());
     EXPECT_EQ(d.garbage(), 0u) << "a retired node outlived every reference";
     EXPECT_EQ(in_use(d), check.size) << "nodes alive = nodes linked";
     const auto s = d.stats();
     EXPECT_EQ(s.allocated, s.freed + s.discarded + check.size);
+}
+
+TEST(lfrc, hm_list_stress_frees_every_unlinked_node) {
+    lfrc_domain d{smr::domain_config{}};
+    {
+        smr::ds::hm_list<lfrc_domain> list(d);
+        stress_set(d, list, 16);
+    }
+    EXPECT_EQ(in_use(d), 0u);
+}
+
+/// The hash set's buckets are Harris-Michael lists with packed sentinels;
+/// four buckets keep every bucket contended.
+TEST(lfrc, hash_set_stress_frees_every_unlinked_node) {
+    lfrc_domain d{smr::domain_config{}};
+    smr::ds::ds_options options;
+    options.buckets = 4;
+    {
+        smr::ds::hash_set<lfrc_domain> set(d, options);
+        stress_set(d, set, 32);
+    }
+    EXPECT_EQ(in_use(d), 0u);
 }
 
 /// The queue's first dummy lives in the queue object and is never freed: if
@@ -340,44 +363,6 @@ TEST(lfrc, ms_queue_stress_frees_every_dequeued_node) {
         EXPECT_EQ(d.garbage(), 0u);
         // The items, plus head's dummy once it is an allocated node.
         EXPECT_EQ(in_use(d), check.size + (dequeued.load() > 0 ? 1u : 0u));
-    }
-    EXPECT_EQ(in_use(d), 0u);
-}
-
-/// The hash set's buckets are Harris-Michael lists with packed sentinels;
-/// four buckets and a tiny key range keep every bucket contended.
-TEST(lfrc, hash_set_stress_frees_every_unlinked_node) {
-    constexpr int threads = 4;
-    constexpr int ops = 20'000;
-    lfrc_domain d{smr::domain_config{}};
-    smr::ds::ds_options options;
-    options.buckets = 4;
-    {
-        smr::ds::hash_set<lfrc_domain> set(d, options);
-        std::atomic<std::int64_t> net_sum{0};
-        std::vector<std::thread> workers;
-        for (int t = 0; t < threads; ++t) {
-            workers.emplace_back([&, t] {
-                smr::thread_handle handle(d);
-                std::mt19937_64 rng(static_cast<std::uint64_t>(t) + 11);
-                std::int64_t sum = 0;
-                for (int i = 0; i < ops; ++i) {
-                    const auto key = static_cast<std::int64_t>(rng() % 32);
-                    if (rng() % 2 == 0) {
-                        if (set.insert(handle.tid(), key, key)) sum += key;
-                    } else if (set.erase(handle.tid(), key)) {
-                        sum -= key;
-                    }
-                }
-                net_sum.fetch_add(sum);
-            });
-        }
-        for (auto& w : workers) w.join();
-        const auto check = set.validate();
-        ASSERT_TRUE(check.ok) << check.error;
-        EXPECT_EQ(check.key_sum, net_sum.load());
-        EXPECT_EQ(d.garbage(), 0u);
-        EXPECT_EQ(in_use(d), check.size);
     }
     EXPECT_EQ(in_use(d), 0u);
 }
