@@ -8,6 +8,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "option_table.hpp"
 #include "recording.hpp"
 #include "registry.hpp"
 
@@ -192,112 +193,14 @@ std::string to_string(prefill_mode mode, std::int64_t count) {
 parse_outcome parse_command_line(int argc, char** argv) {
     parse_outcome outcome;
     bench_config& c = outcome.config;
-    std::string free = "batch", alloc = "glibc", prefill = "auto", pin = "none", on_empty = "yield";
+    option_texts texts;
 
     CLI::App app{
         "smrbench: run one data structure x reclaimer x allocator x workload, validate every "
         "trial.\n"
         "Names of data structures and reclaimers: smrbench --list."};
     app.option_defaults()->always_capture_default();
-    app.add_option("--ds", c.ds, "data structure");
-    app.add_option("--reclaimer", c.reclaimer, "memory reclamation scheme");
-    app.add_option("--free", free, "freeing policy: batch | amortized");
-    app.add_option("--free-k", c.free_k, "amortized: nodes freed per operation")
-        ->check(CLI::Range(1u, 1u << 20));
-    app.add_option(
-        "--free-catchup-div", c.free_catchup_divisor,
-        "amortized: also free len/N per operation when the freeable list is long (0: off)");
-    app.add_option("--alloc", alloc,
-                   "allocator: glibc | jemalloc | tcmalloc | mimalloc | tbbmalloc");
-    app.add_option("--pool-nodes", c.pool_nodes,
-                   "allocate nodes from a bounded pool of N blocks on top of --alloc, which can "
-                   "run out (Hart et al.; 0: no pool)")
-        ->check(CLI::Range(std::uint64_t{0}, std::uint64_t{1} << 32));
-    app.add_option("--on-empty", on_empty,
-                   "with --pool-nodes, an allocation that finds the pool empty: yield (sched_yield "
-                   "and retry) | spin (busy-wait and retry) | fail (the operation gives up)");
-    app.add_option("--threads", c.threads, "worker threads")->check(CLI::Range(1, 4096));
-    app.add_option("--key-range", c.key_range, "keys are uniform in [0, N)")
-        ->check(CLI::Range(std::int64_t{1}, std::int64_t{1} << 40));
-    app.add_option("--insert", c.insert_pct, "percent inserts")->check(CLI::Range(0, 100));
-    app.add_option("--erase", c.erase_pct, "percent erases (contains: the rest)")
-        ->check(CLI::Range(0, 100));
-    app.add_option("--duration", c.duration_s, "measured seconds per trial (fractions allowed)")
-        ->check(CLI::Range(0.001, 86400.0));
-    app.add_option(
-        "--ops", c.ops_per_thread,
-        "run exactly N operations per thread instead of --duration (deterministic: for callgrind)");
-    app.add_option("--trials", c.trials, "trials (throughput: median)")->check(CLI::Range(1, 1000));
-    app.add_option("--prefill", prefill, "auto (steady-state size) | none | N keys");
-    app.add_option("--seed", c.seed, "random seed");
-    app.add_option("--pin", pin, "thread placement: none | compact | scatter");
-    app.add_flag("--stall", c.stall,
-                 "one extra thread stays inside an operation for the whole trial");
-    app.add_flag("--stall-hold", c.stall_hold,
-                 "as --stall, and the stalled thread holds the structure's first node (hm_list: "
-                 "the first after the head; hash_set: bucket 0's first; ms_queue: the oldest "
-                 "item's)");
-    app.add_flag("--json", c.json, "print exactly one JSON object on stdout");
-    app.add_flag("--list", c.list,
-                 "list data structures, reclaimers, allocators and valid combinations");
-    app.add_flag("--quiet", c.quiet, "no progress lines on stderr");
-    app.add_flag("--markdown", c.markdown,
-                 "with --list: print the reclaimer x data structure compatibility table as "
-                 "markdown (docs/compatibility.md)");
-    app.add_flag("--allow-unsafe", c.allow_unsafe,
-                 "run a reclaimer x data structure combination the compatibility table calls "
-                 "unsafe (smrbench --list)");
-    app.add_flag("--restart-from-head", c.restart_from_head,
-                 "hm_list, hash_set: start every read phase from the head, also after "
-                 "unlinking a marked node (the NBR paper's E4 'restarts' variant)");
-    app.add_option("--buckets", c.buckets,
-                   "hash_set: buckets of the fixed-size table (default: key range / 2, load "
-                   "factor 1 at the 50/50 steady state)")
-        ->check(CLI::Range(std::int64_t{1}, std::int64_t{1} << 40))
-        ->always_capture_default(false);
-    app.add_option("--bag-size", c.bag_size,
-                   "scan-based reclaimers: retire-list length that triggers a scan")
-        ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1} << 32));
-    app.add_option("--advance-every", c.advance_every,
-                   "ebr, nebr: operations between epoch-advance attempts")
-        ->check(CLI::Range(1u, 1u << 30));
-    app.add_option("--check-every", c.check_every,
-                   "debra, qsbr: operations between checks of another thread")
-        ->check(CLI::Range(1u, 1u << 30));
-    app.add_option("--epoch-freq", c.epoch_freq,
-                   "rcu, he, ibr, wfe: allocations per global epoch (era) increment")
-        ->check(CLI::Range(1u, 1u << 30));
-    app.add_option("--hp-scan-factor", c.hp_scan_factor,
-                   "hp: scan at max(bag size, factor x hazard slots of registered threads)")
-        ->check(CLI::Range(0u, 1u << 20));
-    app.add_option("--wfe-fast-attempts", c.wfe_fast_attempts,
-                   "wfe: fast-path attempts of protect before the wait-free slow path")
-        ->check(CLI::Range(1u, 1u << 20));
-    app.add_option("--token-check-every", c.token_check_every,
-                   "token_periodic: frees between token checks")
-        ->check(CLI::Range(1u, 1u << 30));
-    app.add_option("--signal", c.nbr_signal,
-                   "nbr, nbrplus: neutralization signal number (default SIGUSR1)");
-    app.add_option("--nbr-low-watermark", c.nbr_low_watermark,
-                   "nbrplus: bag size at which a thread waits for another's broadcast "
-                   "(0: half the high watermark)")
-        ->check(CLI::Range(std::uint64_t{0}, std::uint64_t{1} << 32));
-    app.add_option("--nbr-high-watermark", c.nbr_high_watermark,
-                   "nbrplus: bag size at which a thread signals everyone (0: --bag-size)")
-        ->check(CLI::Range(std::uint64_t{0}, std::uint64_t{1} << 32));
-
-    app.add_option("--timeline", c.timeline_path,
-                   "record per-thread events to FILE (docs/timeline-format.md)");
-    app.add_option("--timeline-min-ns", c.timeline_min_free_ns,
-                   "record free() calls at least this long (0: all)");
-    app.add_option("--timeline-capacity", c.timeline_capacity,
-                   "events per thread before recording stops")
-        ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1} << 28));
-    app.add_option("--garbage-series", c.garbage_series_path,
-                   "record garbage at every epoch change to FILE");
-    app.add_option("--sample-ms", c.sample_ms,
-                   "sample RSS, allocator bytes and garbage every N ms into the JSON")
-        ->check(CLI::Range(0u, 3600000u));
+    add_table_options(app, c, texts);
 
     try {
         app.parse(argc, argv);
@@ -325,9 +228,9 @@ parse_outcome parse_command_line(int argc, char** argv) {
                                 " must be below the high watermark " + std::to_string(high));
             }
         }
-        check_names(c, free, alloc, pin, c);
-        check_pool(app.count("--on-empty") != 0, on_empty, c);
-        parse_prefill(prefill, c);
+        check_names(c, texts.at("free"), texts.at("alloc"), texts.at("pin"), c);
+        check_pool(app.count("--on-empty") != 0, texts.at("on-empty"), c);
+        parse_prefill(texts.at("prefill"), c);
         check_allocator_available(c.alloc);
         for (const auto* path : {&c.timeline_path, &c.garbage_series_path}) {
             if (!path->empty() && !can_create(*path)) {

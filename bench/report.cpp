@@ -7,6 +7,7 @@
 #include <string>
 #include <thread>
 
+#include "option_table.hpp"
 #include "pinning.hpp"
 #include "smr/free_policy.hpp"
 
@@ -15,60 +16,14 @@ namespace {
 
 using nlohmann::json;
 
-/// hash_set's table size (the default resolved); null for a structure
-/// without buckets.
-json buckets_json(const bench_config& c) {
-    const combination* combo = find_combination(c.ds, c.reclaimer);
-    if (combo == nullptr || !combo->has_buckets_option) return nullptr;
-    return c.bucket_count();
-}
-
 }  // namespace
 
 json config_json(const bench_config& c) {
-    return json{
-        {"ds", c.ds},
-        {"reclaimer", c.reclaimer},
-        {"free", std::string(smr::to_string(c.free))},
-        {"free_k", c.free_k},
-        {"free_catchup_div", c.free_catchup_divisor},
-        {"alloc", std::string(to_string(c.alloc))},
-        {"pool_nodes", c.pool_nodes},
-        {"on_empty",
-         c.pool_nodes != 0 ? json(std::string(smr::alloc::to_string(c.on_empty))) : json(nullptr)},
-        {"threads", c.threads},
-        {"key_range", c.key_range},
-        {"insert", c.insert_pct},
-        {"erase", c.erase_pct},
-        {"contains", c.contains_pct()},
-        {"duration", c.duration_s},
-        {"ops", c.ops_per_thread},
-        {"trials", c.trials},
-        {"prefill", to_string(c.prefill, c.prefill_count)},
-        {"prefill_target", c.prefill_target()},
-        {"seed", c.seed},
-        {"pin", std::string(to_string(c.pin))},
-        {"stall", c.stall},
-        {"stall_hold", c.stall_hold},
-        {"allow_unsafe", c.allow_unsafe},
-        {"restart_from_head", c.restart_from_head},
-        {"buckets", buckets_json(c)},
-        {"bag_size", c.bag_size},
-        {"advance_every", c.advance_every},
-        {"check_every", c.check_every},
-        {"epoch_freq", c.epoch_freq},
-        {"hp_scan_factor", c.hp_scan_factor},
-        {"wfe_fast_attempts", c.wfe_fast_attempts},
-        {"token_check_every", c.token_check_every},
-        {"signal", c.nbr_signal},
-        {"nbr_low_watermark", c.nbr_low_watermark},
-        {"nbr_high_watermark", c.nbr_high_watermark},
-        {"timeline", c.timeline_path},
-        {"timeline_min_ns", c.timeline_min_free_ns},
-        {"timeline_capacity", c.timeline_capacity},
-        {"garbage_series", c.garbage_series_path},
-        {"sample_ms", c.sample_ms},
-    };
+    json out = table_config_json(c);
+    // Derived from the options, for readers of the JSON.
+    out["contains"] = c.contains_pct();
+    out["prefill_target"] = c.prefill_target();
+    return out;
 }
 
 json recording_header(const bench_config& c, int trial) {

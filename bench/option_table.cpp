@@ -1,0 +1,255 @@
+#include "option_table.hpp"
+
+#include <array>
+#include <string>
+#include <type_traits>
+
+#include "registry.hpp"
+
+namespace smrbench {
+namespace {
+
+using nlohmann::json;
+
+constexpr double two_to(int bits) { return static_cast<double>(std::uint64_t{1} << bits); }
+
+/// A ranged number.
+constexpr option_spec number(std::string_view name, option_field field, std::string_view help,
+                             double minimum, double maximum, std::string_view unit = "",
+                             option_target target = option_target::benchmark) {
+    return {.name = name,
+            .field = field,
+            .help = help,
+            .target = target,
+            .ranged = true,
+            .minimum = minimum,
+            .maximum = maximum,
+            .unit = unit};
+}
+
+/// A reclaimer parameter (domain_config).
+constexpr option_spec tuning(std::string_view name, option_field field, std::string_view help,
+                             double minimum, double maximum, std::string_view unit) {
+    return number(name, field, help, minimum, maximum, unit, option_target::domain);
+}
+
+json buckets_json(const bench_config& c) {
+    const combination* combo = find_combination(c.ds, c.reclaimer);
+    if (combo == nullptr || !combo->has_buckets_option) return nullptr;
+    return c.bucket_count();
+}
+
+// The papers' settings are smrbench's defaults (bench_config's initializers,
+// which each help text's reason cites); the library's own defaults are
+// smr::domain_config's.
+const std::array table{
+    option_spec{.name = "ds", .field = &bench_config::ds, .help = "data structure"},
+    option_spec{.name = "reclaimer",
+                .field = &bench_config::reclaimer,
+                .help = "memory reclamation scheme"},
+    option_spec{.name = "free",
+                .field = text_option{"batch"},
+                .help = "freeing policy: batch | amortized",
+                .target = option_target::domain,
+                .json = [](const bench_config& c) -> json { return smr::to_string(c.free); }},
+    number("free-k", &bench_config::free_k, "amortized: nodes freed per operation", 1, two_to(20),
+           "nodes", option_target::domain),
+    option_spec{.name = "free-catchup-div",
+                .field = &bench_config::free_catchup_divisor,
+                .help = "amortized: also free len/N per operation when the freeable list is "
+                        "long (0: off)",
+                .target = option_target::domain},
+    option_spec{.name = "alloc",
+                .field = text_option{"glibc"},
+                .help = "allocator: glibc | jemalloc | tcmalloc | mimalloc | tbbmalloc",
+                .json = [](const bench_config& c) -> json { return to_string(c.alloc); }},
+    number("pool-nodes", &bench_config::pool_nodes,
+           "allocate nodes from a bounded pool of N blocks on top of --alloc, which can run out "
+           "(Hart et al.; 0: no pool)",
+           0, two_to(32), "blocks"),
+    option_spec{.name = "on-empty",
+                .field = text_option{"yield"},
+                .help = "with --pool-nodes, an allocation that finds the pool empty: yield "
+                        "(sched_yield and retry) | spin (busy-wait and retry) | fail (the "
+                        "operation gives up)",
+                .json = [](const bench_config& c) -> json {
+                    if (c.pool_nodes == 0) return nullptr;
+                    return smr::alloc::to_string(c.on_empty);
+                }},
+    number("threads", &bench_config::threads, "worker threads", 1, 4096, "threads"),
+    number("key-range", &bench_config::key_range, "keys are uniform in [0, N)", 1, two_to(40),
+           "keys"),
+    number("insert", &bench_config::insert_pct, "percent inserts", 0, 100, "%"),
+    number("erase", &bench_config::erase_pct, "percent erases (contains: the rest)", 0, 100, "%"),
+    number("duration", &bench_config::duration_s, "measured seconds per trial (fractions allowed)",
+           0.001, 86400, "s"),
+    option_spec{.name = "ops",
+                .field = &bench_config::ops_per_thread,
+                .help = "run exactly N operations per thread instead of --duration "
+                        "(deterministic: for callgrind)",
+                .unit = "operations"},
+    number("trials", &bench_config::trials, "trials (throughput: median)", 1, 1000, "trials"),
+    option_spec{.name = "prefill",
+                .field = text_option{"auto"},
+                .help = "auto (steady-state size) | none | N keys",
+                .json = [](const bench_config& c) -> json {
+                    return to_string(c.prefill, c.prefill_count);
+                }},
+    option_spec{.name = "seed", .field = &bench_config::seed, .help = "random seed"},
+    option_spec{.name = "pin",
+                .field = text_option{"none"},
+                .help = "thread placement: none | compact | scatter",
+                .json = [](const bench_config& c) -> json { return to_string(c.pin); }},
+    option_spec{.name = "stall",
+                .field = &bench_config::stall,
+                .help = "one extra thread stays inside an operation for the whole trial"},
+    option_spec{.name = "stall-hold",
+                .field = &bench_config::stall_hold,
+                .help = "as --stall, and the stalled thread holds the structure's first node "
+                        "(hm_list: the first after the head; hash_set: bucket 0's first; "
+                        "ms_queue: the oldest item's)"},
+    option_spec{.name = "json",
+                .field = &bench_config::json,
+                .help = "print exactly one JSON object on stdout",
+                .target = option_target::output},
+    option_spec{.name = "list",
+                .field = &bench_config::list,
+                .help = "list data structures, reclaimers, allocators and valid combinations",
+                .target = option_target::output},
+    option_spec{.name = "quiet",
+                .field = &bench_config::quiet,
+                .help = "no progress lines on stderr",
+                .target = option_target::output},
+    option_spec{.name = "markdown",
+                .field = &bench_config::markdown,
+                .help = "with --list: print the reclaimer x data structure compatibility table "
+                        "as markdown (docs/compatibility.md)",
+                .target = option_target::output},
+    option_spec{.name = "allow-unsafe",
+                .field = &bench_config::allow_unsafe,
+                .help = "run a reclaimer x data structure combination the compatibility table "
+                        "calls unsafe (smrbench --list)"},
+    option_spec{.name = "restart-from-head",
+                .field = &bench_config::restart_from_head,
+                .help = "hm_list, hash_set: start every read phase from the head, also after "
+                        "unlinking a marked node (the NBR paper's E4 'restarts' variant)"},
+    option_spec{.name = "buckets",
+                .field = &bench_config::buckets,
+                .help = "hash_set: buckets of the fixed-size table (default: key range / 2, "
+                        "load factor 1 at the 50/50 steady state)",
+                .ranged = true,
+                .minimum = 1,
+                .maximum = two_to(40),
+                .unit = "buckets",
+                .derived_default = true,
+                .json = buckets_json},
+    tuning("bag-size", &bench_config::bag_size,
+           "scan-based reclaimers: retire-list length that triggers a scan", 1, two_to(32),
+           "nodes"),
+    tuning("advance-every", &bench_config::advance_every,
+           "ebr, nebr: operations between epoch-advance attempts", 1, two_to(30), "operations"),
+    tuning("check-every", &bench_config::check_every,
+           "debra, qsbr: operations between checks of another thread", 1, two_to(30), "operations"),
+    tuning("epoch-freq", &bench_config::epoch_freq,
+           "rcu, he, ibr, wfe: allocations per global epoch (era) increment", 1, two_to(30),
+           "allocations"),
+    tuning("hp-scan-factor", &bench_config::hp_scan_factor,
+           "hp: scan at max(bag size, factor x hazard slots of registered threads)", 0, two_to(20),
+           "x hazard slots"),
+    tuning("wfe-fast-attempts", &bench_config::wfe_fast_attempts,
+           "wfe: fast-path attempts of protect before the wait-free slow path", 1, two_to(20),
+           "attempts"),
+    tuning("token-check-every", &bench_config::token_check_every,
+           "token_periodic: frees between token checks", 1, two_to(30), "frees"),
+    option_spec{.name = "signal",
+                .field = &bench_config::nbr_signal,
+                .help = "nbr, nbrplus: neutralization signal number (default SIGUSR1)",
+                .target = option_target::domain},
+    tuning("nbr-low-watermark", &bench_config::nbr_low_watermark,
+           "nbrplus: bag size at which a thread waits for another's broadcast (0: half the "
+           "high watermark)",
+           0, two_to(32), "nodes"),
+    tuning("nbr-high-watermark", &bench_config::nbr_high_watermark,
+           "nbrplus: bag size at which a thread signals everyone (0: --bag-size)", 0, two_to(32),
+           "nodes"),
+    option_spec{.name = "timeline",
+                .field = &bench_config::timeline_path,
+                .help = "record per-thread events to FILE (docs/timeline-format.md)"},
+    option_spec{.name = "timeline-min-ns",
+                .field = &bench_config::timeline_min_free_ns,
+                .help = "record free() calls at least this long (0: all)",
+                .unit = "ns"},
+    number("timeline-capacity", &bench_config::timeline_capacity,
+           "events per thread before recording stops", 1, two_to(28), "events"),
+    option_spec{.name = "garbage-series",
+                .field = &bench_config::garbage_series_path,
+                .help = "record garbage at every epoch change to FILE"},
+    number("sample-ms", &bench_config::sample_ms,
+           "sample RSS, allocator bytes and garbage every N ms into the JSON", 0, 3600000, "ms"),
+};
+
+std::string json_key(std::string_view name) {
+    std::string key(name);
+    for (char& ch : key) {
+        if (ch == '-') ch = '_';
+    }
+    return key;
+}
+
+/// Adds one number, flag or string option writing `config.*member`.
+template <class T>
+void add_member(CLI::App& app, const option_spec& spec, T& value) {
+    const std::string flag = "--" + std::string(spec.name);
+    const std::string help(spec.help);
+    if constexpr (std::is_same_v<T, bool>) {
+        app.add_flag(flag, value, help);
+    } else {
+        CLI::Option* option = app.add_option(flag, value, help);
+        if constexpr (std::is_arithmetic_v<T>) {
+            if (spec.ranged) {
+                option->check(
+                    CLI::Range(static_cast<T>(spec.minimum), static_cast<T>(spec.maximum)));
+            }
+        }
+        if (spec.derived_default) option->always_capture_default(false);
+    }
+}
+
+}  // namespace
+
+std::span<const option_spec> option_table() { return table; }
+
+void add_table_options(CLI::App& app, bench_config& config, option_texts& texts) {
+    for (const option_spec& spec : table) {
+        std::visit(
+            [&]<class Field>(const Field& field) {
+                if constexpr (std::is_same_v<Field, text_option>) {
+                    std::string& text = texts[spec.name] = std::string(field.default_text);
+                    add_member(app, spec, text);
+                } else {
+                    add_member(app, spec, config.*field);
+                }
+            },
+            spec.field);
+    }
+}
+
+json table_config_json(const bench_config& config) {
+    json out = json::object();
+    for (const option_spec& spec : table) {
+        if (spec.target == option_target::output) continue;
+        const std::string key = json_key(spec.name);
+        if (spec.json != nullptr) {
+            out[key] = spec.json(config);
+            continue;
+        }
+        std::visit(
+            [&]<class Field>(const Field& field) {
+                if constexpr (!std::is_same_v<Field, text_option>) out[key] = config.*field;
+            },
+            spec.field);
+    }
+    return out;
+}
+
+}  // namespace smrbench

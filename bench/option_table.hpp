@@ -1,0 +1,76 @@
+// smrbench's options, described once: the table that generates the command
+// line, the JSON `config` object and (smrbench --list --json) the
+// machine-readable description the Python side reads.
+//
+// Adding an option: add its field to bench_config (options.hpp) and one row
+// to the table in option_table.cpp. A number is parsed by CLI11 into its
+// field and checked against the row's range; a text option (a name from a
+// fixed set, or a form such as --prefill's) is kept as text and parsed by
+// parse_command_line, which owns the messages that name the valid values.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <cstdint>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <span>
+#include <string>
+#include <string_view>
+#include <variant>
+
+#include "options.hpp"
+
+namespace smrbench {
+
+/// What an option configures.
+enum class option_target : std::uint8_t {
+    benchmark,  ///< the workload, the run, the allocator, the recording
+    domain,     ///< a reclaimer parameter, passed on in smr::domain_config
+    output,     ///< what smrbench prints; not part of the run (not in the JSON config)
+};
+
+/// Text options keep their text until parse_command_line reads it (their
+/// row gives the JSON value).
+struct text_option {
+    std::string_view default_text;
+};
+
+/// The bench_config member an option writes.
+using option_field =
+    std::variant<int bench_config::*, std::uint32_t bench_config::*, std::int64_t bench_config::*,
+                 std::uint64_t bench_config::*, double bench_config::*, bool bench_config::*,
+                 std::string bench_config::*, text_option>;
+
+/// One option. Its CLI flag is "--" + name; its JSON key is name with '_'
+/// for '-'.
+struct option_spec {
+    std::string_view name;
+    option_field field;
+    std::string_view help;
+    option_target target = option_target::benchmark;
+    /// Numbers: the accepted range, inclusive (checked when ranged).
+    bool ranged = false;
+    double minimum = 0;
+    double maximum = 0;
+    std::string_view unit = "";
+    /// Shown without a default in --help (its default depends on others).
+    bool derived_default = false;
+    /// The value in the JSON config when it is not the field's own (text
+    /// options: the parsed name or count; null where it does not apply).
+    nlohmann::json (*json)(const bench_config&) = nullptr;
+};
+
+/// Every option, in --help order.
+std::span<const option_spec> option_table();
+
+/// The text of every text option after parsing, by option name.
+using option_texts = std::map<std::string_view, std::string>;
+
+/// Adds every option of the table to `app`, writing into `config` (numbers,
+/// flags, plain strings) and `texts` (text options, preset to their defaults).
+void add_table_options(CLI::App& app, bench_config& config, option_texts& texts);
+
+/// The JSON config: every option not of target output, by JSON key.
+nlohmann::json table_config_json(const bench_config& config);
+
+}  // namespace smrbench
