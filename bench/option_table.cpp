@@ -234,6 +234,55 @@ void add_table_options(CLI::App& app, bench_config& config, option_texts& texts)
     }
 }
 
+std::string_view target_name(option_target target) {
+    switch (target) {
+        case option_target::benchmark:
+            return "benchmark";
+        case option_target::domain:
+            return "domain";
+        case option_target::output:
+            return "output";
+    }
+    return "benchmark";
+}
+
+json options_description() {
+    const bench_config defaults{};
+    json out = json::array();
+    for (const option_spec& spec : table) {
+        json row{{"name", spec.name},
+                 {"flag", "--" + std::string(spec.name)},
+                 {"key", json_key(spec.name)},
+                 {"target", target_name(spec.target)},
+                 {"unit", spec.unit},
+                 {"help", spec.help},
+                 {"minimum", spec.ranged ? json(spec.minimum) : json(nullptr)},
+                 {"maximum", spec.ranged ? json(spec.maximum) : json(nullptr)}};
+        std::visit(
+            [&]<class Field>(const Field& field) {
+                if constexpr (std::is_same_v<Field, text_option>) {
+                    row["type"] = "str";
+                    row["default"] = field.default_text;
+                } else {
+                    using T = std::remove_cvref_t<decltype(defaults.*field)>;
+                    row["type"] = std::is_same_v<T, bool>          ? "bool"
+                                  : std::is_same_v<T, std::string> ? "str"
+                                  : std::is_floating_point_v<T>    ? "float"
+                                                                   : "int";
+                    row["default"] = defaults.*field;
+                    if (spec.ranged && std::is_integral_v<T>) {
+                        row["minimum"] = static_cast<std::int64_t>(spec.minimum);
+                        row["maximum"] = static_cast<std::int64_t>(spec.maximum);
+                    }
+                }
+            },
+            spec.field);
+        if (spec.derived_default) row["default"] = nullptr;
+        out.push_back(std::move(row));
+    }
+    return out;
+}
+
 json table_config_json(const bench_config& config) {
     json out = json::object();
     for (const option_spec& spec : table) {

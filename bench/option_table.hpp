@@ -73,4 +73,9 @@ void add_table_options(CLI::App& app, bench_config& config, option_texts& texts)
 /// The JSON config: every option not of target output, by JSON key.
 nlohmann::json table_config_json(const bench_config& config);
 
+/// smrbench --list --json's "options": every option's name, flag, JSON key,
+/// type (int, float, bool, str), default (null when derived from others),
+/// range (null when unchecked), unit, target and help.
+nlohmann::json options_description();
+
 }  // namespace smrbench

@@ -10,6 +10,7 @@
 #include "option_table.hpp"
 #include "pinning.hpp"
 #include "smr/free_policy.hpp"
+#include "statistics.hpp"
 
 namespace smrbench {
 namespace {
@@ -33,30 +34,6 @@ json recording_header(const bench_config& c, int trial) {
 }
 
 namespace {
-
-json reclaimer_json(const reclaimer_report& r) {
-    return json{
-        {"allocated", r.allocated},
-        {"allocated_bytes", r.allocated_bytes},
-        {"measured_allocated", r.measured_allocated},
-        {"measured_allocated_bytes", r.measured_allocated_bytes},
-        {"retired", r.retired},
-        {"freed", r.freed},
-        {"discarded", r.discarded},
-        {"garbage_end", r.garbage_end},
-        {"garbage_peak", r.garbage_peak},
-        {"epochs", r.epochs},
-        {"signals", r.signals},
-        {"restarts", r.restarts},
-        {"free_seconds", r.free_seconds},
-        {"free_calls", r.free_calls},
-        {"free_latency_ns",
-         {{"p50", r.free_p50_ns},
-          {"p99", r.free_p99_ns},
-          {"p999", r.free_p999_ns},
-          {"max", r.free_max_ns}}},
-    };
-}
 
 /// The pool's counts, or null for a run without a pool (capacity null: the
 /// unbounded pool reference counting runs on without --pool-nodes).
@@ -276,7 +253,9 @@ void print_list(std::ostream& out, bool as_json) {
                     {"free", {"batch", "amortized"}},
                     {"allocators", allocators},
                     {"pin", {"none", "compact", "scatter"}},
-                    {"combinations", combos}}
+                    {"combinations", combos},
+                    {"options", options_description()},
+                    {"statistics", statistics_description()}}
                    .dump(2)
             << '\n';
         return;

@@ -215,3 +215,35 @@ def test_every_passed_option_is_a_flag_of_the_real_smrbench(smrbench: Path) -> N
     ).stdout
     missing = [o.flag for o in OPTIONS.values() if o.passed and o.flag not in help_text]
     assert missing == [], f"smrlab passes flags smrbench does not have: {missing}"
+
+
+def test_the_option_table_agrees_with_smrbenchs_description(smrbench: Path) -> None:
+    """smrlab's option table and smrbench's (smrbench --list --json "options") name the same
+    options with compatible types and the same ranges, so a grid smrlab accepts is one smrbench
+    accepts."""
+    import json
+    import subprocess
+
+    from smrlab.options import OPTIONS
+
+    listing = json.loads(
+        subprocess.run(
+            [str(smrbench), "--list", "--json"], capture_output=True, text=True, check=True
+        ).stdout
+    )
+    described = {o["key"]: o for o in listing["options"] if o["target"] != "output"}
+    passed = {key: option for key, option in OPTIONS.items() if option.passed}
+    # trials is smrlab's own (one smrbench process per trial), with smrbench's range.
+    assert sorted(set(described) - set(OPTIONS)) == [], "smrbench options smrlab cannot set"
+    assert sorted(set(passed) - set(described)) == [], "smrlab options smrbench does not have"
+    types = {"int": {"int", "threads"}, "float": {"float"}, "bool": {"bool"}}
+    types["str"] = {"str", "prefill", "path_flag"}
+    for key, option in OPTIONS.items():
+        if key not in described:
+            continue
+        theirs = described[key]
+        assert option.kind in types[theirs["type"]], f"{key}: {option.kind} vs {theirs['type']}"
+        if theirs["minimum"] is not None:
+            assert (option.minimum, option.maximum) == (theirs["minimum"], theirs["maximum"]), key
+        else:
+            assert option.maximum is None, f"{key}: smrbench checks no range"

@@ -376,6 +376,8 @@ def _check_value(option: Option, value: Any, where: str, fail: Any) -> Value:
         return value
     if kind == "threads":
         if is_int and value >= 1:
+            if option.maximum is not None and value > option.maximum:
+                raise fail(f"{where}: {value!r} is above the maximum {option.maximum:g}")
             return value
         if isinstance(value, str) and _RELATIVE_THREADS_RE.match(value):
             if float(_RELATIVE_THREADS_RE.match(value).group(1)) <= 0:  # type: ignore[union-attr]
