@@ -39,13 +39,27 @@ constexpr trial_runner runner_for() {
     }
 }
 
+/// The least memory a key of DS takes: its nodes per key (one unless
+/// DS::nodes_per_key) over its keys per node (one unless
+/// DS::keys_per_node_at_most), each node a malloc chunk (8 bytes of header,
+/// rounded up to 16).
+template <class DS>
+constexpr std::size_t bytes_per_key() {
+    std::size_t nodes = 1, keys = 1;
+    if constexpr (requires { DS::nodes_per_key; }) nodes = DS::nodes_per_key;
+    if constexpr (requires { DS::keys_per_node_at_most; }) keys = DS::keys_per_node_at_most;
+    const std::size_t chunk = (DS::node_size + 8 + 15) / 16 * 16;
+    return chunk * nodes / keys;
+}
+
 template <template <class> class Structure, class... Domains>
 std::vector<combination> combinations_over(std::tuple<Domains...>*) {
     return {combination{
         Structure<Domains>::name, Domains::traits, runner_for<Domains, Structure>(),
         smr::check<Structure<Domains>, Domains>(),
         has_restart_from_head_option<Structure<Domains>>(), detail::is_queue<Structure<Domains>>(),
-        has_buckets_option<Structure<Domains>>(), detail::has_hold_first<Structure<Domains>>()}...};
+        has_buckets_option<Structure<Domains>>(), detail::has_hold_first<Structure<Domains>>(),
+        bytes_per_key<Structure<Domains>>()}...};
 }
 
 template <template <class> class Structure>

@@ -1,6 +1,10 @@
 #include "option_table.hpp"
 
+#include <algorithm>
 #include <array>
+#include <charconv>
+#include <cmath>
+#include <limits>
 #include <string>
 #include <type_traits>
 
@@ -54,11 +58,9 @@ const std::array table{
                 .json = [](const bench_config& c) -> json { return smr::to_string(c.free); }},
     number("free-k", &bench_config::free_k, "amortized: nodes freed per operation", 1, two_to(20),
            "nodes", option_target::domain),
-    option_spec{.name = "free-catchup-div",
-                .field = &bench_config::free_catchup_divisor,
-                .help = "amortized: also free len/N per operation when the freeable list is "
-                        "long (0: off)",
-                .target = option_target::domain},
+    tuning("free-catchup-div", &bench_config::free_catchup_divisor,
+           "amortized: also free len/N per operation when the freeable list is long (0: off)", 0,
+           two_to(30), "divisor"),
     option_spec{.name = "alloc",
                 .field = text_option{"glibc"},
                 .help = "allocator: glibc | jemalloc | tcmalloc | mimalloc | tbbmalloc",
@@ -83,11 +85,10 @@ const std::array table{
     number("erase", &bench_config::erase_pct, "percent erases (contains: the rest)", 0, 100, "%"),
     number("duration", &bench_config::duration_s, "measured seconds per trial (fractions allowed)",
            0.001, 86400, "s"),
-    option_spec{.name = "ops",
-                .field = &bench_config::ops_per_thread,
-                .help = "run exactly N operations per thread instead of --duration "
-                        "(deterministic: for callgrind)",
-                .unit = "operations"},
+    number("ops", &bench_config::ops_per_thread,
+           "run exactly N operations per thread instead of --duration (deterministic: for "
+           "callgrind)",
+           0, two_to(40), "operations"),
     number("trials", &bench_config::trials, "trials (throughput: median)", 1, 1000, "trials"),
     option_spec{.name = "prefill",
                 .field = text_option{"auto"},
@@ -161,10 +162,8 @@ const std::array table{
            "attempts"),
     tuning("token-check-every", &bench_config::token_check_every,
            "token_periodic: frees between token checks", 1, two_to(30), "frees"),
-    option_spec{.name = "signal",
-                .field = &bench_config::nbr_signal,
-                .help = "nbr, nbrplus: neutralization signal number (default SIGUSR1)",
-                .target = option_target::domain},
+    tuning("signal", &bench_config::nbr_signal,
+           "nbr, nbrplus: neutralization signal number (default SIGUSR1)", 1, 64, "signal"),
     tuning("nbr-low-watermark", &bench_config::nbr_low_watermark,
            "nbrplus: bag size at which a thread waits for another's broadcast (0: half the "
            "high watermark)",
@@ -175,10 +174,8 @@ const std::array table{
     option_spec{.name = "timeline",
                 .field = &bench_config::timeline_path,
                 .help = "record per-thread events to FILE (docs/timeline-format.md)"},
-    option_spec{.name = "timeline-min-ns",
-                .field = &bench_config::timeline_min_free_ns,
-                .help = "record free() calls at least this long (0: all)",
-                .unit = "ns"},
+    number("timeline-min-ns", &bench_config::timeline_min_free_ns,
+           "record free() calls at least this long (0: all)", 0, two_to(40), "ns"),
     number("timeline-capacity", &bench_config::timeline_capacity,
            "events per thread before recording stops", 1, two_to(28), "events"),
     option_spec{.name = "garbage-series",
@@ -196,6 +193,44 @@ std::string json_key(std::string_view name) {
     return key;
 }
 
+/// Numbers are decimal and nothing else: CLI11 alone reads integers with
+/// base 0 (010 is 8, 0x10 is 16) and wraps negative values into unsigned
+/// ones (--ops -1 is 2^64 - 1), and takes nan and inf for a double.
+template <class T>
+CLI::Validator strict_number() {
+    return CLI::Validator(
+        [](std::string& text) -> std::string {
+            const char* const first = text.data();
+            const char* const last = first + text.size();
+            T value{};
+            if constexpr (std::is_floating_point_v<T>) {
+                const auto [end, ec] = std::from_chars(first, last, value);
+                if (text.empty() || ec != std::errc() || end != last || !std::isfinite(value))
+                    return "expected a finite decimal number, got '" + text + "'";
+            } else {
+                const std::string_view digits(
+                    text.starts_with('-') ? first + 1 : first,
+                    text.starts_with('-') ? text.size() - 1 : text.size());
+                const bool decimal = !digits.empty() &&
+                                     std::all_of(digits.begin(), digits.end(),
+                                                 [](char ch) { return ch >= '0' && ch <= '9'; }) &&
+                                     (digits.size() == 1 || digits.front() != '0');
+                if (!decimal) {
+                    return "expected a decimal integer (no leading zero, octal or hex), got '" +
+                           text + "'";
+                }
+                if (std::is_unsigned_v<T> && text.starts_with('-'))
+                    return "expected a non-negative integer, got '" + text + "'";
+                const auto [end, ec] = std::from_chars(first, last, value);
+                if (ec != std::errc() || end != last)
+                    return "'" + text + "' does not fit (at most " +
+                           std::to_string(std::numeric_limits<T>::max()) + ")";
+            }
+            return {};
+        },
+        "DECIMAL");
+}
+
 /// Adds one number, flag or string option writing `config.*member`.
 template <class T>
 void add_member(CLI::App& app, const option_spec& spec, T& value) {
@@ -206,6 +241,7 @@ void add_member(CLI::App& app, const option_spec& spec, T& value) {
     } else {
         CLI::Option* option = app.add_option(flag, value, help);
         if constexpr (std::is_arithmetic_v<T>) {
+            option->check(strict_number<T>());
             if (spec.ranged) {
                 option->check(
                     CLI::Range(static_cast<T>(spec.minimum), static_cast<T>(spec.maximum)));

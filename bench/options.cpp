@@ -1,9 +1,12 @@
 #include "options.hpp"
 
+#include <unistd.h>
+
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <charconv>
 #include <csignal>
+#include <cstdio>
 #include <iostream>
 #include <stdexcept>
 #include <string>
@@ -55,6 +58,27 @@ void parse_prefill(const std::string& text, bench_config& config) {
     }
 }
 
+/// A prefill whose nodes alone (a lower bound: malloc chunks of the nodes,
+/// nothing else) need more than the memory available now would grow for
+/// minutes and then fail.
+void check_prefill_fits(const bench_config& config, const combination& combo) {
+    const long pages = sysconf(_SC_AVPHYS_PAGES);
+    const long page_size = sysconf(_SC_PAGE_SIZE);
+    if (pages <= 0 || page_size <= 0) return;  // unknown: nothing to compare with
+    const auto memory = static_cast<double>(pages) * static_cast<double>(page_size);
+    const std::int64_t keys =
+        config.prefill == prefill_mode::count ? config.prefill_count : config.prefill_target();
+    const double needed = static_cast<double>(keys) * static_cast<double>(combo.bytes_per_key);
+    if (needed <= memory) return;
+    char line[256];
+    std::snprintf(line, sizeof line,
+                  "--key-range %lld: a prefill of %lld keys needs at least %.1f GiB of %s nodes, "
+                  "more than the %.1f GiB of memory available",
+                  static_cast<long long>(config.key_range), static_cast<long long>(keys),
+                  needed / (1 << 30), std::string(combo.ds).c_str(), memory / (1 << 30));
+    throw bad_input(line);
+}
+
 void check_names(const bench_config& config, const std::string& free, const std::string& alloc,
                  const std::string& pin, bench_config& out) {
     if (!is_ds_name(config.ds)) {
@@ -95,6 +119,7 @@ void check_names(const bench_config& config, const std::string& free, const std:
         throw bad_input("--stall-hold applies only to hm_list, hash_set and ms_queue (--ds " +
                         config.ds + " has no first node to hold)");
     }
+    check_prefill_fits(config, *combo);
     if (config.buckets != 0 && !combo->has_buckets_option) {
         throw bad_input("--buckets applies only to hash_set (--ds " + config.ds +
                         " has no buckets)");
@@ -228,9 +253,9 @@ parse_outcome parse_command_line(int argc, char** argv) {
                                 " must be below the high watermark " + std::to_string(high));
             }
         }
+        parse_prefill(texts.at("prefill"), c);
         check_names(c, texts.at("free"), texts.at("alloc"), texts.at("pin"), c);
         check_pool(app.count("--on-empty") != 0, texts.at("on-empty"), c);
-        parse_prefill(texts.at("prefill"), c);
         check_allocator_available(c.alloc);
         for (const auto* path : {&c.timeline_path, &c.garbage_series_path}) {
             if (!path->empty() && !can_create(*path)) {

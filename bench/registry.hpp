@@ -30,6 +30,10 @@ struct combination {
     /// The structure can hold its first node for a stalled reader
     /// (hold_first; --stall-hold).
     bool has_hold_first = false;
+    /// At least this many bytes of nodes per key the structure holds (one
+    /// node per key unless it declares otherwise): a prefill that cannot fit
+    /// in memory is refused before it starts.
+    std::size_t bytes_per_key = 0;
 };
 
 /// Each data structure's translation unit (ds_*.cpp) contributes its list.

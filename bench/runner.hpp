@@ -5,6 +5,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <cstdio>
 #include <exception>
 #include <memory>
 #include <mutex>
@@ -155,6 +156,27 @@ inline void wait_for_count(std::atomic<int>& counter, int expected) {
     for (int seen = counter.load(std::memory_order_acquire); seen < expected;
          seen = counter.load(std::memory_order_acquire)) {
         counter.wait(seen, std::memory_order_acquire);
+    }
+}
+
+/// Waits until every thread is ready (the prefill done); a prefill that takes
+/// longer than two seconds reports its progress on stderr every two seconds.
+inline void await_prefill(const trial_control& control, int threads, std::int64_t target,
+                          bool report) {
+    using clock = std::chrono::steady_clock;
+    const auto start = clock::now();
+    auto next_report = start + std::chrono::seconds(2);
+    while (control.ready.load(std::memory_order_acquire) < threads) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+        if (!report || clock::now() < next_report) continue;
+        next_report += std::chrono::seconds(2);
+        const std::int64_t done =
+            std::min(control.prefilled.load(std::memory_order_relaxed), target);
+        std::fprintf(
+            stderr, "smrbench: prefill %lld of %lld keys (%.0f%%), %.0f s\n",
+            static_cast<long long>(done), static_cast<long long>(target),
+            target > 0 ? 100.0 * static_cast<double>(done) / static_cast<double>(target) : 100.0,
+            std::chrono::duration<double>(clock::now() - start).count());
     }
 }
 
@@ -420,7 +442,7 @@ trial_result run_trial(const bench_config& config, int trial_index) {
     } else if (config.stall) {
         threads.emplace_back(staller);
     }
-    detail::wait_for_count(control.ready, static_cast<int>(threads.size()));
+    detail::await_prefill(control, static_cast<int>(threads.size()), prefill_target, !config.quiet);
     const double prefill_seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - prefill_start).count();
 

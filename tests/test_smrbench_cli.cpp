@@ -423,6 +423,66 @@ TEST(Cli, StallHoldIsRefusedWhereThereIsNoFirstNodeToHold) {
     EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
 }
 
+/// The bad values for one number option of smrbench's own description
+/// (--list --json "options"): not a number, not finite, not decimal, out of
+/// its type, out of its range.
+std::vector<std::string> bad_values(const nlohmann::json& option) {
+    std::vector<std::string> bad = {"", "abc", "nan", "inf", "-inf", "0x10", "12abc", "1,5"};
+    const bool integer = option["type"] == "int";
+    if (integer) {
+        for (const char* v : {"010", "00", "1.5", "1e3", "+1", "99999999999999999999999"})
+            bad.emplace_back(v);
+    }
+    if (!option["minimum"].is_null()) {
+        const double low = option["minimum"].get<double>();
+        const double high = option["maximum"].get<double>();
+        char text[64];
+        std::snprintf(text, sizeof text, integer ? "%.0f" : "%.6g", integer ? low - 1 : low / 2);
+        if (low != 0 || integer) bad.emplace_back(text);  // below (for ints: maybe negative)
+        std::snprintf(text, sizeof text, integer ? "%.0f" : "%.6g", integer ? high + 1 : high * 2);
+        bad.emplace_back(text);
+    } else if (integer) {
+        bad.emplace_back("-1");  // unranged integers here are unsigned
+    }
+    return bad;
+}
+
+// Issue 25's table-driven test: every number option, every kind of bad value:
+// refused before anything runs, one line on stderr, exit 2, nothing on stdout
+// and no output file created.
+TEST(Cli, EveryNumberOptionRefusesEveryBadValue) {
+    const auto list = nlohmann::json::parse(smrbench("--list --json").out);
+    const fs::path timeline =
+        fs::temp_directory_path() / ("smrbench-bad-" + std::to_string(::getpid()) + ".json");
+    int cases = 0;
+    for (const auto& option : list["options"]) {
+        if (option["type"] != "int" && option["type"] != "float") continue;
+        const std::string flag = option["flag"];
+        for (const std::string& value : bad_values(option)) {
+            const std::string args =
+                flag + " '" + value + "' --ops 1 --quiet --json --timeline " + timeline.string();
+            const run_result r = smrbench(args);
+            EXPECT_EQ(r.exit_code, 2) << args << "\n" << r.err;
+            EXPECT_EQ(count_lines(r.err), 1) << args << "\n" << r.err;
+            EXPECT_NE(r.err.find(flag), std::string::npos) << args << ": " << r.err;
+            EXPECT_EQ(r.out, "") << args;
+            EXPECT_FALSE(fs::exists(timeline)) << args;
+            fs::remove(timeline);
+            ++cases;
+        }
+    }
+    std::printf("options x bad values: %d\n", cases);
+    EXPECT_GE(cases, 350) << "fewer number options than the table has";
+}
+
+TEST(Cli, APrefillThatCannotFitInMemoryIsRefusedBeforeItStarts) {
+    const run_result r = smrbench("--ds lazylist --key-range 1099511627776 --ops 1");
+    EXPECT_EQ(r.exit_code, 2);
+    EXPECT_EQ(count_lines(r.err), 1) << r.err;
+    EXPECT_NE(r.err.find("of memory available"), std::string::npos) << r.err;
+    EXPECT_LT(r.seconds, 5.0) << "refused, not attempted";
+}
+
 TEST(Cli, SelectedAllocatorReallyServesMalloc) {
     if (sanitizer_build()) GTEST_SKIP() << "sanitizer builds refuse LD_PRELOAD allocators";
     for (const char* name : {"jemalloc", "tcmalloc", "mimalloc", "tbbmalloc"}) {

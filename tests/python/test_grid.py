@@ -105,6 +105,12 @@ def test_scalar_means_one_element_list_and_workload_shorthand() -> None:
         ('[experiment]\nname = "x"\n[grid]\nfree = ["sometimes"]\n', "not one of batch, amortized"),
         ('[experiment]\nname = "x"\n[grid]\ninsert = [101]\n', "above the maximum"),
         ('[experiment]\nname = "x"\n[grid]\nduration = [0]\n', "below the minimum"),
+        ('[experiment]\nname = "x"\n[grid]\nduration = [nan]\n', "expected a finite number"),
+        ('[experiment]\nname = "x"\n[fixed]\nduration = inf\n', "expected a finite number"),
+        ('[experiment]\nname = "x"\n[grid]\nops = [-1]\n', "below the minimum"),
+        ('[experiment]\nname = "x"\n[fixed]\nseed = -1\n', "below the minimum"),
+        ('[experiment]\nname = "x"\n[grid]\nthreads = [5000]\n', "above the maximum"),
+        ('[experiment]\nname = "x"\n[grid]\nkey_range = [2199023255552]\n', "above the maximum"),
         ('[experiment]\nname = "x"\n[grid]\nds = []\n', "empty list"),
         ('[experiment]\nname = "x"\n[fixed]\nds = ["a", "b"]\n', "belong in [grid]"),
         (

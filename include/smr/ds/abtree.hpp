@@ -254,6 +254,8 @@ class abtree {
     static constexpr Key min_key = std::numeric_limits<Key>::min() + 1;
     static constexpr Key max_key = std::numeric_limits<Key>::max() - 1;
     static constexpr std::size_t node_size = sizeof(node);
+    /// A leaf holds up to b keys (smrbench's memory estimate of a prefill).
+    static constexpr std::size_t keys_per_node_at_most = b;
 
     /// `domain` must outlive the tree.
     explicit abtree(Domain& domain)

@@ -152,6 +152,9 @@ class dgt_bst {
     static constexpr Key max_key = std::numeric_limits<Key>::max() - 1;
     /// Bytes of one node (for allocator studies).
     static constexpr std::size_t node_size = sizeof(node);
+    /// External tree: a leaf and an internal node per key (smrbench's memory
+    /// estimate of a prefill).
+    static constexpr std::size_t nodes_per_key = 2;
 
     /// `domain` must outlive the tree.
     explicit dgt_bst(Domain& domain)

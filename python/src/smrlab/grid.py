@@ -15,6 +15,7 @@ from __future__ import annotations
 import difflib
 import itertools
 import json
+import math
 import os
 import re
 import tomllib
@@ -397,6 +398,8 @@ def _check_value(option: Option, value: Any, where: str, fail: Any) -> Value:
     elif kind == "float":
         if not (is_int or isinstance(value, float)):
             raise fail(f"{where}: expected a number, got {value!r}")
+        if not math.isfinite(value):
+            raise fail(f"{where}: expected a finite number, got {value!r}")
         value = float(value) if not is_int else value
     if option.minimum is not None and value < option.minimum:
         raise fail(f"{where}: {value!r} is below the minimum {option.minimum:g}")

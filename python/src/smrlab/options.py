@@ -37,7 +37,13 @@ _OPTIONS = [
     Option("reclaimer", "str", "reclamation scheme (smrbench --list)"),
     Option("free", "str", "batch | amortized", choices=("batch", "amortized")),
     Option("free_k", "int", "amortized: nodes freed per operation", minimum=1, maximum=2**20),
-    Option("free_catchup_div", "int", "amortized: catch-up divisor (0: off)", minimum=0),
+    Option(
+        "free_catchup_div",
+        "int",
+        "amortized: catch-up divisor (0: off)",
+        minimum=0,
+        maximum=2**30,
+    ),
     Option("alloc", "str", "allocator (smrbench --list)"),
     Option(
         "pool_nodes",
@@ -69,7 +75,7 @@ _OPTIONS = [
         passed=False,
     ),
     Option("duration", "float", "measured seconds per trial", minimum=0.001, maximum=86400),
-    Option("ops", "int", "operations per thread instead of --duration", minimum=0),
+    Option("ops", "int", "operations per thread instead of --duration", minimum=0, maximum=2**40),
     Option(
         "trials", "int", "trials, each one smrbench process", minimum=1, maximum=1000, passed=False
     ),
@@ -122,7 +128,7 @@ _OPTIONS = [
         minimum=1,
         maximum=2**20,
     ),
-    Option("signal", "int", "nbr, nbrplus: neutralization signal number", minimum=1),
+    Option("signal", "int", "nbr, nbrplus: neutralization signal number", minimum=1, maximum=64),
     Option(
         "nbr_low_watermark",
         "int",
@@ -142,7 +148,13 @@ _OPTIONS = [
         "buckets", "int", "hash_set: buckets (default: key range / 2)", minimum=1, maximum=2**40
     ),
     Option("timeline", "path_flag", "record a timeline file per trial (smrlab picks the path)"),
-    Option("timeline_min_ns", "int", "timeline: shortest free call recorded", minimum=0),
+    Option(
+        "timeline_min_ns",
+        "int",
+        "timeline: shortest free call recorded",
+        minimum=0,
+        maximum=2**40,
+    ),
     Option("timeline_capacity", "int", "timeline: events per thread", minimum=1, maximum=2**28),
     Option("garbage_series", "path_flag", "record a garbage-series file per trial"),
     Option(
