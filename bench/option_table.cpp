@@ -52,7 +52,7 @@ const std::array table{
                 .field = &bench_config::reclaimer,
                 .help = "memory reclamation scheme"},
     option_spec{.name = "free",
-                .field = text_option{"batch"},
+                .field = text_option{"batch", "batch amortized"},
                 .help = "freeing policy: batch | amortized",
                 .target = option_target::domain,
                 .json = [](const bench_config& c) -> json { return smr::to_string(c.free); }},
@@ -70,7 +70,7 @@ const std::array table{
            "(Hart et al.; 0: no pool)",
            0, two_to(32), "blocks"),
     option_spec{.name = "on-empty",
-                .field = text_option{"yield"},
+                .field = text_option{"yield", "yield spin fail"},
                 .help = "with --pool-nodes, an allocation that finds the pool empty: yield "
                         "(sched_yield and retry) | spin (busy-wait and retry) | fail (the "
                         "operation gives up)",
@@ -98,7 +98,7 @@ const std::array table{
                 }},
     option_spec{.name = "seed", .field = &bench_config::seed, .help = "random seed"},
     option_spec{.name = "pin",
-                .field = text_option{"none"},
+                .field = text_option{"none", "none compact scatter"},
                 .help = "thread placement: none | compact | scatter",
                 .json = [](const bench_config& c) -> json { return to_string(c.pin); }},
     option_spec{.name = "stall",
@@ -270,6 +270,16 @@ void add_table_options(CLI::App& app, bench_config& config, option_texts& texts)
     }
 }
 
+json words(std::string_view text) {
+    json out = json::array();
+    while (!text.empty()) {
+        const std::size_t end = std::min(text.find(' '), text.size());
+        out.push_back(text.substr(0, end));
+        text.remove_prefix(std::min(end + 1, text.size()));
+    }
+    return out;
+}
+
 std::string_view target_name(option_target target) {
     switch (target) {
         case option_target::benchmark:
@@ -293,12 +303,14 @@ json options_description() {
                  {"unit", spec.unit},
                  {"help", spec.help},
                  {"minimum", spec.ranged ? json(spec.minimum) : json(nullptr)},
-                 {"maximum", spec.ranged ? json(spec.maximum) : json(nullptr)}};
+                 {"maximum", spec.ranged ? json(spec.maximum) : json(nullptr)},
+                 {"choices", nullptr}};
         std::visit(
             [&]<class Field>(const Field& field) {
                 if constexpr (std::is_same_v<Field, text_option>) {
                     row["type"] = "str";
                     row["default"] = field.default_text;
+                    if (!field.choices.empty()) row["choices"] = words(field.choices);
                 } else {
                     using T = std::remove_cvref_t<decltype(defaults.*field)>;
                     row["type"] = std::is_same_v<T, bool>          ? "bool"
@@ -309,6 +321,10 @@ json options_description() {
                     if (spec.ranged && std::is_integral_v<T>) {
                         row["minimum"] = static_cast<std::int64_t>(spec.minimum);
                         row["maximum"] = static_cast<std::int64_t>(spec.maximum);
+                    } else if (std::is_unsigned_v<T> && !std::is_same_v<T, bool>) {
+                        // Unranged, but unsigned: its type is its range.
+                        row["minimum"] = 0;
+                        row["maximum"] = std::numeric_limits<T>::max();
                     }
                 }
             },

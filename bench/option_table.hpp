@@ -33,6 +33,8 @@ enum class option_target : std::uint8_t {
 /// row gives the JSON value).
 struct text_option {
     std::string_view default_text;
+    /// The names it accepts, space-separated; empty when not a fixed set.
+    std::string_view choices = "";
 };
 
 /// The bench_config member an option writes.

@@ -223,33 +223,33 @@ def test_every_passed_option_is_a_flag_of_the_real_smrbench(smrbench: Path) -> N
     assert missing == [], f"smrlab passes flags smrbench does not have: {missing}"
 
 
-def test_the_option_table_agrees_with_smrbenchs_description(smrbench: Path) -> None:
-    """smrlab's option table and smrbench's (smrbench --list --json "options") name the same
-    options with compatible types and the same ranges, so a grid smrlab accepts is one smrbench
-    accepts."""
+def test_the_option_snapshot_is_smrbenchs_own_description(smrbench: Path) -> None:
+    """smrlab reads smrbench's options (names, types, ranges, choices) from a snapshot of
+    smrbench --list --json; it must be the description of the smrbench of this checkout, so
+    that a grid smrlab accepts is one smrbench accepts."""
     import json
     import subprocess
 
-    from smrlab.options import OPTIONS
+    from smrlab.options import DESCRIPTION_PATH, load_description
 
     listing = json.loads(
         subprocess.run(
             [str(smrbench), "--list", "--json"], capture_output=True, text=True, check=True
         ).stdout
     )
-    described = {o["key"]: o for o in listing["options"] if o["target"] != "output"}
-    passed = {key: option for key, option in OPTIONS.items() if option.passed}
-    # trials is smrlab's own (one smrbench process per trial), with smrbench's range.
-    assert sorted(set(described) - set(OPTIONS)) == [], "smrbench options smrlab cannot set"
-    assert sorted(set(passed) - set(described)) == [], "smrlab options smrbench does not have"
-    types = {"int": {"int", "threads"}, "float": {"float"}, "bool": {"bool"}}
-    types["str"] = {"str", "prefill", "path_flag"}
-    for key, option in OPTIONS.items():
-        if key not in described:
-            continue
-        theirs = described[key]
-        assert option.kind in types[theirs["type"]], f"{key}: {option.kind} vs {theirs['type']}"
-        if theirs["minimum"] is not None:
-            assert (option.minimum, option.maximum) == (theirs["minimum"], theirs["maximum"]), key
-        else:
-            assert option.maximum is None, f"{key}: smrbench checks no range"
+    assert load_description() == listing["options"], (
+        f"{DESCRIPTION_PATH} is stale: regenerate it (python/src/smrlab/options.py says how)"
+    )
+
+
+def test_options_come_from_the_description() -> None:
+    from smrlab.options import OPTIONS, load_description
+
+    described = {row["key"]: row for row in load_description() if row["target"] != "output"}
+    assert set(described) <= set(OPTIONS)
+    for key, row in described.items():
+        assert (OPTIONS[key].minimum, OPTIONS[key].maximum) == (row["minimum"], row["maximum"])
+    assert OPTIONS["free"].choices == ("batch", "amortized")
+    assert OPTIONS["threads"].kind == "threads"
+    assert not OPTIONS["trials"].passed
+    assert "json" not in OPTIONS, "output options are not part of a run"
