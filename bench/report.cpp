@@ -199,10 +199,12 @@ void print_human(std::ostream& out, const bench_config& config, const combinatio
         const auto& r = t.reclaimer;
         std::snprintf(line, sizeof line, "%-6d %12s %10s %10s %10s %10s %10s %10s %9s\n",
                       t.trial + 1, human_count(t.throughput_ops_per_s).c_str(),
-                      human_count(double(r.retired)).c_str(), human_count(double(r.freed)).c_str(),
-                      human_count(double(r.garbage_peak)).c_str(),
-                      human_count(double(r.epochs)).c_str(), human_ns(r.free_p999_ns).c_str(),
-                      human_ns(r.free_max_ns).c_str(), t.validated ? "yes" : "NO");
+                      human_count(double(r.totals.retired)).c_str(),
+                      human_count(double(r.totals.freed)).c_str(),
+                      human_count(double(r.totals.garbage_peak)).c_str(),
+                      human_count(double(r.totals.epochs)).c_str(),
+                      human_ns(r.totals.free_latency.percentile(0.999)).c_str(),
+                      human_ns(r.totals.free_latency.max_ns()).c_str(), t.validated ? "yes" : "NO");
         out << line;
         if (!t.validated) out << "       validation failed: " << t.validation_error << '\n';
         if (config.pool_nodes != 0) {
@@ -215,7 +217,7 @@ void print_human(std::ostream& out, const bench_config& config, const combinatio
     const trial_result& median = trials[median_trial(trials)];
     out << "\nmedian    " << human_count(median.throughput_ops_per_s) << " ops/s, peak RSS "
         << human_count(double(median.peak_rss_bytes)) << "B, time in free "
-        << median.reclaimer.free_seconds << " s\n";
+        << median.reclaimer.totals.free_seconds << " s\n";
 }
 
 void print_list(std::ostream& out, bool as_json) {

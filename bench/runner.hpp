@@ -577,24 +577,10 @@ trial_result run_trial(const bench_config& config, int trial_index) {
 
     const smr::reclaimer_stats stats = domain.stats();
     reclaimer_report& r = result.reclaimer;
-    r.allocated = stats.allocated;
-    r.allocated_bytes = stats.allocated_bytes;
+    r.totals = stats;
     r.measured_allocated = stats.allocated - allocated_before.nodes;
     r.measured_allocated_bytes = stats.allocated_bytes - allocated_before.bytes;
-    r.retired = stats.retired;
-    r.freed = stats.freed;
-    r.discarded = stats.discarded;
     r.garbage_end = std::max(stats.garbage, garbage_at_stop);
-    r.garbage_peak = stats.garbage_peak;
-    r.epochs = stats.epochs;
-    r.signals = stats.signals;
-    r.restarts = stats.restarts;
-    r.free_seconds = stats.free_seconds;
-    r.free_calls = stats.free_latency.count();
-    r.free_p50_ns = stats.free_latency.percentile(0.50);
-    r.free_p99_ns = stats.free_latency.percentile(0.99);
-    r.free_p999_ns = stats.free_latency.percentile(0.999);
-    r.free_max_ns = stats.free_latency.max_ns();
     result.samples = std::move(samples);
     return result;
 }

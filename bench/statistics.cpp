@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <variant>
 
 namespace smrbench {
@@ -15,10 +16,12 @@ using nlohmann::json;
 /// over trials), each trial, its reclaimer counters, its pool counters.
 enum class where : std::uint8_t { run, trial, reclaimer, pool };
 
-/// The reclaimer_report member a reclaimer row reads (monostate: a figure
-/// reported elsewhere, described here only).
-using stat_field =
-    std::variant<std::monostate, std::uint64_t reclaimer_report::*, double reclaimer_report::*>;
+/// How a reclaimer row reads its figure: a member of the domain's own
+/// statistics, one the trial adds, or a function of the free-latency
+/// histogram (monostate: a figure reported elsewhere, only described here).
+using stat_field = std::variant<std::monostate, std::uint64_t smr::reclaimer_stats::*,
+                                double smr::reclaimer_stats::*, std::uint64_t reclaimer_report::*,
+                                std::uint64_t (*)(const smr::trace::latency_histogram&)>;
 
 struct statistic_spec {
     where object;
@@ -42,7 +45,15 @@ constexpr std::string_view object_name(where object) {
     return "run";
 }
 
+using s = smr::reclaimer_stats;
 using r = reclaimer_report;
+
+template <int Permille>
+std::uint64_t percentile(const smr::trace::latency_histogram& h) {
+    return h.percentile(Permille / 1000.0);
+}
+std::uint64_t calls(const smr::trace::latency_histogram& h) { return h.count(); }
+std::uint64_t longest(const smr::trace::latency_histogram& h) { return h.max_ns(); }
 
 const std::array table{
     statistic_spec{where::run, "throughput_ops_per_s", "ops/s",
@@ -62,39 +73,38 @@ const std::array table{
     statistic_spec{where::trial, "failed_operations", "operations",
                    "operations whose allocation failed (a pool that ran out)"},
     statistic_spec{where::reclaimer, "allocated", "nodes", "nodes allocated, prefill included",
-                   &r::allocated},
+                   &s::allocated},
     statistic_spec{where::reclaimer, "allocated_bytes", "bytes", "bytes of those nodes",
-                   &r::allocated_bytes},
+                   &s::allocated_bytes},
     statistic_spec{where::reclaimer, "measured_allocated", "nodes",
                    "nodes allocated in the measured interval", &r::measured_allocated},
     statistic_spec{where::reclaimer, "measured_allocated_bytes", "bytes",
                    "bytes allocated in the measured interval", &r::measured_allocated_bytes},
     statistic_spec{where::reclaimer, "retired", "nodes",
-                   "nodes unlinked and handed to the reclaimer", &r::retired},
-    statistic_spec{where::reclaimer, "freed", "nodes", "retired nodes freed", &r::freed},
+                   "nodes unlinked and handed to the reclaimer", &s::retired},
+    statistic_spec{where::reclaimer, "freed", "nodes", "retired nodes freed", &s::freed},
     statistic_spec{where::reclaimer, "discarded", "nodes",
-                   "nodes allocated, never published and freed at once", &r::discarded},
+                   "nodes allocated, never published and freed at once", &s::discarded},
     statistic_spec{where::reclaimer, "garbage_end", "nodes",
                    "retired, not yet freed, when the workers stopped", &r::garbage_end},
     statistic_spec{where::reclaimer, "garbage_peak", "nodes", "the most garbage sampled",
-                   &r::garbage_peak},
+                   &s::garbage_peak},
     statistic_spec{where::reclaimer, "epochs", "advances",
-                   "global epoch advances (token rounds for token schemes)", &r::epochs},
+                   "global epoch advances (token rounds for token schemes)", &s::epochs},
     statistic_spec{where::reclaimer, "signals", "signals", "neutralization signals sent (nbr)",
-                   &r::signals},
+                   &s::signals},
     statistic_spec{where::reclaimer, "restarts", "restarts",
-                   "read phases restarted by a neutralization (nbr)", &r::restarts},
+                   "read phases restarted by a neutralization (nbr)", &s::restarts},
     statistic_spec{where::reclaimer, "free_seconds", "s", "time inside free(), summed over threads",
-                   &r::free_seconds},
-    statistic_spec{where::reclaimer, "free_calls", "calls", "free() calls timed", &r::free_calls},
+                   &s::free_seconds},
+    statistic_spec{where::reclaimer, "free_calls", "calls", "free() calls timed", &calls},
     statistic_spec{where::reclaimer, "free_latency_ns/p50", "ns", "median free() call",
-                   &r::free_p50_ns},
+                   &percentile<500>},
     statistic_spec{where::reclaimer, "free_latency_ns/p99", "ns", "99th percentile free() call",
-                   &r::free_p99_ns},
+                   &percentile<990>},
     statistic_spec{where::reclaimer, "free_latency_ns/p999", "ns", "99.9th percentile free() call",
-                   &r::free_p999_ns},
-    statistic_spec{where::reclaimer, "free_latency_ns/max", "ns", "longest free() call",
-                   &r::free_max_ns},
+                   &percentile<999>},
+    statistic_spec{where::reclaimer, "free_latency_ns/max", "ns", "longest free() call", &longest},
     statistic_spec{where::pool, "capacity", "blocks", "the pool's size (null: unbounded)"},
     statistic_spec{where::pool, "carved", "blocks", "blocks drawn from the allocator"},
     statistic_spec{where::pool, "in_use_peak", "blocks",
@@ -116,7 +126,17 @@ json reclaimer_json(const reclaimer_report& report) {
         const json::json_pointer at(path);
         std::visit(
             [&]<class Field>(const Field& field) {
-                if constexpr (!std::is_same_v<Field, std::monostate>) out[at] = report.*field;
+                if constexpr (std::is_same_v<Field, std::monostate>) {
+                    return;
+                } else if constexpr (std::is_member_object_pointer_v<Field>) {
+                    if constexpr (std::is_same_v<Field, std::uint64_t reclaimer_report::*>) {
+                        out[at] = report.*field;
+                    } else {
+                        out[at] = report.totals.*field;
+                    }
+                } else {
+                    out[at] = field(report.totals.free_latency);
+                }
             },
             spec.field);
     }

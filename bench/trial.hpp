@@ -6,26 +6,18 @@
 #include <vector>
 
 #include "smr/alloc/pool_resource.hpp"
+#include "smr/reclaim/domain_base.hpp"
 #include "smr/reclaim/traits.hpp"
 
 namespace smrbench {
 
+/// A trial's reclaimer figures: the domain's own statistics as they are
+/// (statistics.cpp's table reads them), and what only the trial knows.
 struct reclaimer_report {
-    std::uint64_t allocated = 0;
-    std::uint64_t allocated_bytes = 0;
+    smr::reclaimer_stats totals;
     std::uint64_t measured_allocated = 0;        ///< in the measured interval (no prefill)
     std::uint64_t measured_allocated_bytes = 0;  ///< in the measured interval (no prefill)
-    std::uint64_t retired = 0;
-    std::uint64_t freed = 0;
-    std::uint64_t discarded = 0;
-    std::uint64_t garbage_end = 0;  ///< unreclaimed when the workers stopped
-    std::uint64_t garbage_peak = 0;
-    std::uint64_t epochs = 0;
-    std::uint64_t signals = 0;
-    std::uint64_t restarts = 0;
-    double free_seconds = 0;
-    std::uint64_t free_calls = 0;
-    std::uint64_t free_p50_ns = 0, free_p99_ns = 0, free_p999_ns = 0, free_max_ns = 0;
+    std::uint64_t garbage_end = 0;               ///< unreclaimed when the workers stopped
 };
 
 /// One --sample-ms sample.
