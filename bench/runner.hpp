@@ -166,8 +166,11 @@ inline void await_prefill(const trial_control& control, int threads, std::int64_
     using clock = std::chrono::steady_clock;
     const auto start = clock::now();
     auto next_report = start + std::chrono::seconds(2);
+    // Polled, because an atomic wait cannot time out to report; every 1 ms
+    // so that a short prefill does not delay the trial's start (the wait it
+    // replaced was woken at once by the last arrive).
     while (control.ready.load(std::memory_order_acquire) < threads) {
-        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
         if (!report || clock::now() < next_report) continue;
         next_report += std::chrono::seconds(2);
         const std::int64_t done =
