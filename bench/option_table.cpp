@@ -7,6 +7,7 @@
 #include <limits>
 #include <string>
 #include <type_traits>
+#include <vector>
 
 #include "registry.hpp"
 
@@ -193,6 +194,22 @@ std::string json_key(std::string_view name) {
     return key;
 }
 
+// The wording of these refusals is also smrlab's for a grid value
+// (python/src/smrlab/grid.py); tests/python/test_grid.py compares the two.
+std::string out_of_range(const std::string& minimum, const std::string& maximum,
+                         const std::string& text) {
+    return "expected a value in [" + minimum + ", " + maximum + "], got '" + text + "'";
+}
+
+/// A bound as the description prints it: an integer without a fraction.
+std::string bound_text(double bound) {
+    if (bound == std::floor(bound) && std::abs(bound) < two_to(63))
+        return std::to_string(static_cast<std::int64_t>(bound));
+    std::array<char, 32> buffer{};
+    const auto [end, ec] = std::to_chars(buffer.data(), buffer.data() + buffer.size(), bound);
+    return std::string(buffer.data(), ec == std::errc() ? end : buffer.data());
+}
+
 /// Numbers are decimal and nothing else: CLI11 alone reads integers with
 /// base 0 (010 is 8, 0x10 is 16) and wraps negative values into unsigned
 /// ones (--ops -1 is 2^64 - 1), and takes nan and inf for a double.
@@ -222,13 +239,52 @@ CLI::Validator strict_number() {
                 if (std::is_unsigned_v<T> && text.starts_with('-'))
                     return "expected a non-negative integer, got '" + text + "'";
                 const auto [end, ec] = std::from_chars(first, last, value);
-                if (ec != std::errc() || end != last)
-                    return "'" + text + "' does not fit (at most " +
-                           std::to_string(std::numeric_limits<T>::max()) + ")";
+                if (ec != std::errc() || end != last) {
+                    return out_of_range(std::to_string(std::numeric_limits<T>::min()),
+                                        std::to_string(std::numeric_limits<T>::max()), text);
+                }
             }
             return {};
         },
         "DECIMAL");
+}
+
+/// A ranged option's bounds, checked after strict_number accepted the text.
+template <class T>
+CLI::Validator in_range(double minimum, double maximum) {
+    return CLI::Validator(
+        [minimum, maximum](std::string& text) -> std::string {
+            T value{};
+            std::from_chars(text.data(), text.data() + text.size(), value);
+            if (value >= static_cast<T>(minimum) && value <= static_cast<T>(maximum)) return {};
+            return out_of_range(bound_text(minimum), bound_text(maximum), text);
+        },
+        "RANGE");
+}
+
+/// A text option's choices, space-separated in the table.
+std::vector<std::string_view> words(std::string_view text) {
+    std::vector<std::string_view> out;
+    while (!text.empty()) {
+        const std::size_t end = std::min(text.find(' '), text.size());
+        out.push_back(text.substr(0, end));
+        text.remove_prefix(std::min(end + 1, text.size()));
+    }
+    return out;
+}
+
+/// A text option's fixed set of names (space-separated).
+CLI::Validator one_of(std::string_view choices) {
+    return CLI::Validator(
+        [choices](std::string& text) -> std::string {
+            std::string listed;
+            for (std::string_view name : words(choices)) {
+                if (name == text) return {};
+                listed.append(listed.empty() ? "" : ", ").append(name);
+            }
+            return "expected one of " + listed + ", got '" + text + "'";
+        },
+        "NAME");
 }
 
 /// Adds one number, flag or string option writing `config.*member`.
@@ -242,10 +298,7 @@ void add_member(CLI::App& app, const option_spec& spec, T& value) {
         CLI::Option* option = app.add_option(flag, value, help);
         if constexpr (std::is_arithmetic_v<T>) {
             option->check(strict_number<T>());
-            if (spec.ranged) {
-                option->check(
-                    CLI::Range(static_cast<T>(spec.minimum), static_cast<T>(spec.maximum)));
-            }
+            if (spec.ranged) option->check(in_range<T>(spec.minimum, spec.maximum));
         }
         if (spec.derived_default) option->always_capture_default(false);
     }
@@ -262,22 +315,14 @@ void add_table_options(CLI::App& app, bench_config& config, option_texts& texts)
                 if constexpr (std::is_same_v<Field, text_option>) {
                     std::string& text = texts[spec.name] = std::string(field.default_text);
                     add_member(app, spec, text);
+                    if (!field.choices.empty())
+                        app.get_option("--" + std::string(spec.name))->check(one_of(field.choices));
                 } else {
                     add_member(app, spec, config.*field);
                 }
             },
             spec.field);
     }
-}
-
-json words(std::string_view text) {
-    json out = json::array();
-    while (!text.empty()) {
-        const std::size_t end = std::min(text.find(' '), text.size());
-        out.push_back(text.substr(0, end));
-        text.remove_prefix(std::min(end + 1, text.size()));
-    }
-    return out;
 }
 
 std::string_view target_name(option_target target) {
@@ -310,7 +355,8 @@ json options_description() {
                 if constexpr (std::is_same_v<Field, text_option>) {
                     row["type"] = "str";
                     row["default"] = field.default_text;
-                    if (!field.choices.empty()) row["choices"] = words(field.choices);
+                    if (!field.choices.empty())
+                        row["choices"] = words(field.choices);  // an array of names
                 } else {
                     using T = std::remove_cvref_t<decltype(defaults.*field)>;
                     row["type"] = std::is_same_v<T, bool>          ? "bool"

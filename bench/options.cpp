@@ -124,30 +124,23 @@ void check_names(const bench_config& config, const std::string& free, const std:
         throw bad_input("--buckets applies only to hash_set (--ds " + config.ds +
                         " has no buckets)");
     }
-    const auto mode = smr::parse_free_mode(free);
-    if (!mode) throw bad_input("--free: expected batch or amortized, got '" + free + "'");
-    out.free = *mode;
+    // --free, --pin and --on-empty: the option table's choices were checked on parsing.
+    out.free = smr::parse_free_mode(free).value();
     const auto kind = parse_allocator(alloc);
     if (!kind) {
         throw bad_input("--alloc: unknown allocator '" + alloc +
                         "' (known: " + join(allocator_names()) + ")");
     }
     out.alloc = *kind;
-    const auto placement = parse_pin_policy(pin);
-    if (!placement) throw bad_input("--pin: expected none, compact or scatter, got '" + pin + "'");
-    out.pin = *placement;
+    out.pin = parse_pin_policy(pin).value();
 }
 
 void check_pool(bool on_empty_given, const std::string& on_empty, bench_config& config) {
-    const auto policy = smr::alloc::parse_on_empty(on_empty);
-    if (!policy) {
-        throw bad_input("--on-empty: expected yield, spin or fail, got '" + on_empty + "'");
-    }
     if (on_empty_given && config.pool_nodes == 0) {
         throw bad_input("--on-empty " + on_empty +
                         " applies only with a pool: give --pool-nodes N (N > 0)");
     }
-    config.on_empty = *policy;
+    config.on_empty = smr::alloc::parse_on_empty(on_empty).value();
 }
 
 void check_allocator_available(allocator_kind kind) {

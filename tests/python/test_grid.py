@@ -99,18 +99,24 @@ def test_scalar_means_one_element_list_and_workload_shorthand() -> None:
         ('[experiment]\nname = "x"\n[grid]\nthreads = ["lots"]\n', "is not a thread count"),
         ('[experiment]\nname = "x"\n[grid]\nthreads = [0]\n', "is not a thread count"),
         ('[experiment]\nname = "x"\n[grid]\nthreads = [2.5]\n', "is not a thread count"),
-        ('[experiment]\nname = "x"\n[grid]\nkey_range = ["big"]\n', "expected an integer"),
-        ('[experiment]\nname = "x"\n[grid]\nduration = [true]\n', "expected a number"),
+        ('[experiment]\nname = "x"\n[grid]\nkey_range = ["big"]\n', "expected a decimal integer"),
+        (
+            '[experiment]\nname = "x"\n[grid]\nduration = [true]\n',
+            "finite decimal number, got 'true'",
+        ),
         ('[experiment]\nname = "x"\n[grid]\nstall = ["yes"]\n', "expected true or false"),
-        ('[experiment]\nname = "x"\n[grid]\nfree = ["sometimes"]\n', "not one of batch, amortized"),
-        ('[experiment]\nname = "x"\n[grid]\ninsert = [101]\n', "above the maximum"),
-        ('[experiment]\nname = "x"\n[grid]\nduration = [0]\n', "below the minimum"),
-        ('[experiment]\nname = "x"\n[grid]\nduration = [nan]\n', "expected a finite number"),
-        ('[experiment]\nname = "x"\n[fixed]\nduration = inf\n', "expected a finite number"),
-        ('[experiment]\nname = "x"\n[grid]\nops = [-1]\n', "below the minimum"),
-        ('[experiment]\nname = "x"\n[fixed]\nseed = -1\n', "below the minimum"),
-        ('[experiment]\nname = "x"\n[grid]\nthreads = [5000]\n', "above the maximum"),
-        ('[experiment]\nname = "x"\n[grid]\nkey_range = [2199023255552]\n', "above the maximum"),
+        ('[experiment]\nname = "x"\n[grid]\nfree = ["sometimes"]\n', "one of batch, amortized"),
+        ('[experiment]\nname = "x"\n[grid]\ninsert = [101]\n', "in [0, 100]"),
+        ('[experiment]\nname = "x"\n[grid]\nduration = [0]\n', "in [0.001, 86400]"),
+        ('[experiment]\nname = "x"\n[grid]\nduration = [nan]\n', "finite decimal number"),
+        ('[experiment]\nname = "x"\n[fixed]\nduration = inf\n', "finite decimal number"),
+        ('[experiment]\nname = "x"\n[grid]\nops = [-1]\n', "non-negative integer"),
+        ('[experiment]\nname = "x"\n[fixed]\nseed = -1\n', "non-negative integer"),
+        ('[experiment]\nname = "x"\n[grid]\nthreads = [5000]\n', "in [1, 4096]"),
+        (
+            '[experiment]\nname = "x"\n[grid]\nkey_range = [2199023255552]\n',
+            "in [1, 1099511627776]",
+        ),
         ('[experiment]\nname = "x"\n[grid]\nds = []\n', "empty list"),
         ('[experiment]\nname = "x"\n[fixed]\nds = ["a", "b"]\n', "belong in [grid]"),
         (
@@ -237,7 +243,8 @@ def test_the_option_snapshot_is_smrbenchs_own_description(smrbench: Path) -> Non
             [str(smrbench), "--list", "--json"], capture_output=True, text=True, check=True
         ).stdout
     )
-    assert load_description() == listing["options"], (
+    described = {key: listing[key] for key in ("options", "statistics")}
+    assert load_description() == described, (
         f"{DESCRIPTION_PATH} is stale: regenerate it (python/src/smrlab/options.py says how)"
     )
 
@@ -245,7 +252,8 @@ def test_the_option_snapshot_is_smrbenchs_own_description(smrbench: Path) -> Non
 def test_options_come_from_the_description() -> None:
     from smrlab.options import OPTIONS, load_description
 
-    described = {row["key"]: row for row in load_description() if row["target"] != "output"}
+    options = load_description()["options"]
+    described = {row["key"]: row for row in options if row["target"] != "output"}
     assert set(described) <= set(OPTIONS)
     for key, row in described.items():
         assert (OPTIONS[key].minimum, OPTIONS[key].maximum) == (row["minimum"], row["maximum"])
@@ -253,3 +261,41 @@ def test_options_come_from_the_description() -> None:
     assert OPTIONS["threads"].kind == "threads"
     assert not OPTIONS["trials"].passed
     assert "json" not in OPTIONS, "output options are not part of a run"
+
+
+# A bad value as typed after smrbench's flag, and as written in an experiment file.
+_BAD_VALUES = [
+    ("ops", "-1", "-1"),
+    ("seed", "-1", "-1"),
+    ("seed", "99999999999999999999999", "99999999999999999999999"),
+    ("key_range", "0", "0"),
+    ("key_range", "2.5", "2.5"),
+    ("key_range", "big", '"big"'),
+    ("insert", "101", "101"),
+    ("duration", "0", "0"),
+    ("duration", "nan", "nan"),
+    ("duration", "inf", "inf"),
+    ("duration", "100000", "100000"),
+    ("sample_ms", "3600001", "3600001"),
+    ("free", "sometimes", '"sometimes"'),
+    ("pin", "everywhere", '"everywhere"'),
+    ("on_empty", "wait", '"wait"'),
+]
+
+
+@pytest.mark.parametrize(("key", "typed", "written"), _BAD_VALUES)
+def test_a_bad_grid_value_is_refused_in_smrbenchs_words(
+    smrbench: Path, key: str, typed: str, written: str
+) -> None:
+    """The refusal of a grid value reads as smrbench's refusal of the same value on its
+    command line, after the option's name."""
+    import subprocess
+
+    flag = "--" + key.replace("_", "-")
+    ran = subprocess.run([str(smrbench), flag, typed], check=False, capture_output=True, text=True)
+    assert ran.returncode == 2, ran.stderr
+    cli_reason = ran.stderr.strip().split(f"{flag}: ", 1)[1]
+    with pytest.raises(UsageError) as refused:
+        parse_experiment(f'[experiment]\nname = "x"\n[grid]\n{key} = [{written}]\n')
+    grid_reason = str(refused.value).split(f"[grid] {key}: ", 1)[1]
+    assert grid_reason == cli_reason

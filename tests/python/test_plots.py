@@ -181,3 +181,17 @@ def test_plot_command(store: Store, tmp_path: Path, capsys) -> None:
     assert main(["plot", "--db", db, "--experiment", "nope"]) == 2
     assert main(["plot", "--db", str(tmp_path / "none.db")]) == 2
     assert "no result store" in capsys.readouterr().err
+
+
+def test_axes_and_columns_are_named_from_smrbenchs_statistics() -> None:
+    """Labels and units come from smrbench's description of its statistics, scaled to the
+    units papers use."""
+    from smrlab.statistics import STATISTICS, shown
+
+    assert all(row["label"] and row["unit"] for row in STATISTICS.values())
+    rss = shown("run", "peak_rss_bytes")
+    assert (rss.title, rss.scale(3 * 2**20)) == ("peak memory, RSS (MiB)", 3.0)
+    assert shown("run", "throughput_ops_per_s").scale(2.5e6) == 2.5
+    assert shown("reclaimer", "garbage_peak").title == "garbage (nodes)"
+    with pytest.raises(KeyError):
+        shown("run", "no_such_statistic")

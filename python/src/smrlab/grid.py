@@ -24,7 +24,16 @@ from pathlib import Path
 from typing import Any
 
 from smrlab.errors import UsageError
-from smrlab.options import DEFAULT_SEED, OPTIONS, Option
+from smrlab.options import (
+    DEFAULT_SEED,
+    OPTIONS,
+    Option,
+    not_a_finite_number,
+    not_an_integer,
+    not_non_negative,
+    not_one_of,
+    out_of_range,
+)
 
 Value = str | int | float | bool
 Options = dict[str, Value]
@@ -373,12 +382,11 @@ def _check_value(option: Option, value: Any, where: str, fail: Any) -> Value:
                 raise fail(f"{where}: {value!r} is over 100 percent")
             return value
         if option.choices and value not in option.choices:
-            raise fail(f"{where}: {value!r} is not one of {', '.join(option.choices)}")
+            raise fail(f"{where}: {not_one_of(value, option.choices)}")
         return value
     if kind == "threads":
         if is_int and value >= 1:
-            if option.maximum is not None and value > option.maximum:
-                raise fail(f"{where}: {value!r} is above the maximum {option.maximum:g}")
+            _check_range(option, value, where, fail)
             return value
         if isinstance(value, str) and _RELATIVE_THREADS_RE.match(value):
             if float(_RELATIVE_THREADS_RE.match(value).group(1)) <= 0:  # type: ignore[union-attr]
@@ -394,15 +402,17 @@ def _check_value(option: Option, value: Any, where: str, fail: Any) -> Value:
         raise fail(f'{where}: expected "auto", "none" or a number of keys, got {value!r}')
     if kind == "int":
         if not is_int:
-            raise fail(f"{where}: expected an integer, got {value!r}")
-    elif kind == "float":
-        if not (is_int or isinstance(value, float)):
-            raise fail(f"{where}: expected a number, got {value!r}")
-        if not math.isfinite(value):
-            raise fail(f"{where}: expected a finite number, got {value!r}")
-        value = float(value) if not is_int else value
-    if option.minimum is not None and value < option.minimum:
-        raise fail(f"{where}: {value!r} is below the minimum {option.minimum:g}")
-    if option.maximum is not None and value > option.maximum:
-        raise fail(f"{where}: {value!r} is above the maximum {option.maximum:g}")
+            raise fail(f"{where}: {not_an_integer(value)}")
+        if value < 0 and option.minimum is not None and option.minimum >= 0:
+            raise fail(f"{where}: {not_non_negative(value)}")
+    elif kind == "float" and (not (is_int or isinstance(value, float)) or not math.isfinite(value)):
+        raise fail(f"{where}: {not_a_finite_number(value)}")
+    _check_range(option, value, where, fail)
     return value
+
+
+def _check_range(option: Option, value: int | float, where: str, fail: Any) -> None:
+    low = -math.inf if option.minimum is None else option.minimum
+    high = math.inf if option.maximum is None else option.maximum
+    if not low <= value <= high:
+        raise fail(f"{where}: {out_of_range(value, low, high)}")

@@ -34,14 +34,15 @@ class Option:
         return "--" + self.key.replace("_", "-")
 
 
-# smrbench's own description of its options (smrbench --list --json "options", generated from
-# bench/option_table.cpp): keys, types, ranges, choices and help come from there, never from a
-# copy kept here. tests/python/test_grid.py fails when this snapshot and the smrbench built from
-# the same checkout disagree; regenerate it with
-#   build/release/bench/smrbench --list --json | python3 -c 'import json, sys; \
-#   print(json.dumps(json.load(sys.stdin)["options"], indent=1))' \
-#   > python/src/smrlab/assets/smrbench_options.json
-DESCRIPTION_PATH = Path(__file__).parent / "assets" / "smrbench_options.json"
+# smrbench's own description of its options and statistics (smrbench --list --json "options"
+# and "statistics", generated from bench/option_table.cpp and bench/statistics.cpp): keys, types,
+# ranges, choices, help, labels and units come from there, never from a copy kept here.
+# tests/python/test_grid.py fails when this snapshot and the smrbench built from the same
+# checkout disagree; regenerate it with
+#   build/release/bench/smrbench --list --json | python3 -c 'import json, sys; d = \
+#   json.load(sys.stdin); print(json.dumps({k: d[k] for k in ("options", "statistics")}, \
+#   indent=1))' > python/src/smrlab/assets/smrbench_description.json
+DESCRIPTION_PATH = Path(__file__).parent / "assets" / "smrbench_description.json"
 
 # Where smrlab reads a value in a form of its own before passing it on.
 _KINDS: dict[str, Kind] = {
@@ -92,12 +93,12 @@ def options_from_description(description: list[dict[str, Any]]) -> dict[str, Opt
     return options
 
 
-def load_description(path: Path = DESCRIPTION_PATH) -> list[dict[str, Any]]:
-    """The option description stored with smrlab."""
+def load_description(path: Path = DESCRIPTION_PATH) -> dict[str, list[dict[str, Any]]]:
+    """The description stored with smrlab: {"options": [...], "statistics": [...]}."""
     return json.loads(path.read_text(encoding="utf-8"))
 
 
-OPTIONS: dict[str, Option] = options_from_description(load_description())
+OPTIONS: dict[str, Option] = options_from_description(load_description()["options"])
 
 # Options whose value is a name smrbench --list knows, and the --list --json field holding them.
 NAMED_OPTIONS = {
@@ -111,3 +112,40 @@ NAMED_OPTIONS = {
 # (timeouts, labels); the stored columns always come from smrbench's own JSON "config".
 DEFAULT_DURATION_S = 1.0
 DEFAULT_SEED = 1
+
+
+# smrbench's refusals of a bad value (bench/option_table.cpp), worded the same here so that a
+# grid value and a command-line value are refused alike; test_grid.py compares the two.
+def value_text(value: Any) -> str:
+    """A value as it would be typed on smrbench's command line."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value) if not isinstance(value, float) else repr(value)
+
+
+def bound_text(bound: float) -> str:
+    """A range bound as smrbench prints it: an integer without a fraction."""
+    return str(int(bound)) if float(bound).is_integer() else repr(float(bound))
+
+
+def not_an_integer(value: Any) -> str:
+    return f"expected a decimal integer (no leading zero, octal or hex), got '{value_text(value)}'"
+
+
+def not_non_negative(value: Any) -> str:
+    return f"expected a non-negative integer, got '{value_text(value)}'"
+
+
+def not_a_finite_number(value: Any) -> str:
+    return f"expected a finite decimal number, got '{value_text(value)}'"
+
+
+def out_of_range(value: Any, minimum: float, maximum: float) -> str:
+    return (
+        f"expected a value in [{bound_text(minimum)}, {bound_text(maximum)}], "
+        f"got '{value_text(value)}'"
+    )
+
+
+def not_one_of(value: Any, choices: tuple[str, ...]) -> str:
+    return f"expected one of {', '.join(choices)}, got '{value_text(value)}'"

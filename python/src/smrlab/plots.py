@@ -27,6 +27,7 @@ from matplotlib.figure import Figure
 from matplotlib.ticker import EngFormatter
 
 from smrlab import style
+from smrlab.statistics import GARBAGE, PEAK_RSS, THROUGHPUT
 from smrlab.store import Store
 from smrlab.timeline import read_garbage_series
 
@@ -48,7 +49,6 @@ _NOT_FACETS = {
     "erase",
 }
 FREE_SUFFIX = {"batch": "", "amortized": "_af"}
-MIB = 1024 * 1024
 
 
 @dataclass
@@ -207,9 +207,9 @@ def _metric_vs_threads(runs: list[dict[str, Any]], kind: str) -> list[Plot]:
             for x in xs:
                 facet_runs.extend(points[x])
                 if kind == "throughput":
-                    values = [r["throughput"] / 1e6 for r in points[x]]
+                    values = [THROUGHPUT.scale(r["throughput"]) for r in points[x]]
                 else:
-                    values = [r["peak_rss_bytes"] / MIB for r in points[x]]
+                    values = [PEAK_RSS.scale(r["peak_rss_bytes"]) for r in points[x]]
                 stats.append(_Point(values))
             medians = np.array([p.median for p in stats])
             yerr = np.array([[p.median - p.low for p in stats], [p.high - p.median for p in stats]])
@@ -246,10 +246,10 @@ def _metric_vs_threads(runs: list[dict[str, Any]], kind: str) -> list[Plot]:
         ax.set_xlabel("threads")
         ax.set_ylim(bottom=0)
         if kind == "throughput":
-            ax.set_ylabel("throughput (Mops/s)")
+            ax.set_ylabel(THROUGHPUT.title)
             what = "Throughput"
         else:
-            ax.set_ylabel("peak memory, RSS (MiB)")
+            ax.set_ylabel(PEAK_RSS.title)
             what = "Peak memory"
         title = _facet_title(facet)
         ax.set_title(f"{what} — {title}", loc="left", fontsize=10)
@@ -317,7 +317,7 @@ def _af_bars(runs: list[dict[str, Any]]) -> list[Plot]:
             (width / 2, "amortized", "AF (amortized free)", ""),
         ):
             points = [
-                _Point([r["throughput"] / 1e6 for r in by_series[(rec, free)][threads]])
+                _Point([THROUGHPUT.scale(r["throughput"]) for r in by_series[(rec, free)][threads]])
                 for rec in reclaimers
             ]
             medians = [p.median for p in points]
@@ -342,7 +342,9 @@ def _af_bars(runs: list[dict[str, Any]]) -> list[Plot]:
             af = _Point([r["throughput"] for r in by_series[(rec, "amortized")][threads]]).median
             if orig > 0:
                 top = max(
-                    _Point([r["throughput"] / 1e6 for r in by_series[(rec, f)][threads]]).high
+                    _Point(
+                        [THROUGHPUT.scale(r["throughput"]) for r in by_series[(rec, f)][threads]]
+                    ).high
                     for f in ("batch", "amortized")
                 )
                 ax.annotate(
@@ -354,7 +356,7 @@ def _af_bars(runs: list[dict[str, Any]]) -> list[Plot]:
                     fontsize=8,
                 )
         ax.set_xticks(x, reclaimers)
-        ax.set_ylabel("throughput (Mops/s)")
+        ax.set_ylabel(THROUGHPUT.title)
         ax.set_ylim(0, ax.get_ylim()[1] * 1.1)
         ax.grid(axis="x", visible=False)
         title = _facet_title(facet)
@@ -506,7 +508,7 @@ def _garbage(entries: list[dict[str, Any]], notes: list[str]) -> list[Plot]:
                 alpha=0.25,
                 color=style.reclaimer_color(str(reclaimer)),
             )
-            ax.set_ylabel("garbage (nodes)")
+            ax.set_ylabel(GARBAGE.title)
             ax.yaxis.set_major_formatter(EngFormatter(sep=""))
             ax.set_ylim(bottom=0)
             ax.set_title(

@@ -22,6 +22,7 @@ import numpy as np
 from smrlab import __version__, style
 from smrlab.errors import UsageError
 from smrlab.plots import Plot, build_plots, series_label
+from smrlab.statistics import PEAK_RSS, THROUGHPUT
 from smrlab.store import Store
 from smrlab.timeline import INSTANT_KINDS, KINDS, Timeline, read_timeline
 from smrlab.timeline_plot import describe_config
@@ -138,8 +139,8 @@ RUN_HEADERS = (
     "ins/del",
     "stall",
     "trial",
-    "Mops/s",
-    "peak RSS (MiB)",
+    THROUGHPUT.unit,
+    PEAK_RSS.title,
     "garbage peak",
     "free time (s)",
     "epochs",
@@ -163,10 +164,10 @@ def _runs_table(runs: list[dict[str, Any]]) -> str:
             _cell(f"{run['insert_pct']}/{run['erase_pct']}"),
             _cell({0: "no", 1: "yes", 2: "holding"}.get(run["stall"] or 0, "yes")),
             _cell(run["trial"]),
-            _cell((run["throughput"] or 0) / 1e6),
+            _cell(THROUGHPUT.scale(run["throughput"] or 0)),
             _cell(
-                (run["peak_rss_bytes"] or 0) / 2**20,
-                _number((run["peak_rss_bytes"] or 0) / 2**20, 1),
+                PEAK_RSS.scale(run["peak_rss_bytes"] or 0),
+                _number(PEAK_RSS.scale(run["peak_rss_bytes"] or 0), 1),
             ),
             _cell(run["garbage_peak"]),
             _cell(run["free_seconds"], _number(run["free_seconds"], 4)),
@@ -197,18 +198,18 @@ def _summary_table(runs: list[dict[str, Any]]) -> str:
         "ins/del",
         "other options",
         "trials",
-        "median Mops/s",
+        f"median {THROUGHPUT.unit}",
         "min",
         "max",
-        "median peak RSS (MiB)",
+        f"median {PEAK_RSS.title}",
     )
     standard = {"ds", "reclaimer", "free", "alloc", "threads", "insert", "erase", "workload"}
     rows = []
     for key, members in groups.items():
         options = json.loads(key)
         first = members[0]
-        throughput = [m["throughput"] / 1e6 for m in members]
-        rss = [m["peak_rss_bytes"] / 2**20 for m in members]
+        throughput = [THROUGHPUT.scale(m["throughput"]) for m in members]
+        rss = [PEAK_RSS.scale(m["peak_rss_bytes"]) for m in members]
         other = ", ".join(f"{k}={v}" for k, v in sorted(options.items()) if k not in standard)
         cells = [
             _cell(first["ds"]),
