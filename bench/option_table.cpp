@@ -32,10 +32,22 @@ constexpr option_spec number(std::string_view name, option_field field, std::str
             .unit = unit};
 }
 
-/// A reclaimer parameter (domain_config).
-constexpr option_spec tuning(std::string_view name, option_field field, std::string_view help,
-                             double minimum, double maximum, std::string_view unit) {
-    return number(name, field, help, minimum, maximum, unit, option_target::domain);
+/// Sets the smr::domain_config member reached by the path To... (one member,
+/// or a member of a member) to bench_config's From.
+template <auto From, auto... To>
+void assign(smr::domain_config& d, const bench_config& c) {
+    auto& target = (d.*....*To);
+    target = static_cast<std::remove_reference_t<decltype(target)>>(c.*From);
+}
+
+/// A reclaimer parameter: bench_config's From, passed on as the
+/// smr::domain_config member To....
+template <auto From, auto... To>
+constexpr option_spec tuning(std::string_view name, std::string_view help, double minimum,
+                             double maximum, std::string_view unit) {
+    option_spec spec = number(name, From, help, minimum, maximum, unit, option_target::domain);
+    spec.to_domain = &assign<From, To...>;
+    return spec;
 }
 
 json buckets_json(const bench_config& c) {
@@ -47,21 +59,26 @@ json buckets_json(const bench_config& c) {
 // The papers' settings are smrbench's defaults (bench_config's initializers,
 // which each help text's reason cites); the library's own defaults are
 // smr::domain_config's.
-const std::array table{
+constexpr std::array table{
     option_spec{.name = "ds", .field = &bench_config::ds, .help = "data structure"},
     option_spec{.name = "reclaimer",
                 .field = &bench_config::reclaimer,
                 .help = "memory reclamation scheme"},
-    option_spec{.name = "free",
-                .field = text_option{"batch", "batch amortized"},
-                .help = "freeing policy: batch | amortized",
-                .target = option_target::domain,
-                .json = [](const bench_config& c) -> json { return smr::to_string(c.free); }},
-    number("free-k", &bench_config::free_k, "amortized: nodes freed per operation", 1, two_to(20),
-           "nodes", option_target::domain),
-    tuning("free-catchup-div", &bench_config::free_catchup_divisor,
-           "amortized: also free len/N per operation when the freeable list is long (0: off)", 0,
-           two_to(30), "divisor"),
+    option_spec{
+        .name = "free",
+        .field = text_option{"batch", "batch amortized"},
+        .help = "freeing policy: batch | amortized",
+        .target = option_target::domain,
+        .json = [](const bench_config& c) -> json { return smr::to_string(c.free); },
+        .to_domain =
+            &assign<&bench_config::free, &smr::domain_config::free, &smr::free_policy::mode>},
+    tuning<&bench_config::free_k, &smr::domain_config::free, &smr::free_policy::k>(
+        "free-k", "amortized: nodes freed per operation", 1, two_to(20), "nodes"),
+    tuning<&bench_config::free_catchup_divisor, &smr::domain_config::free,
+           &smr::free_policy::catchup_divisor>(
+        "free-catchup-div",
+        "amortized: also free len/N per operation when the freeable list is long (0: off)", 0,
+        two_to(30), "divisor"),
     option_spec{.name = "alloc",
                 .field = text_option{"glibc"},
                 .help = "allocator: glibc | jemalloc | tcmalloc | mimalloc | tbbmalloc",
@@ -145,33 +162,37 @@ const std::array table{
                 .unit = "buckets",
                 .derived_default = true,
                 .json = buckets_json},
-    tuning("bag-size", &bench_config::bag_size,
-           "scan-based reclaimers: retire-list length that triggers a scan", 1, two_to(32),
-           "nodes"),
-    tuning("advance-every", &bench_config::advance_every,
-           "ebr, nebr: operations between epoch-advance attempts", 1, two_to(30), "operations"),
-    tuning("check-every", &bench_config::check_every,
-           "debra, qsbr: operations between checks of another thread", 1, two_to(30), "operations"),
-    tuning("epoch-freq", &bench_config::epoch_freq,
-           "rcu, he, ibr, wfe: allocations per global epoch (era) increment", 1, two_to(30),
-           "allocations"),
-    tuning("hp-scan-factor", &bench_config::hp_scan_factor,
-           "hp: scan at max(bag size, factor x hazard slots of registered threads)", 0, two_to(20),
-           "x hazard slots"),
-    tuning("wfe-fast-attempts", &bench_config::wfe_fast_attempts,
-           "wfe: fast-path attempts of protect before the wait-free slow path", 1, two_to(20),
-           "attempts"),
-    tuning("token-check-every", &bench_config::token_check_every,
-           "token_periodic: frees between token checks", 1, two_to(30), "frees"),
-    tuning("signal", &bench_config::nbr_signal,
-           "nbr, nbrplus: neutralization signal number (default SIGUSR1)", 1, 64, "signal"),
-    tuning("nbr-low-watermark", &bench_config::nbr_low_watermark,
-           "nbrplus: bag size at which a thread waits for another's broadcast (0: half the "
-           "high watermark)",
-           0, two_to(32), "nodes"),
-    tuning("nbr-high-watermark", &bench_config::nbr_high_watermark,
-           "nbrplus: bag size at which a thread signals everyone (0: --bag-size)", 0, two_to(32),
-           "nodes"),
+    tuning<&bench_config::bag_size, &smr::domain_config::bag_threshold>(
+        "bag-size", "scan-based reclaimers: retire-list length that triggers a scan", 1, two_to(32),
+        "nodes"),
+    tuning<&bench_config::advance_every, &smr::domain_config::advance_every>(
+        "advance-every", "ebr, nebr: operations between epoch-advance attempts", 1, two_to(30),
+        "operations"),
+    tuning<&bench_config::check_every, &smr::domain_config::check_every>(
+        "check-every", "debra, qsbr: operations between checks of another thread", 1, two_to(30),
+        "operations"),
+    tuning<&bench_config::epoch_freq, &smr::domain_config::epoch_freq>(
+        "epoch-freq", "rcu, he, ibr, wfe: allocations per global epoch (era) increment", 1,
+        two_to(30), "allocations"),
+    tuning<&bench_config::hp_scan_factor, &smr::domain_config::hp_scan_factor>(
+        "hp-scan-factor", "hp: scan at max(bag size, factor x hazard slots of registered threads)",
+        0, two_to(20), "x hazard slots"),
+    tuning<&bench_config::wfe_fast_attempts, &smr::domain_config::wfe_fast_attempts>(
+        "wfe-fast-attempts", "wfe: fast-path attempts of protect before the wait-free slow path", 1,
+        two_to(20), "attempts"),
+    tuning<&bench_config::token_check_every, &smr::domain_config::token_check_every>(
+        "token-check-every", "token_periodic: frees between token checks", 1, two_to(30), "frees"),
+    tuning<&bench_config::nbr_signal, &smr::domain_config::nbr_signal>(
+        "signal", "nbr, nbrplus: neutralization signal number (default SIGUSR1)", 1, 64, "signal"),
+    tuning<&bench_config::nbr_low_watermark, &smr::domain_config::nbr_low_watermark>(
+        "nbr-low-watermark",
+        "nbrplus: bag size at which a thread waits for another's broadcast (0: half the "
+        "high watermark)",
+        0, two_to(32), "nodes"),
+    tuning<&bench_config::nbr_high_watermark, &smr::domain_config::nbr_high_watermark>(
+        "nbr-high-watermark",
+        "nbrplus: bag size at which a thread signals everyone (0: --bag-size)", 0, two_to(32),
+        "nodes"),
     option_spec{.name = "timeline",
                 .field = &bench_config::timeline_path,
                 .help = "record per-thread events to FILE (docs/timeline-format.md)"},
@@ -185,6 +206,11 @@ const std::array table{
     number("sample-ms", &bench_config::sample_ms,
            "sample RSS, allocator bytes and garbage every N ms into the JSON", 0, 3600000, "ms"),
 };
+
+// A reclaimer parameter reaches the domain, and only a reclaimer parameter.
+static_assert(std::ranges::all_of(table, [](const option_spec& spec) {
+    return (spec.target == option_target::domain) == (spec.to_domain != nullptr);
+}));
 
 std::string json_key(std::string_view name) {
     std::string key(name);

@@ -3,7 +3,8 @@
 // machine-readable description the Python side reads.
 //
 // Adding an option: add its field to bench_config (options.hpp) and one row
-// to the table in option_table.cpp. A number is parsed by CLI11 into its
+// to the table in option_table.cpp (a reclaimer parameter's row also names
+// the smr::domain_config member it sets). A number is parsed by CLI11 into its
 // field and checked against the row's range; a text option (a name from a
 // fixed set, or a form such as --prefill's) is kept as text and parsed by
 // parse_command_line, which owns the messages that name the valid values.
@@ -60,6 +61,9 @@ struct option_spec {
     /// The value in the JSON config when it is not the field's own (text
     /// options: the parsed name or count; null where it does not apply).
     nlohmann::json (*json)(const bench_config&) = nullptr;
+    /// Target domain: copies the option's value into the reclaimer's
+    /// configuration (bench_config::domain_config walks the table).
+    void (*to_domain)(smr::domain_config&, const bench_config&) = nullptr;
 };
 
 /// Every option, in --help order.

@@ -180,19 +180,9 @@ std::size_t bench_config::bucket_count() const {
 
 smr::domain_config bench_config::domain_config() const {
     smr::domain_config d;
-    d.free.mode = free;
-    d.free.k = free_k;
-    d.free.catchup_divisor = free_catchup_divisor;
-    d.bag_threshold = bag_size;
-    d.nbr_signal = nbr_signal;
-    d.nbr_low_watermark = nbr_low_watermark;
-    d.nbr_high_watermark = nbr_high_watermark;
-    d.advance_every = advance_every;
-    d.check_every = check_every;
-    d.epoch_freq = epoch_freq;
-    d.hp_scan_factor = hp_scan_factor;
-    d.wfe_fast_attempts = wfe_fast_attempts;
-    d.token_check_every = token_check_every;
+    for (const option_spec& spec : option_table()) {
+        if (spec.to_domain != nullptr) spec.to_domain(d, *this);
+    }
     return d;
 }
 
