@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <regex>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -481,6 +482,43 @@ TEST(Cli, APrefillThatCannotFitInMemoryIsRefusedBeforeItStarts) {
     EXPECT_EQ(count_lines(r.err), 1) << r.err;
     EXPECT_NE(r.err.find("of memory available"), std::string::npos) << r.err;
     EXPECT_LT(r.seconds, 5.0) << "refused, not attempted";
+}
+
+/// hm_list's prefill is quadratic (each insert walks the sorted list), so
+/// 40000 keys take several seconds: long enough for progress lines every 2 s.
+TEST(Cli, ALongPrefillReportsItsProgressUnlessQuiet) {
+    const std::string args = "--ds hm_list --reclaimer none --threads 1 --key-range 80000 --ops 1";
+    const run_result r = smrbench(args + " --json");
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const auto report = nlohmann::json::parse(r.out);  // stdout stays one JSON object
+    const double prefill_seconds = report["trials"][0]["prefill_seconds"];
+    ASSERT_GT(prefill_seconds, 2.5) << "too fast to report: make the prefill longer";
+
+    const std::regex line(R"(smrbench: prefill (\d+) of 40000 keys \((\d+)%\), (\d+) s)");
+    std::istringstream lines(r.err);
+    std::string text;
+    long long last_done = -1, last_second = 0;
+    int reports = 0;
+    while (std::getline(lines, text)) {
+        std::smatch m;
+        if (!std::regex_match(text, m, line)) continue;
+        const long long done = std::stoll(m[1]), percent = std::stoll(m[2]);
+        const long long second = std::stoll(m[3]);
+        EXPECT_GE(done, last_done) << text;
+        EXPECT_LE(done, 40000) << text;
+        EXPECT_NEAR(static_cast<double>(percent), 100.0 * static_cast<double>(done) / 40000, 1.0)
+            << text;
+        EXPECT_GE(second, last_second + 1) << "one line per 2 s: " << text;
+        last_done = done;
+        last_second = second;
+        ++reports;
+    }
+    EXPECT_GE(reports, 1) << r.err;
+    EXPECT_LE(reports, static_cast<int>(prefill_seconds / 2) + 1) << r.err;
+
+    const run_result quiet = smrbench(args + " --quiet");
+    ASSERT_EQ(quiet.exit_code, 0) << quiet.err;
+    EXPECT_EQ(quiet.err.find("prefill"), std::string::npos) << quiet.err;
 }
 
 TEST(Cli, SelectedAllocatorReallyServesMalloc) {
