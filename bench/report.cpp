@@ -37,18 +37,11 @@ namespace {
 
 /// The pool's counts, or null for a run without a pool (capacity null: the
 /// unbounded pool reference counting runs on without --pool-nodes).
-json pool_json(const bench_config& c, bool has_pool, const smr::alloc::pool_stats& p) {
-    if (!has_pool) return nullptr;
-    return json{
-        {"capacity", p.capacity == unbounded_pool_capacity ? json(nullptr) : json(p.capacity)},
-        {"on_empty", std::string(smr::alloc::to_string(c.on_empty))},
-        {"carved", p.carved},
-        {"in_use_peak", p.in_use_peak},
-        {"failures", p.failures},
-        {"retries", p.retries},
-        {"gave_up", p.gave_up},
-        {"wait_seconds", p.wait_seconds},
-    };
+json pool_json(const bench_config& c, const trial_result& t) {
+    if (!t.has_pool) return nullptr;
+    json out = pool_statistics_json(t);
+    out["on_empty"] = std::string(smr::alloc::to_string(c.on_empty));
+    return out;
 }
 
 json samples_json(const std::vector<memory_sample>& samples) {
@@ -64,28 +57,19 @@ json samples_json(const std::vector<memory_sample>& samples) {
 }
 
 json trial_json(const bench_config& c, const trial_result& t) {
-    return json{
-        {"trial", t.trial},
-        {"status", t.status},
-        {"failed_operations", t.failed_operations},
-        {"pool", pool_json(c, t.has_pool, t.pool)},
-        {"throughput_ops_per_s", t.throughput_ops_per_s},
-        {"operations", t.operations},
-        {"measured_seconds", t.measured_seconds},
-        {"ops_per_thread", t.ops_per_thread},
-        {"prefill_size", t.prefill_size},
-        {"prefill_seconds", t.prefill_seconds},
-        {"validated", t.validated},
-        {"validation",
-         {{"error", t.validation_error},
-          {"key_sum", t.key_sum},
-          {"expected_key_sum", t.expected_key_sum},
-          {"size", t.size},
-          {"expected_size", t.expected_size}}},
-        {"peak_rss_bytes", t.peak_rss_bytes},
-        {"reclaimer", reclaimer_json(t.reclaimer)},
-        {"samples", samples_json(t.samples)},
-    };
+    json out = trial_statistics_json(t);
+    out["trial"] = t.trial;
+    out["status"] = t.status;
+    out["pool"] = pool_json(c, t);
+    out["validated"] = t.validated;
+    out["validation"] = {{"error", t.validation_error},
+                         {"key_sum", t.key_sum},
+                         {"expected_key_sum", t.expected_key_sum},
+                         {"size", t.size},
+                         {"expected_size", t.expected_size}};
+    out["reclaimer"] = reclaimer_json(t);
+    out["samples"] = samples_json(t.samples);
+    return out;
 }
 
 std::string human_count(double value) {
@@ -142,7 +126,7 @@ json run_to_json(const bench_config& config, const combination& combo,
     }
     const auto [min_it, max_it] = std::minmax_element(throughputs.begin(), throughputs.end());
 
-    json reclaimer = reclaimer_json(median.reclaimer);
+    json reclaimer = reclaimer_json(median);
     reclaimer["name"] = std::string(combo.reclaimer.name);
     reclaimer["family"] = std::string(smr::to_string(combo.reclaimer.family));
     reclaimer["garbage_bounded"] = combo.reclaimer.garbage_bounded;
@@ -155,7 +139,7 @@ json run_to_json(const bench_config& config, const combination& combo,
          {{"name", allocator.name},
           {"version", allocator.version},
           {"library", allocator.library},
-          {"pool", pool_json(config, median.has_pool, median.pool)}}},
+          {"pool", pool_json(config, median)}}},
         {"machine", {{"hardware_threads", std::thread::hardware_concurrency()}}},
         {"throughput_ops_per_s", median.throughput_ops_per_s},
         {"throughput_min_ops_per_s", *min_it},

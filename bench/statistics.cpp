@@ -6,6 +6,7 @@
 #include <string_view>
 #include <type_traits>
 #include <variant>
+#include <vector>
 
 namespace smrbench {
 namespace {
@@ -16,12 +17,18 @@ using nlohmann::json;
 /// over trials), each trial, its reclaimer counters, its pool counters.
 enum class where : std::uint8_t { run, trial, reclaimer, pool };
 
-/// How a reclaimer row reads its figure: a member of the domain's own
-/// statistics, one the trial adds, or a function of the free-latency
-/// histogram (monostate: a figure reported elsewhere, only described here).
-using stat_field = std::variant<std::monostate, std::uint64_t smr::reclaimer_stats::*,
-                                double smr::reclaimer_stats::*, std::uint64_t reclaimer_report::*,
-                                std::uint64_t (*)(const smr::trace::latency_histogram&)>;
+/// How a row reads its figure from a trial: a member of the trial, of its
+/// reclaimer report, of the domain's own statistics or of the pool's, or a
+/// function of the free-latency histogram or of the trial (monostate: a run
+/// figure computed over trials by report.cpp, only described here).
+using stat_field =
+    std::variant<std::monostate, std::uint64_t trial_result::*, std::int64_t trial_result::*,
+                 double trial_result::*, std::vector<std::uint64_t> trial_result::*,
+                 std::uint64_t reclaimer_report::*, std::uint64_t smr::reclaimer_stats::*,
+                 double smr::reclaimer_stats::*, std::uint64_t smr::alloc::pool_stats::*,
+                 double smr::alloc::pool_stats::*,
+                 std::uint64_t (*)(const smr::trace::latency_histogram&),
+                 json (*)(const trial_result&)>;
 
 struct statistic_spec {
     where object;
@@ -48,6 +55,8 @@ constexpr std::string_view object_name(where object) {
 
 using s = smr::reclaimer_stats;
 using r = reclaimer_report;
+using t = trial_result;
+using p = smr::alloc::pool_stats;
 
 template <int Permille>
 std::uint64_t percentile(const smr::trace::latency_histogram& h) {
@@ -55,8 +64,12 @@ std::uint64_t percentile(const smr::trace::latency_histogram& h) {
 }
 std::uint64_t calls(const smr::trace::latency_histogram& h) { return h.count(); }
 std::uint64_t longest(const smr::trace::latency_histogram& h) { return h.max_ns(); }
+json capacity(const trial_result& trial) {
+    if (trial.pool.capacity == unbounded_pool_capacity) return nullptr;
+    return trial.pool.capacity;
+}
 
-const std::array table{
+constexpr std::array table{
     statistic_spec{where::run, "throughput_ops_per_s", "throughput", "ops/s",
                    "the median trial's measured operations per second"},
     statistic_spec{where::run, "throughput_min_ops_per_s", "slowest trial's throughput", "ops/s",
@@ -68,19 +81,22 @@ const std::array table{
     statistic_spec{where::run, "failed_operations", "failed operations", "operations",
                    "the median trial's operations whose allocation failed (a pool)"},
     statistic_spec{where::trial, "throughput_ops_per_s", "throughput", "ops/s",
-                   "operations / measured_seconds"},
+                   "operations / measured_seconds", &t::throughput_ops_per_s},
     statistic_spec{where::trial, "operations", "operations", "operations",
-                   "operations in the measured interval"},
-    statistic_spec{where::trial, "measured_seconds", "measured time", "s", "the measured interval"},
+                   "operations in the measured interval", &t::operations},
+    statistic_spec{where::trial, "measured_seconds", "measured time", "s", "the measured interval",
+                   &t::measured_seconds},
     statistic_spec{where::trial, "ops_per_thread", "operations per thread", "operations",
-                   "per worker, in thread order"},
+                   "per worker, in thread order", &t::ops_per_thread},
     statistic_spec{where::trial, "prefill_size", "prefill size", "keys",
-                   "keys inserted by the prefill"},
-    statistic_spec{where::trial, "prefill_seconds", "prefill time", "s", "time the prefill took"},
+                   "keys inserted by the prefill", &t::prefill_size},
+    statistic_spec{where::trial, "prefill_seconds", "prefill time", "s", "time the prefill took",
+                   &t::prefill_seconds},
     statistic_spec{where::trial, "peak_rss_bytes", "peak memory, RSS", "bytes",
-                   "the process's peak RSS in the trial"},
+                   "the process's peak RSS in the trial", &t::peak_rss_bytes},
     statistic_spec{where::trial, "failed_operations", "failed operations", "operations",
-                   "operations whose allocation failed (a pool that ran out)"},
+                   "operations whose allocation failed (a pool that ran out)",
+                   &t::failed_operations},
     statistic_spec{where::reclaimer, "allocated", "nodes allocated", "nodes",
                    "nodes allocated, prefill included", &s::allocated},
     statistic_spec{where::reclaimer, "allocated_bytes", "allocated", "bytes",
@@ -118,48 +134,67 @@ const std::array table{
     statistic_spec{where::reclaimer, "free_latency_ns/max", "free() call latency, max", "ns",
                    "longest free() call", &longest},
     statistic_spec{where::pool, "capacity", "pool capacity", "blocks",
-                   "the pool's size (null: unbounded)"},
+                   "the pool's size (null: unbounded)", &capacity},
     statistic_spec{where::pool, "carved", "blocks carved", "blocks",
-                   "blocks drawn from the allocator"},
+                   "blocks drawn from the allocator", &p::carved},
     statistic_spec{where::pool, "in_use_peak", "peak blocks in use", "blocks",
-                   "peak of blocks in use or cached in threads' magazines"},
+                   "peak of blocks in use or cached in threads' magazines", &p::in_use_peak},
     statistic_spec{where::pool, "failures", "empty-pool allocations", "allocations",
-                   "allocations that found it empty"},
+                   "allocations that found it empty", &p::failures},
     statistic_spec{where::pool, "retries", "re-checks", "re-checks",
-                   "re-checks while waiting for a block"},
+                   "re-checks while waiting for a block", &p::retries},
     statistic_spec{where::pool, "gave_up", "allocations given up", "allocations",
-                   "allocations that returned no memory"},
+                   "allocations that returned no memory", &p::gave_up},
     statistic_spec{where::pool, "wait_seconds", "time waiting for a block", "s",
-                   "time spent waiting, summed over threads"},
+                   "time spent waiting, summed over threads", &p::wait_seconds},
 };
 
-}  // namespace
+/// The member a field of class C is read from, for trial `trial`.
+template <class C>
+const C& source(const trial_result& trial) {
+    if constexpr (std::is_same_v<C, trial_result>) return trial;
+    if constexpr (std::is_same_v<C, reclaimer_report>) return trial.reclaimer;
+    if constexpr (std::is_same_v<C, smr::reclaimer_stats>) return trial.reclaimer.totals;
+    if constexpr (std::is_same_v<C, smr::alloc::pool_stats>) return trial.pool;
+}
 
-json reclaimer_json(const reclaimer_report& report) {
+template <class Field>
+struct member_of;
+template <class M, class C>
+struct member_of<M C::*> {
+    using type = C;
+};
+
+/// Every row of `object`, read from `trial`; a '/' in a key nests.
+json rows_json(where object, const trial_result& trial) {
     json out = json::object();
     for (const statistic_spec& spec : table) {
-        if (spec.object != where::reclaimer) continue;
+        if (spec.object != object) continue;
         std::string path(1, '/');
         path.append(spec.key);  // (GCC 12 -O3 warns -Wrestrict on "/" + std::string)
         const json::json_pointer at(path);
         std::visit(
             [&]<class Field>(const Field& field) {
-                if constexpr (std::is_same_v<Field, std::monostate>) {
-                    return;
-                } else if constexpr (std::is_member_object_pointer_v<Field>) {
-                    if constexpr (std::is_same_v<Field, std::uint64_t reclaimer_report::*>) {
-                        out[at] = report.*field;
-                    } else {
-                        out[at] = report.totals.*field;
-                    }
-                } else {
-                    out[at] = field(report.totals.free_latency);
+                if constexpr (std::is_member_object_pointer_v<Field>) {
+                    out[at] = source<typename member_of<Field>::type>(trial).*field;
+                } else if constexpr (std::is_same_v<Field, json (*)(const trial_result&)>) {
+                    out[at] = field(trial);
+                } else if constexpr (!std::is_same_v<Field, std::monostate>) {
+                    out[at] = field(trial.reclaimer.totals.free_latency);
                 }
             },
             spec.field);
     }
     return out;
 }
+
+}  // namespace
+
+json trial_statistics_json(const trial_result& trial) { return rows_json(where::trial, trial); }
+
+json reclaimer_json(const trial_result& trial) { return rows_json(where::reclaimer, trial); }
+
+json pool_statistics_json(const trial_result& trial) { return rows_json(where::pool, trial); }
 
 json statistics_description() {
     json out = json::array();

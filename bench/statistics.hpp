@@ -1,5 +1,5 @@
-// smrbench's reported statistics, described once: the table generates the
-// "reclaimer" object of every trial's JSON and (smrbench --list --json) the
+// smrbench's reported statistics, described once: the table generates each
+// trial's figures, its "reclaimer" and "pool" objects in the JSON and (smrbench --list --json) the
 // "statistics" array that names every reported figure with its unit.
 #pragma once
 
@@ -9,8 +9,11 @@
 
 namespace smrbench {
 
-/// A trial's reclaimer counters as JSON, one member per row of the table.
-nlohmann::json reclaimer_json(const reclaimer_report& report);
+/// A trial's figures as JSON, one member per row of the table: the trial's
+/// own, its reclaimer's counters, its pool's.
+nlohmann::json trial_statistics_json(const trial_result& trial);
+nlohmann::json reclaimer_json(const trial_result& trial);
+nlohmann::json pool_statistics_json(const trial_result& trial);
 
 /// smrbench --list --json's "statistics": every reported figure's object
 /// (run, trial, reclaimer, pool), JSON key ('/' for nested members), unit
