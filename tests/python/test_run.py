@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import io
 import json
 import os
@@ -11,10 +12,13 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from conftest import FAKE_LISTING
 from smrlab.cli import main
+from smrlab.errors import UsageError
 from smrlab.grid import load_experiment
 from smrlab.plan import make_plan
 from smrlab.progress import BarProgress, LineProgress, make_progress
@@ -413,3 +417,36 @@ def test_progress_bar_on_a_terminal_plain_lines_otherwise(
     shown = terminal.getvalue()
     assert "8/8" in shown and "\r" in shown and "Mops/s" in shown  # a redrawn bar
     assert isinstance(make_progress(io.StringIO()), LineProgress)
+
+
+def _described_as(bench: Smrbench, edit: Any) -> Smrbench:
+    """``bench`` with its own option description (a copy of smrlab's snapshot) edited: a build
+    other than the checkout's, with other ranges or without an option."""
+    from smrlab.options import load_description
+
+    rows = copy.deepcopy(load_description()["options"])
+    edit(rows)
+    bench.__dict__["listing"] = {**FAKE_LISTING, "options": rows}
+    return bench
+
+
+def test_a_grid_is_checked_against_the_binarys_own_description(
+    tmp_path: Path, fake_smrbench: Path
+) -> None:
+    experiment = load_experiment(write(tmp_path, TINY))
+
+    def fewer_threads(rows: list[dict]) -> None:
+        next(row for row in rows if row["key"] == "threads")["maximum"] = 1
+
+    with pytest.raises(UsageError) as refused:
+        make_plan(experiment, _described_as(Smrbench(fake_smrbench), fewer_threads))
+    assert f"threads (smrbench at {fake_smrbench}): expected a value in [1, 1], got '2'" in str(
+        refused.value
+    )
+
+    def no_key_range(rows: list[dict]) -> None:
+        rows[:] = [row for row in rows if row["key"] != "key_range"]
+
+    with pytest.raises(UsageError, match="has no --key-range option yet"):
+        make_plan(experiment, _described_as(Smrbench(fake_smrbench), no_key_range))
+    assert make_plan(experiment, _described_as(Smrbench(fake_smrbench), lambda rows: None)).jobs

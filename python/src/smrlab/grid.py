@@ -201,9 +201,7 @@ def _parse_experiment(source: str, path: Path, size: str) -> Experiment:
         values = raw if isinstance(raw, list) else [raw]
         if not values:
             raise fail(f"[grid] {key} is an empty list")
-        grid[key] = _dedupe(
-            [_check_value(option, value, f"[grid] {key}", fail) for value in values]
-        )
+        grid[key] = _dedupe([check_value(option, value, f"[grid] {key}", fail) for value in values])
 
     fixed: Options = {}
     for key, value in document.get("fixed", {}).items():
@@ -212,7 +210,7 @@ def _parse_experiment(source: str, path: Path, size: str) -> Experiment:
             raise fail(f"[fixed] {key} is a list; options that vary belong in [grid]")
         if key in grid:
             raise fail(f"'{key}' is in both [grid] and [fixed]")
-        fixed[key] = _check_value(option, value, f"[fixed] {key}", fail)
+        fixed[key] = check_value(option, value, f"[fixed] {key}", fail)
 
     present = set(grid) | set(fixed)
     if "workload" in present and present & {"insert", "erase"}:
@@ -360,8 +358,9 @@ def _dedupe(values: list[Value]) -> list[Value]:
     return unique
 
 
-def _check_value(option: Option, value: Any, where: str, fail: Any) -> Value:
-    """Checks one value against its option's kind; returns it (normalized)."""
+def check_value(option: Option, value: Any, where: str, fail: Any) -> Value:
+    """Checks one value against its option's kind and range; returns it (normalized). ``fail``
+    makes the exception to raise from a message."""
     kind = option.kind
     is_int = isinstance(value, int) and not isinstance(value, bool)
     if kind in {"bool", "path_flag"}:

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from smrlab.errors import UsageError
-from smrlab.grid import Experiment, Job, Options, expand, jobs
+from smrlab.grid import Experiment, Job, Options, check_value, expand, jobs
 from smrlab.options import NAMED_OPTIONS, OPTIONS
 from smrlab.smrbench import Smrbench
 
@@ -52,6 +52,8 @@ def _check_against(
                 f"{bench.path} has no {option.flag} option yet"
             )
 
+    _check_values_against(experiment, configurations, bench)
+
     unavailable: dict[str, set[str]] = {}
     for key in NAMED_OPTIONS:
         wanted = {str(options[key]) for options in configurations if key in options}
@@ -85,3 +87,25 @@ def _check_against(
         pairs = ", ".join(f"{ds}×{reclaimer}" for ds, reclaimer in sorted(invalid))
         notes.append(f"skipping invalid combinations (smrbench --list): {pairs}")
     return kept
+
+
+def _check_values_against(
+    experiment: Experiment, configurations: list[Options], bench: Smrbench
+) -> None:
+    """Checks every value once more against the binary's own description of its options, which
+    differs from smrlab's snapshot when the binary is not the checkout's own build."""
+    described = bench.options
+    if described is None:
+        return
+    checked: set[tuple[str, str]] = set()
+    for options in configurations:
+        for key, value in options.items():
+            if key not in described or (key, repr(value)) in checked:
+                continue
+            checked.add((key, repr(value)))
+            check_value(
+                described[key],
+                value,
+                f"experiment {experiment.name}: {key} (smrbench at {bench.path})",
+                UsageError,
+            )

@@ -1,8 +1,8 @@
 """Everything smrlab knows about the smrbench binary: where it is, what it supports, argv.
 
-smrbench is the source of truth for names (``--list --json``) and options (``--help``), so
-experiments are checked against the binary actually used rather than against a list here that
-would drift as reclaimers and options are added.
+smrbench is the source of truth for names and options (``--list --json``; ``--help`` for a build
+older than its option description), so experiments are checked against the binary actually used
+rather than against a list here that would drift as reclaimers and options are added.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from pathlib import Path
 
 from smrlab.errors import UsageError
 from smrlab.grid import Options
-from smrlab.options import NAMED_OPTIONS, OPTIONS
+from smrlab.options import NAMED_OPTIONS, OPTIONS, Option, options_from_description
 
 BUILD_HINT = "build it with cmake --workflow --preset release"
 RELATIVE_PATH = Path("build/release/bench/smrbench")
@@ -117,8 +117,18 @@ class Smrbench:
                 return bool(entry.get("valid"))
         return False
 
+    @cached_property
+    def options(self) -> dict[str, Option] | None:
+        """This binary's own description of its options (``--list --json`` "options"), as
+        smrlab reads them; None for a build older than that description."""
+        rows = self.listing.get("options")
+        return None if rows is None else options_from_description(rows)
+
     def has_option(self, key: str) -> bool:
-        """Whether this build accepts the option (smrbench --help mentions its flag)."""
+        """Whether this build accepts the option: its description lists it (or, for an older
+        build, smrbench --help mentions its flag)."""
+        if self.options is not None:
+            return key in self.options and self.options[key].passed
         flag = OPTIONS[key].flag
         return any(
             token.startswith(flag) and token[len(flag) : len(flag) + 1] in ("", "=", ",")
