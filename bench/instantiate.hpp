@@ -7,7 +7,7 @@
 
 #include "registry.hpp"
 #include "runner.hpp"
-#include "smr/reclaim/all.hpp"
+#include "smr/reclaim/measured.hpp"
 
 namespace smrbench {
 
@@ -64,7 +64,7 @@ std::vector<combination> combinations_over(std::tuple<Domains...>*) {
 
 template <template <class> class Structure>
 std::vector<combination> combinations_for() {
-    return combinations_over<Structure>(static_cast<smr::all_domains*>(nullptr));
+    return combinations_over<Structure>(static_cast<smr::measured_domains*>(nullptr));
 }
 
 }  // namespace smrbench

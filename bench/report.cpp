@@ -291,7 +291,7 @@ void print_list(std::ostream& out, bool as_json) {
 
 void print_compatibility_markdown(std::ostream& out) {
     // Reasons are numbered in order of first appearance (reclaimers in
-    // all_domains order, then data structures in registry order), so the
+    // measured_domains order, then data structures in registry order), so the
     // output only changes when the table does.
     std::vector<std::string_view> reasons;
     auto reason_number = [&](std::string_view reason) {

@@ -24,7 +24,7 @@
 #include "smr/ds/lazylist.hpp"
 #include "smr/ds/ms_queue.hpp"
 #include "smr/ds/occ_avl.hpp"
-#include "smr/reclaim/all.hpp"
+#include "smr/reclaim/measured.hpp"
 #include "smr/reclaim/none.hpp"
 
 namespace {
@@ -180,7 +180,7 @@ using hm_list_of = smr::ds::hm_list<Domain>;
 
 TEST(Compatibility, ListJsonReportsTheVerdictOfCheck) {
     std::map<std::pair<std::string, std::string>, smr::compatibility> expected;
-    auto* all = static_cast<smr::all_domains*>(nullptr);
+    auto* all = static_cast<smr::measured_domains*>(nullptr);
     add_verdicts<lazylist_of>(expected, all);
     add_verdicts<dgt_bst_of>(expected, all);
     add_verdicts<harris_list_of>(expected, all);

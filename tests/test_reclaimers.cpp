@@ -1,4 +1,4 @@
-// Stress and behaviour tests over every reclaimer in smr::all_domains.
+// Stress and behaviour tests over every reclaimer in smr::measured_domains.
 //
 // The workers share a small array of cells, each holding a published node.
 // Every operation reads a cell, dereferences the node, replaces it with a fresh
@@ -19,7 +19,7 @@
 #include <utility>
 #include <vector>
 
-#include "smr/reclaim/all.hpp"
+#include "smr/reclaim/measured.hpp"
 #include "smr/reclaim/guards.hpp"
 
 namespace {
@@ -67,7 +67,7 @@ struct without_reservation<std::tuple<Ds...>> {
                                    Ds::traits.family == smr::reclaimer_family::reference_count,
                                std::tuple<>, std::tuple<Ds>>>()...));
 };
-using tested_domains = without_reservation<smr::all_domains>::type;
+using tested_domains = without_reservation<smr::measured_domains>::type;
 
 using all_setups = as_gtest_types<decltype(std::tuple_cat(
     std::declval<with_mode<tested_domains, smr::free_mode::batch>::type>(),
@@ -523,11 +523,11 @@ TEST(token_periodic, passes_again_while_freeing) {
 
 // ---- the list itself ----------------------------------------------------------
 
-TEST(all_domains, order_and_names) {
+TEST(measured_domains, order_and_names) {
     std::vector<std::string> names;
     [&]<class... Ds>(std::type_identity<std::tuple<Ds...>>) {
         (names.emplace_back(Ds::traits.name), ...);
-    }(std::type_identity<smr::all_domains>{});
+    }(std::type_identity<smr::measured_domains>{});
     EXPECT_EQ(names, (std::vector<std::string>{"none", "ebr", "nebr", "debra", "qsbr", "rcu",
                                                "token_naive", "token_passfirst", "token_periodic",
                                                "hp", "he", "ibr", "wfe", "lfrc", "nbr", "nbrplus",

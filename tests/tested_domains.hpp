@@ -1,4 +1,4 @@
-// The reclaimers the typed concurrency tests run: smr::all_domains, less those
+// The reclaimers the typed concurrency tests run: smr::measured_domains, less those
 // a sanitizer cannot judge in this build.
 //
 // Under ThreadSanitizer the liburcu adapters (family `external`) are left
@@ -13,7 +13,7 @@
 #include <type_traits>
 #include <utility>
 
-#include "smr/reclaim/all.hpp"
+#include "smr/reclaim/measured.hpp"
 
 namespace smr::test {
 
@@ -37,7 +37,7 @@ struct testable_domains_of<std::tuple<Domains...>> {
                                         std::tuple<>>>()...));
 };
 
-/// smr::all_domains minus what this build's sanitizer cannot judge.
-using tested_domains = typename testable_domains_of<all_domains>::type;
+/// smr::measured_domains minus what this build's sanitizer cannot judge.
+using tested_domains = typename testable_domains_of<measured_domains>::type;
 
 }  // namespace smr::test

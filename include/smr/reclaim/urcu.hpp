@@ -221,4 +221,7 @@ class urcu_domain : public domain_base<urcu_domain<Flavour>, detail::urcu_local,
 using urcu_qsbr_domain = urcu_domain<urcu_qsbr_flavour>;
 using urcu_memb_domain = urcu_domain<urcu_memb_flavour>;
 
+/// Both flavours, in the order smrbench --list prints them.
+using urcu_domains = std::tuple<urcu_qsbr_domain, urcu_memb_domain>;
+
 }  // namespace smr
