@@ -208,6 +208,8 @@ parse_outcome parse_command_line(int argc, char** argv) {
         "trial.\n"
         "Names of data structures and reclaimers: smrbench --list."};
     app.option_defaults()->always_capture_default();
+    // The VERSION file's, through CMake (bench/CMakeLists.txt).
+    app.set_version_flag("--version", "smrbench " SMRLAB_VERSION);
     add_table_options(app, c, texts);
 
     try {
@@ -248,6 +250,10 @@ parse_outcome parse_command_line(int argc, char** argv) {
         }
     } catch (const CLI::CallForHelp&) {
         std::cout << app.help();
+        outcome.what = parse_outcome::action::exit;
+        outcome.exit_code = 0;
+    } catch (const CLI::CallForVersion& e) {
+        std::cout << e.what() << '\n';
         outcome.what = parse_outcome::action::exit;
         outcome.exit_code = 0;
     } catch (const CLI::ParseError& e) {

@@ -11,6 +11,9 @@
 #include "smr/ds/hash_set.hpp"
 #include "smr/ds/hm_list.hpp"
 #include "smr/reclaim/all.hpp"
+#ifdef SMRLAB_CONSUMER_URCU
+#include "smr/reclaim/urcu.hpp"
+#endif
 
 namespace {
 
@@ -61,5 +64,8 @@ bool exercise(const char* name) {
 int main() {
     bool ok = exercise<smr::debra_domain, smr::ds::hm_list>("hm_list x debra");
     ok = exercise<smr::hp_domain, smr::ds::hash_set>("hash_set x hp") && ok;
+#ifdef SMRLAB_CONSUMER_URCU
+    ok = exercise<smr::urcu_memb_domain, smr::ds::hm_list>("hm_list x urcu_memb") && ok;
+#endif
     return ok ? 0 : 1;
 }
