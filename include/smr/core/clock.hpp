@@ -11,6 +11,8 @@
 #include <cstdint>
 #include <thread>
 
+#include "smr/core/compiler.hpp"
+
 #if defined(__x86_64__) || defined(__i386__)
 #include <x86intrin.h>
 #define SMR_HAVE_RDTSC 1
@@ -68,7 +70,7 @@ class tick_converter {
         : factor_(static_cast<std::uint64_t>(ns_per_tick_value * 4294967296.0 + 0.5)) {}
 
     std::uint64_t to_ns(std::uint64_t ticks) const noexcept {
-        return static_cast<std::uint64_t>((static_cast<unsigned __int128>(ticks) * factor_) >> 32);
+        return static_cast<std::uint64_t>((static_cast<uint128>(ticks) * factor_) >> 32);
     }
 
   private:

@@ -7,3 +7,12 @@
 /// reclaimer hook runs once or more per operation, so a call frame around its
 /// common path costs as much as the work it does.
 #define SMR_SLOW_PATH [[gnu::noinline, gnu::cold]]
+
+namespace smr::core {
+
+/// A 128-bit unsigned integer, for 64x64->128 products and double-width
+/// CAS. A GCC and Clang extension: `__extension__` keeps -Wpedantic quiet in
+/// users' builds, and every use goes through this name.
+__extension__ typedef unsigned __int128 uint128;
+
+}  // namespace smr::core

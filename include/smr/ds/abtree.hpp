@@ -216,6 +216,10 @@ class abtree {
         std::atomic<node*> old{nullptr};
         std::atomic<node*> nu{nullptr};
     };
+    /// Thread tid's SCX record (tid: a registered thread id).
+    scx_record& record_of(int tid) const noexcept {
+        return records_[static_cast<std::size_t>(tid)];
+    }
 
     /// The arguments of one SCX, as the owner builds them and helpers copy them.
     struct scx_args {
@@ -631,7 +635,7 @@ class abtree {
         bool done = true;  // the SCX in w has finished (or w == 0)
         status st = aborted;
         if (w != 0) {
-            const std::uint64_t s = records_[tid_of_word(w)].state.load(std::memory_order_acquire);
+            const std::uint64_t s = record_of(tid_of_word(w)).state.load(std::memory_order_acquire);
             if (seq_of_state(s) == seq_of_word(w)) {
                 st = status_of(s);
                 done = st != in_progress;
@@ -654,7 +658,7 @@ class abtree {
     /// Runs an SCX owned by this thread. True if it committed.
     bool scx(int tid, const scx_args& args) noexcept {
         assert(tid >= 0 && static_cast<std::size_t>(tid) < n_records_);
-        scx_record& rec = records_[tid];
+        scx_record& rec = record_of(tid);
         const std::uint64_t seq = seq_of_state(rec.state.load(std::memory_order_relaxed)) + 1;
         // Seqlock writer: the new seq first, then the fields with release
         // stores, so a helper whose acquire load reads any new field also
@@ -684,7 +688,7 @@ class abtree {
             (void)w;
             return;
         } else {
-            scx_record& rec = records_[tid_of_word(w)];
+            scx_record& rec = record_of(tid_of_word(w));
             const std::uint64_t seq = seq_of_word(w);
             // acquire: pairs with the owner's field writes through the freeze
             // CAS that put w in a node (read with acquire by the caller).

@@ -43,6 +43,7 @@
 #include <string_view>
 #include <utility>
 
+#include "smr/core/compiler.hpp"
 #include "smr/ds/hm_list.hpp"
 #include "smr/ds/options.hpp"
 #include "smr/ds/validation.hpp"
@@ -106,8 +107,7 @@ class hash_set {
     /// to [0, bucket_count) by multiply-shift.
     std::size_t bucket_of(Key key) const noexcept {
         const std::uint64_t hashed = static_cast<std::uint64_t>(key) * 0x9E3779B97F4A7C15ULL;
-        return static_cast<std::size_t>((static_cast<unsigned __int128>(hashed) * bucket_count_) >>
-                                        64);
+        return static_cast<std::size_t>((static_cast<core::uint128>(hashed) * bucket_count_) >> 64);
     }
 
     /// True when every bucket starts each read phase from its head.

@@ -574,7 +574,8 @@ class occ_avl {
             }
             const int index = static_cast<int>(order.size());
             order.push_back({n, {-1, -1}});
-            if (f.parent_index >= 0) order[f.parent_index].child_index[f.dir] = index;
+            if (f.parent_index >= 0)
+                order[static_cast<std::size_t>(f.parent_index)].child_index[f.dir] = index;
             if (r != nullptr) stack.push_back({r, n, index, right, n->key, f.hi, true, f.has_hi});
             if (l != nullptr) stack.push_back({l, n, index, left, f.lo, n->key, f.has_lo, true});
         }
@@ -583,8 +584,12 @@ class occ_avl {
             std::vector<int> height(order.size(), 0);
             for (std::size_t i = order.size(); i-- > 0;) {
                 const entry& e = order[i];
-                const int hl = e.child_index[left] < 0 ? 0 : height[e.child_index[left]];
-                const int hr = e.child_index[right] < 0 ? 0 : height[e.child_index[right]];
+                const int hl = e.child_index[left] < 0
+                                   ? 0
+                                   : height[static_cast<std::size_t>(e.child_index[left])];
+                const int hr = e.child_index[right] < 0
+                                   ? 0
+                                   : height[static_cast<std::size_t>(e.child_index[right])];
                 height[i] = 1 + (hl > hr ? hl : hr);
                 const std::string at = "node " + std::to_string(e.n->key);
                 if (e.n->height.load(std::memory_order_relaxed) != height[i]) {

@@ -202,7 +202,7 @@ class domain_base {
             throw;
         }
         node->destroy = &core::destroy_as<T>;
-        slot& s = *slots_[tid];
+        slot& s = slot_of(tid);
         s.allocated.add();
         s.allocated_bytes.add(sizeof(T));
         derived().on_allocate(tid, *node);
@@ -231,7 +231,7 @@ class domain_base {
     /// insert): no other thread can hold it, so no grace period is needed.
     template <class T>
     void discard(int tid, T* node) noexcept {
-        slot& s = *slots_[tid];
+        slot& s = slot_of(tid);
         s.discarded.add();
         free_timed(tid, s, node);
     }
@@ -252,8 +252,8 @@ class domain_base {
         std::uint64_t freed = 0;
         const int limit = registry_.scan_limit();
         for (int i = 0; i < limit; ++i) {
-            retired += slots_[i]->retired.get();
-            freed += slots_[i]->freed.get();
+            retired += slot_of(i).retired.get();
+            freed += slot_of(i).freed.get();
         }
         return retired > freed ? retired - freed : 0;
     }
@@ -268,8 +268,8 @@ class domain_base {
         allocation_totals out;
         const int limit = registry_.scan_limit();
         for (int i = 0; i < limit; ++i) {
-            out.nodes += slots_[i]->allocated.get();
-            out.bytes += slots_[i]->allocated_bytes.get();
+            out.nodes += slot_of(i).allocated.get();
+            out.bytes += slot_of(i).allocated_bytes.get();
         }
         return out;
     }
@@ -316,7 +316,7 @@ class domain_base {
     }
 
     /// Nodes waiting in thread tid's amortized freeable list.
-    std::size_t freeable_size(int tid) const noexcept { return slots_[tid]->freeable.size(); }
+    std::size_t freeable_size(int tid) const noexcept { return slot_of(tid).freeable.size(); }
 
     const domain_config& config() const noexcept { return config_; }
     const core::thread_registry& registry() const noexcept { return registry_; }
@@ -332,19 +332,22 @@ class domain_base {
 
     /// A hook that touches its slot more than once takes it once: the index
     /// is recomputed after every atomic access otherwise.
-    slot& slot_of(int tid) noexcept { return *slots_[tid]; }
-    Local& local(int tid) noexcept { return slots_[tid]->local; }
-    const Local& local(int tid) const noexcept { return slots_[tid]->local; }
+    /// A registered thread's id is in [0, max_threads): the one place it
+    /// becomes an index.
+    slot& slot_of(int tid) noexcept { return *slots_[static_cast<std::size_t>(tid)]; }
+    const slot& slot_of(int tid) const noexcept { return *slots_[static_cast<std::size_t>(tid)]; }
+    Local& local(int tid) noexcept { return slot_of(tid).local; }
+    const Local& local(int tid) const noexcept { return slot_of(tid).local; }
     core::thread_registry& threads() noexcept { return registry_; }
 
-    void count_retired(int tid) noexcept { slots_[tid]->retired.add(); }
+    void count_retired(int tid) noexcept { slot_of(tid).retired.add(); }
     void count_retired(slot& s) noexcept { s.retired.add(); }
-    void count_signal(int tid) noexcept { slots_[tid]->signals.add(); }
-    void count_restart(int tid) noexcept { slots_[tid]->restarts.add(); }
+    void count_signal(int tid) noexcept { slot_of(tid).signals.add(); }
+    void count_restart(int tid) noexcept { slot_of(tid).restarts.add(); }
 
     /// Called by the thread whose CAS advanced the global epoch to `epoch`.
     void note_epoch_advanced(int tid, std::uint64_t epoch = 0) {
-        slots_[tid]->epochs.add();
+        slot_of(tid).epochs.add();
         const std::uint64_t garbage_now = sample_garbage();
         if (timeline_ != nullptr || series_ != nullptr) [[unlikely]] {
             const std::uint64_t now = core::now_ticks();
@@ -371,7 +374,7 @@ class domain_base {
     /// (token_periodic passes the token while it frees; 0 = never).
     template <class Between>
     void dispose_safe(int tid, core::limbo_bag& safe, std::uint32_t every, Between&& between) {
-        slot& s = *slots_[tid];
+        slot& s = slot_of(tid);
         if (config_.free.mode == free_mode::amortized) {
             s.freeable.splice_back(safe);
             return;

@@ -80,11 +80,11 @@ class he_domain : public domain_base<he_domain, detail::he_local, era_node_heade
     using base::base;
 
     template <class T>
-    T* protect(int tid, int slot, const std::atomic<T*>& source) noexcept {
-        assert(slot >= 0 && slot < max_protect_slots);
+    T* protect(int tid, int index, const std::atomic<T*>& source) noexcept {
+        assert(index >= 0 && index < max_protect_slots);
         auto& me = local(tid);
-        if (slot >= me.used) me.used = slot + 1;
-        auto& reserved = me.eras[slot];
+        if (index >= me.used) me.used = index + 1;
+        auto& reserved = me.eras[index];
         std::uint64_t prev = reserved.load(std::memory_order_relaxed);  // our own slot
         for (;;) {
             // acquire: pairs with the release (or CAS) that published the node.
@@ -171,9 +171,9 @@ class he_domain : public domain_base<he_domain, detail::he_local, era_node_heade
         me.scratch.clear();
         const int limit = threads().scan_limit();
         for (int i = 0; i < limit; ++i) {
-            for (const auto& slot : local(i).eras) {
+            for (const auto& entry : local(i).eras) {
                 // acquire: pairs with end_op's release of the slot.
-                me.scratch.add(slot.load(std::memory_order_acquire));
+                me.scratch.add(entry.load(std::memory_order_acquire));
             }
         }
         me.scratch.seal();

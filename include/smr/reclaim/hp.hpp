@@ -87,11 +87,11 @@ class hp_domain : public domain_base<hp_domain, detail::hp_local> {
 
     /// Announce, fence, re-read until the source is stable.
     template <class T>
-    T* protect(int tid, int slot, const std::atomic<T*>& source) noexcept {
-        assert(slot >= 0 && slot < max_protect_slots);
+    T* protect(int tid, int index, const std::atomic<T*>& source) noexcept {
+        assert(index >= 0 && index < max_protect_slots);
         auto& me = local(tid);
-        if (slot >= me.used) me.used = slot + 1;
-        auto& hazard = me.hazards[slot];
+        if (index >= me.used) me.used = index + 1;
+        auto& hazard = me.hazards[index];
         // acquire: pairs with the release (or CAS) that published the node.
         T* ptr = source.load(std::memory_order_acquire);
         for (;;) {

@@ -278,10 +278,10 @@ class lfrc_domain : private lfrc_memory,
     /// SafeRead: count the target, then check the link still points to it.
     /// The slot's previous node is released once the new one is held.
     template <class T>
-    T* protect(int tid, int slot, const std::atomic<T*>& source) noexcept {
-        assert(slot >= 0 && slot < max_protect_slots);
+    T* protect(int tid, int index, const std::atomic<T*>& source) noexcept {
+        assert(index >= 0 && index < max_protect_slots);
         detail::lfrc_local& me = local(tid);
-        if (slot >= me.used) me.used = slot + 1;
+        if (index >= me.used) me.used = index + 1;
         T* value = source.load(std::memory_order_seq_cst);
         for (;;) {
             header* target = as_header(value);
@@ -293,7 +293,7 @@ class lfrc_domain : private lfrc_memory,
             release(tid, target);
             value = again;
         }
-        header* previous = std::exchange(me.held[slot], as_header(value));
+        header* previous = std::exchange(me.held[index], as_header(value));
         if (previous != nullptr) release(tid, previous);
         return value;
     }

@@ -227,6 +227,8 @@ struct nbr_local {
     int watched_limit = 0;     // NBR+: slots covered by the announce snapshot
 
     void drain_into(core::limbo_bag& out) noexcept { out.splice_back(bag); }
+    /// Thread i's entry of the snapshot (i: a registered thread id).
+    std::uint64_t& seen(int i) noexcept { return snapshot[static_cast<std::size_t>(i)]; }
 };
 
 /// The thread's slot in the NBR domain it last entered a read phase of (or
@@ -449,7 +451,7 @@ class basic_nbr_domain : public domain_base<basic_nbr_domain<Plus>, detail::nbr_
                     me.bookmark = size;
                     const int limit = threads().scan_limit();
                     for (int i = 0; i < limit; ++i) {
-                        me.snapshot[i] = local(i).announce.load(std::memory_order_seq_cst);
+                        me.seen(i) = local(i).announce.load(std::memory_order_seq_cst);
                     }
                     me.watched_limit = limit;
                     me.next_watched = 0;
@@ -501,7 +503,7 @@ class basic_nbr_domain : public domain_base<basic_nbr_domain<Plus>, detail::nbr_
         if (j >= limit) j = 0;
         if (j == tid) j = j + 1 < limit ? j + 1 : 0;
         me.next_watched = j + 1;
-        const std::uint64_t seen = me.snapshot[j];
+        const std::uint64_t seen = me.seen(j);
         const std::uint64_t needed = seen + ((seen & 1) != 0 ? 3 : 2);
         return local(j).announce.load(std::memory_order_seq_cst) >= needed;
     }
@@ -526,7 +528,7 @@ class basic_nbr_domain : public domain_base<basic_nbr_domain<Plus>, detail::nbr_
         const bool ack = handshake_ == nbr_handshake::acknowledgement;
         if (ack) {
             for (int i = 0; i < limit; ++i) {
-                me.snapshot[i] = local(i).phase.load(std::memory_order_seq_cst);
+                me.seen(i) = local(i).phase.load(std::memory_order_seq_cst);
             }
         }
         for (int i = 0; i < limit; ++i) {
@@ -542,11 +544,11 @@ class basic_nbr_domain : public domain_base<basic_nbr_domain<Plus>, detail::nbr_
             return;
         }
         for (int i = 0; i < limit; ++i) {
-            if (i == tid || (me.snapshot[i] & 1) == 0) continue;
+            if (i == tid || (me.seen(i) & 1) == 0) continue;
             auto& target = local(i);
             // acquire (seq_cst): synchronizes with the RMW that left the read
             // phase, so the reservations stored before it are visible.
-            while (target.phase.load(std::memory_order_seq_cst) == me.snapshot[i]) {
+            while (target.phase.load(std::memory_order_seq_cst) == me.seen(i)) {
                 if (!target.live.load(std::memory_order_acquire)) break;  // exiting: end_op ran
                 sched_yield();
             }

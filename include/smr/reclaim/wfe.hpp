@@ -75,6 +75,7 @@
 #include <cstdint>
 #include <limits>
 
+#include "smr/core/compiler.hpp"
 #include "smr/core/limbo_bag.hpp"
 #include "smr/core/padded.hpp"
 #include "smr/reclaim/domain_base.hpp"
@@ -107,7 +108,7 @@ struct wfe_pair_value {
 /// Double-width CAS: seq_cst, a full barrier (lock cmpxchg16b on x86-64).
 SMR_WFE_CX16 inline bool wfe_dcas(wfe_word_pair& word, wfe_pair_value expected,
                                   wfe_pair_value desired) noexcept {
-    using u128 = unsigned __int128;
+    using u128 = core::uint128;
     const u128 e = (static_cast<u128>(expected.second) << 64) | expected.first;
     const u128 d = (static_cast<u128>(desired.second) << 64) | desired.first;
     auto* target = reinterpret_cast<u128*>(&word);
@@ -123,7 +124,7 @@ SMR_WFE_CX16 inline bool wfe_dcas(wfe_word_pair& word, wfe_pair_value expected,
 /// Atomic 128-bit load: a CAS of {0, 0} by {0, 0} that returns the value it
 /// found (writes only if the word was already zero). Used on help paths only.
 SMR_WFE_CX16 inline wfe_pair_value wfe_dload(wfe_word_pair& word) noexcept {
-    using u128 = unsigned __int128;
+    using u128 = core::uint128;
     auto* target = reinterpret_cast<u128*>(&word);
 #if defined(__x86_64__)
     const u128 v = __sync_val_compare_and_swap(target, u128{0}, u128{0});
@@ -200,11 +201,11 @@ class wfe_domain : public domain_base<wfe_domain, detail::wfe_local, era_node_he
     using base::base;
 
     template <class T>
-    T* protect(int tid, int slot, const std::atomic<T*>& source) noexcept {
-        assert(slot >= 0 && slot < max_protect_slots);
+    T* protect(int tid, int index, const std::atomic<T*>& source) noexcept {
+        assert(index >= 0 && index < max_protect_slots);
         auto& me = local(tid);
-        if (slot >= me.used) me.used = slot + 1;
-        auto& reserved = me.slots[slot].first;
+        if (index >= me.used) me.used = index + 1;
+        auto& reserved = me.slots[index].first;
         std::uint64_t prev = reserved.load(std::memory_order_relaxed);  // our own slot
         for (std::uint32_t attempt = 0; attempt < config().wfe_fast_attempts; ++attempt) {
             // acquire: pairs with the release (or CAS) that published the node.
@@ -221,7 +222,7 @@ class wfe_domain : public domain_base<wfe_domain, detail::wfe_local, era_node_he
             detail::reservation_fence();
             prev = era;
         }
-        return slow_path(tid, slot, source);
+        return slow_path(tid, index, source);
     }
 
     void end_op(int tid) noexcept {
@@ -274,10 +275,10 @@ class wfe_domain : public domain_base<wfe_domain, detail::wfe_local, era_node_he
 
   private:
     template <class T>
-    [[gnu::noinline]] T* slow_path(int tid, int slot, const std::atomic<T*>& source) noexcept {
+    [[gnu::noinline]] T* slow_path(int tid, int index, const std::atomic<T*>& source) noexcept {
         auto& me = local(tid);
-        auto& reservation = me.slots[slot];
-        auto& request = me.requests[slot];
+        auto& reservation = me.slots[index];
+        auto& request = me.requests[index];
         std::uint64_t prev = reservation.first.load(std::memory_order_relaxed);
         // seq_cst RMW: a scanner that reads counter_end before its first
         // pass and counter_start after it sees us if we overlap it.
@@ -359,10 +360,10 @@ class wfe_domain : public domain_base<wfe_domain, detail::wfe_local, era_node_he
         note_epoch_advanced(tid, era);
     }
 
-    void help_thread(int other, int slot, int tid) noexcept {
+    void help_thread(int other, int index, int tid) noexcept {
         auto& me = local(tid);
         auto& them = local(other);
-        auto& request = them.requests[slot];
+        auto& request = them.requests[index];
         const pair_value last = detail::wfe_dload(request.result);  // full barrier
         if (last.first != detail::wfe_invalid) return;
         const std::uint64_t tag = last.second;
@@ -383,7 +384,7 @@ class wfe_domain : public domain_base<wfe_domain, detail::wfe_local, era_node_he
         // scanned before mirrors).
         detail::reservation_fence();
         // acquire: pairs with the requester's release of tag + 1.
-        if (them.slots[slot].second.load(std::memory_order_acquire) == tag && loader != nullptr) {
+        if (them.slots[index].second.load(std::memory_order_acquire) == tag && loader != nullptr) {
             std::uint64_t prev = global_era_.load(std::memory_order_seq_cst);
             do {
                 // release + fence: our read slot is announced before we read
@@ -399,11 +400,11 @@ class wfe_domain : public domain_base<wfe_domain, detail::wfe_local, era_node_he
                         helped_.fetch_add(1, std::memory_order_relaxed);
                         // Install the era in the requester's slot unless it
                         // finished on its own (then its tag moved on).
-                        pair_value old{them.slots[slot].first.load(std::memory_order_acquire),
-                                       them.slots[slot].second.load(std::memory_order_acquire)};
+                        pair_value old{them.slots[index].first.load(std::memory_order_acquire),
+                                       them.slots[index].second.load(std::memory_order_acquire)};
                         while (old.second == tag &&
-                               !detail::wfe_dcas(them.slots[slot], old, {era, tag + 1})) {
-                            old = detail::wfe_dload(them.slots[slot]);
+                               !detail::wfe_dcas(them.slots[index], old, {era, tag + 1})) {
+                            old = detail::wfe_dload(them.slots[index]);
                         }
                     }
                     break;
@@ -436,8 +437,8 @@ class wfe_domain : public domain_base<wfe_domain, detail::wfe_local, era_node_he
         // acquire-pair with the release stores that clear the slots.
         const std::uint64_t end = counter_end_.load(std::memory_order_seq_cst);
         for (int i = 0; i < limit; ++i) {
-            for (const auto& slot : local(i).slots) {
-                eras.add(slot.first.load(std::memory_order_seq_cst));
+            for (const auto& entry : local(i).slots) {
+                eras.add(entry.first.load(std::memory_order_seq_cst));
             }
         }
         for (int i = 0; i < limit; ++i) {
@@ -450,8 +451,8 @@ class wfe_domain : public domain_base<wfe_domain, detail::wfe_local, era_node_he
                 eras.add(local(i).help_era.load(std::memory_order_seq_cst));
             }
             for (int i = 0; i < limit; ++i) {
-                for (const auto& slot : local(i).slots) {
-                    eras.add(slot.first.load(std::memory_order_seq_cst));
+                for (const auto& entry : local(i).slots) {
+                    eras.add(entry.first.load(std::memory_order_seq_cst));
                 }
             }
         }

@@ -1,0 +1,69 @@
+// Every data structure with every reclaimer of the library, explicitly
+// instantiated (every member function compiled), so that the header hygiene
+// test (tests/hygiene/check.cmake) sees the warnings that appear only on
+// instantiation, as a user's strict build would.
+#include <tuple>
+
+#include "smr/ds/abtree.hpp"
+#include "smr/ds/dgt_bst.hpp"
+#include "smr/ds/harris_list.hpp"
+#include "smr/ds/hash_set.hpp"
+#include "smr/ds/hm_list.hpp"
+#include "smr/ds/lazylist.hpp"
+#include "smr/ds/ms_queue.hpp"
+#include "smr/ds/occ_avl.hpp"
+#include "smr/reclaim/all.hpp"
+#include "smr/reclaim/guards.hpp"
+#ifdef SMR_HYGIENE_URCU
+#include "smr/reclaim/urcu.hpp"
+#endif
+
+// Every reclaimer but lfrc, which builds only with structures that count
+// their links (smr::buildable).
+#define SMR_EVERY_UNCOUNTED_RECLAIMER(X, DS) \
+    X(DS, smr::leak_domain)                  \
+    X(DS, smr::ebr_domain)                   \
+    X(DS, smr::nebr_domain)                  \
+    X(DS, smr::debra_domain)                 \
+    X(DS, smr::qsbr_domain)                  \
+    X(DS, smr::rcu_epoch_domain)             \
+    X(DS, smr::token_naive_domain)           \
+    X(DS, smr::token_passfirst_domain)       \
+    X(DS, smr::token_periodic_domain)        \
+    X(DS, smr::hp_domain)                    \
+    X(DS, smr::he_domain)                    \
+    X(DS, smr::ibr_domain)                   \
+    X(DS, smr::wfe_domain)                   \
+    X(DS, smr::nbr_domain)                   \
+    X(DS, smr::nbrplus_domain)
+// The list above and lfrc are every reclaimer of the library.
+static_assert(std::tuple_size_v<smr::all_domains> == 15 + 1);
+
+#define SMR_INSTANTIATE(DS, Domain) template class DS<Domain>;
+
+#define SMR_EVERY_STRUCTURE(X, Domain) \
+    X(smr::ds::lazylist, Domain)        \
+    X(smr::ds::dgt_bst, Domain)         \
+    X(smr::ds::harris_list, Domain)     \
+    X(smr::ds::hm_list, Domain)         \
+    X(smr::ds::abtree, Domain)          \
+    X(smr::ds::occ_avl, Domain)         \
+    X(smr::ds::ms_queue, Domain)        \
+    X(smr::ds::hash_set, Domain)        \
+    X(smr::thread_handle, Domain)
+
+#define SMR_EVERY_STRUCTURE_WITH(DS, Domain) SMR_EVERY_STRUCTURE(SMR_INSTANTIATE, Domain)
+SMR_EVERY_UNCOUNTED_RECLAIMER(SMR_EVERY_STRUCTURE_WITH, unused)
+
+// The structures that count their links, with lfrc.
+template class smr::ds::hm_list<smr::lfrc_domain>;
+template class smr::ds::ms_queue<smr::lfrc_domain>;
+template class smr::ds::hash_set<smr::lfrc_domain>;
+template class smr::thread_handle<smr::lfrc_domain>;
+
+#ifdef SMR_HYGIENE_URCU
+SMR_EVERY_STRUCTURE(SMR_INSTANTIATE, smr::urcu_qsbr_domain)
+SMR_EVERY_STRUCTURE(SMR_INSTANTIATE, smr::urcu_memb_domain)
+#endif
+
+int main() { return 0; }
