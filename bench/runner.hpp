@@ -259,6 +259,8 @@ trial_result run_trial(const bench_config& config, int trial_index) {
 
     smr::domain_config domain_cfg = config.domain_config();
     domain_cfg.max_threads = static_cast<std::size_t>(config.threads) + 2;  // workers, stall, spare
+    domain_cfg.time_frees =
+        true;  // every trial reports free() latency (the Epochs paper's Fig. 10)
     // Before the domain: the domain frees its last nodes into it.
     const std::unique_ptr<smr::alloc::pool_resource> pool = detail::make_pool<Domain>(config);
     domain_cfg.memory = pool.get();

@@ -301,6 +301,7 @@ smr::domain_config one_thread_config(smr::free_mode mode) {
     config.free.mode = mode;
     config.free.k = 2;
     config.free.catchup_divisor = 1024;
+    config.time_frees = true;  // the tests below count timed frees
     return config;
 }
 
@@ -385,6 +386,22 @@ TEST(free_policy, every_free_is_counted_and_timed) {
             << smr::to_string(mode);
         EXPECT_GE(stats.epochs, 3u) << smr::to_string(mode);
     }
+}
+
+TEST(free_policy, frees_are_timed_only_when_asked) {
+    smr::domain_config config = one_thread_config(smr::free_mode::batch);
+    config.time_frees = false;  // the library's default
+    smr::debra_domain domain(config);
+    smr::thread_handle handle(domain);
+    const int tid = handle.tid();
+    retire_in_one_op(domain, tid, 100);
+    for (int op = 0; op < 10 && domain.garbage() != 0; ++op) {
+        smr::op_guard guard(domain, tid);
+    }
+    const smr::reclaimer_stats stats = domain.stats();
+    EXPECT_EQ(stats.freed, 100u);
+    EXPECT_EQ(stats.free_latency.count(), 0u);
+    EXPECT_EQ(stats.free_seconds, 0.0);
 }
 
 }  // namespace

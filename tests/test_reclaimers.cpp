@@ -19,8 +19,8 @@
 #include <utility>
 #include <vector>
 
-#include "smr/reclaim/measured.hpp"
 #include "smr/reclaim/guards.hpp"
+#include "smr/reclaim/measured.hpp"
 
 namespace {
 
@@ -208,6 +208,7 @@ smr::domain_config test_config(smr::free_mode mode) {
     config.max_threads = 16;
     config.free.mode = mode;
     config.bag_threshold = 256;  // rcu: scan every 256 retirements
+    config.time_frees = true;    // expect_consistent_counts counts timed frees
     return config;
 }
 

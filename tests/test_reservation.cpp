@@ -58,6 +58,7 @@ smr::domain_config small_config(smr::free_mode mode) {
     config.max_threads = 32;
     config.free.mode = mode;
     config.bag_threshold = 64;  // scan (and free) every 64 retirements
+    config.time_frees = true;   // expect_consistent_counts counts timed frees
     config.epoch_freq = 8;      // eras move often: protect's retry paths run
     config.hp_scan_factor = 1;  // R = max(64, slots): hp scans as often as the others
     return config;

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <atomic>
+#include <cassert>
 #include <csignal>
 #include <cstddef>
 #include <cstdint>
@@ -46,10 +47,15 @@ struct domain_config {
     /// reports exhaustion by throwing, as std::pmr requires.
     std::pmr::memory_resource* memory = nullptr;
     free_policy free{};
-    /// Scan-based schemes (rcu; later hp, he, ibr, wfe, nbr) reclaim when a
-    /// thread's retire list reaches this many nodes. 32K is the Epochs
-    /// paper's uniform batch size (Section 5) and NBR's default.
-    std::size_t bag_threshold = 32768;
+    /// Scan-based schemes (rcu, hp, he, ibr, wfe, nbr) reclaim when a
+    /// thread's retire list reaches this many nodes. A library's default: a
+    /// thread holds at most about this many unreclaimed nodes, and a scan's
+    /// cost is spread over as many retires (folly's hazard pointers use
+    /// 1000). smrbench sets 32K, the Epochs paper's uniform batch size
+    /// (Section 5) and NBR's default, which suits throughput runs of
+    /// millions of operations but keeps a program that retires a few
+    /// thousand nodes from freeing any.
+    std::size_t bag_threshold = 1024;
     /// ebr, nebr: critical-region entries between epoch-advance attempts
     /// (Hart et al. use 100).
     std::uint32_t advance_every = 100;
@@ -83,6 +89,13 @@ struct domain_config {
     /// nbrplus: bag size at which a thread broadcasts signals itself, like
     /// nbr at bag_threshold (0 = bag_threshold).
     std::size_t nbr_high_watermark = 0;
+    /// Time every free() call into reclaimer_stats::free_latency (a
+    /// per-thread histogram of 2.7 KB) and free_seconds, which stay zero
+    /// otherwise. Costs two timestamp reads per free and, for the first
+    /// domain of the process that asks, a 20 ms calibration of the
+    /// timestamp counter. A benchmark's setting (smrbench turns it on; a
+    /// timeline needs it).
+    bool time_frees = false;
 };
 
 /// The counters every reclaimer reports. Garbage = nodes retired but not yet
@@ -98,8 +111,9 @@ struct reclaimer_stats {
     std::uint64_t epochs = 0;  ///< global epoch advances (or token rounds)
     std::uint64_t signals = 0;
     std::uint64_t restarts = 0;
-    double free_seconds = 0;  ///< time inside free() calls, summed over threads
-    trace::latency_histogram free_latency;
+    /// Time inside free() calls, summed over threads (domain_config::time_frees).
+    double free_seconds = 0;
+    trace::latency_histogram free_latency;  ///< per free() call (time_frees)
 };
 
 template <class Derived, class Local, class NodeHeader = core::retired_node>
@@ -115,7 +129,10 @@ class domain_base {
           memory_(config.memory),
           registry_(config.max_threads),
           slots_(std::make_unique<core::padded<slot>[]>(config.max_threads)),
-          ticks_(core::ns_per_tick()) {}
+          latency_(config.time_frees ? std::make_unique<core::padded<trace::latency_histogram>[]>(
+                                           config.max_threads)
+                                     : nullptr),
+          ticks_(config.time_frees ? core::ns_per_tick() : 1.0) {}
 
     domain_base(const domain_base&) = delete;
     domain_base& operator=(const domain_base&) = delete;
@@ -233,7 +250,7 @@ class domain_base {
     void discard(int tid, T* node) noexcept {
         slot& s = slot_of(tid);
         s.discarded.add();
-        free_timed(tid, s, node);
+        free_timed(tid, node);
     }
 
     /// Frees a node that no thread can reach any more, outside any thread
@@ -298,7 +315,7 @@ class domain_base {
             out.epochs += s.epochs.get();
             out.signals += s.signals.get();
             out.restarts += s.restarts.get();
-            out.free_latency.merge(s.free_latency);
+            if (latency_ != nullptr) out.free_latency.merge(*latency_[static_cast<std::size_t>(i)]);
         }
         out.garbage = out.retired > out.freed ? out.retired - out.freed : 0;
         out.garbage_peak = std::max(garbage_peak_.load(std::memory_order_relaxed), out.garbage);
@@ -311,6 +328,7 @@ class domain_base {
     /// domain's threads; attach before threads register. Off by default: an
     /// event site then costs one well-predicted branch.
     void attach_recorders(trace::timeline* timeline, trace::garbage_series* series) noexcept {
+        assert(timeline == nullptr || config_.time_frees);  // free calls are events of a timeline
         timeline_ = timeline;
         series_ = series;
     }
@@ -327,7 +345,6 @@ class domain_base {
         core::limbo_bag freeable;  // amortized free: safe, not yet freed
         core::owner_counter allocated, allocated_bytes, retired, freed, discarded;
         core::owner_counter epochs, signals, restarts;
-        trace::latency_histogram free_latency;
     };
 
     /// A hook that touches its slot more than once takes it once: the index
@@ -409,7 +426,7 @@ class domain_base {
         while (core::retired_node* node = safe.take_chain()) {
             do {
                 core::retired_node* const next = node->next_retired;  // before it is freed
-                free_timed<Traced>(tid, s, node);
+                free_timed<Traced>(tid, node);
                 ++batch_size;
                 node = next;
                 if (every != 0 && ++since_check == every) {
@@ -437,7 +454,7 @@ class domain_base {
         for (; freed != quota; ++freed) {
             core::retired_node* node = s.freeable.pop_front();
             if (node == nullptr) break;
-            free_timed(tid, s, node);
+            free_timed(tid, node);
         }
         s.freed.add(freed);
     }
@@ -488,12 +505,16 @@ class domain_base {
     /// freeing loops (a call frame per node cost ~14 instructions).
     /// MaybeTraced = false: the caller knows no timeline is attached.
     template <bool MaybeTraced = true>
-    [[gnu::always_inline]] void free_timed(int tid, slot& s, core::retired_node* node) noexcept {
+    [[gnu::always_inline]] void free_timed(int tid, core::retired_node* node) noexcept {
         const core::node_memory memory = node->destroy(node);
+        if (latency_ == nullptr) {  // time_frees off: the library's default
+            free_memory(memory);
+            return;
+        }
         const std::uint64_t start = core::now_ticks();
         free_memory(memory);
         const std::uint64_t end = core::now_ticks();
-        s.free_latency.record(ticks_.to_ns(end - start));
+        latency_[static_cast<std::size_t>(tid)]->record(ticks_.to_ns(end - start));
         if (MaybeTraced && timeline_ != nullptr && end - start >= timeline_->min_free_ticks())
             [[unlikely]] {
             timeline_->record(tid, trace::event_kind::free_call, start, end, 1);
@@ -506,6 +527,8 @@ class domain_base {
     std::pmr::memory_resource* memory_;
     core::thread_registry registry_;
     std::unique_ptr<core::padded<slot>[]> slots_;
+    /// Per-slot free() latency, only with config.time_frees (2.7 KB a slot).
+    std::unique_ptr<core::padded<trace::latency_histogram>[]> latency_;
     core::tick_converter ticks_;
     trace::timeline* timeline_ = nullptr;
     trace::garbage_series* series_ = nullptr;
