@@ -112,6 +112,9 @@ std::size_t median_trial(const std::vector<trial_result>& trials) {
 json run_to_json(const bench_config& config, const combination& combo,
                  const allocator_identity& allocator, const std::vector<trial_result>& trials) {
     const trial_result& median = trials[median_trial(trials)];
+    // The CPUs this process may run on (its affinity mask), which taskset or
+    // a container may make fewer than the machine's.
+    const int cpus = static_cast<int>(allowed_cpus().size());
     std::vector<double> throughputs;
     std::uint64_t peak_rss = 0;
     bool all_validated = true;
@@ -140,8 +143,11 @@ json run_to_json(const bench_config& config, const combination& combo,
           {"version", allocator.version},
           {"library", allocator.library},
           {"pool", pool_json(config, median)}}},
-        {"machine", {{"hardware_threads", std::thread::hardware_concurrency()}}},
+        {"machine", {{"hardware_threads", std::thread::hardware_concurrency()}, {"cpus", cpus}}},
         {"throughput_ops_per_s", median.throughput_ops_per_s},
+        {"exec_time_per_op_ns", median.exec_time_per_op_ns},
+        {"cpu_time_per_op_ns", median.cpu_time_per_op_ns},
+        {"cpus_used", std::min(config.threads, cpus)},
         {"throughput_min_ops_per_s", *min_it},
         {"throughput_max_ops_per_s", *max_it},
         {"status", status},

@@ -540,6 +540,11 @@ trial_result run_trial(const bench_config& config, int trial_index) {
         result.measured_seconds > 0
             ? static_cast<double>(result.operations) / result.measured_seconds
             : 0;
+    if (result.operations != 0) {
+        result.exec_time_per_op_ns =
+            result.measured_seconds * 1e9 / static_cast<double>(result.operations);
+        result.cpu_time_per_op_ns = result.exec_time_per_op_ns * config.threads;
+    }
 
     const smr::ds::validation_result check = structure.validate();
     result.key_sum = check.key_sum;

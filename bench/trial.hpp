@@ -41,6 +41,11 @@ struct trial_result {
     /// Operations that gave up because their allocation failed.
     std::uint64_t failed_operations = 0;
     double throughput_ops_per_s = 0;
+    /// Hart et al.'s measures (Section 4): the measured interval over all
+    /// threads' operations, and that times the worker threads (0 when no
+    /// operation ran).
+    double exec_time_per_op_ns = 0;
+    double cpu_time_per_op_ns = 0;
     std::uint64_t operations = 0;
     double measured_seconds = 0;
     std::vector<std::uint64_t> ops_per_thread;

@@ -521,6 +521,52 @@ TEST(Cli, ALongPrefillReportsItsProgressUnlessQuiet) {
     EXPECT_EQ(quiet.err.find("prefill"), std::string::npos) << quiet.err;
 }
 
+/// Hart et al.'s measures (Section 4): execution time per operation is the
+/// measured interval over all threads' operations, CPU time that times the
+/// worker threads; the run reports its median trial's and the CPUs used.
+TEST(Cli, ReportsHartsTimePerOperation) {
+    const run_result r =
+        smrbench("--ds lazylist --reclaimer debra --threads 3 --key-range 64 --ops 4000 --json");
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const auto run = nlohmann::json::parse(r.out);
+    const auto& trial = run["trials"][0];
+    const double operations = trial["operations"];
+    const double exec_ns = trial["exec_time_per_op_ns"];
+    ASSERT_EQ(operations, 3 * 4000);
+    EXPECT_NEAR(exec_ns, double(trial["measured_seconds"]) * 1e9 / operations, 1e-6 * exec_ns);
+    EXPECT_NEAR(double(trial["cpu_time_per_op_ns"]), 3 * exec_ns, 1e-6 * exec_ns);
+    EXPECT_EQ(run["exec_time_per_op_ns"], trial["exec_time_per_op_ns"]);  // one trial: the median
+    EXPECT_EQ(run["cpu_time_per_op_ns"], trial["cpu_time_per_op_ns"]);
+    const int cpus = run["machine"]["cpus"];
+    EXPECT_GE(cpus, 1);
+    EXPECT_LE(cpus, int(run["machine"]["hardware_threads"]));
+    EXPECT_EQ(run["cpus_used"], std::min(3, cpus));
+}
+
+/// Hart's read-only runs on a structure of exactly N elements ("one
+/// element", and lists of 1 to 100 for the traversal figures): every key of
+/// a key range of N prefilled, no update, every contains finds its key.
+TEST(Cli, ReadOnlyRunsOnExactlyNElements) {
+    for (const int n : {1, 100}) {
+        for (const char* ds : {"hm_list", "lazylist"}) {
+            const run_result r = smrbench(std::string("--ds ") + ds +
+                                          " --reclaimer debra --threads 2 --insert 0 --erase 0 "
+                                          "--key-range " +
+                                          std::to_string(n) + " --prefill " + std::to_string(n) +
+                                          " --ops 2000 --json");
+            ASSERT_EQ(r.exit_code, 0) << ds << " " << n << ": " << r.err;
+            const auto run = nlohmann::json::parse(r.out);
+            const auto& trial = run["trials"][0];
+            EXPECT_EQ(run["config"]["contains"], 100);
+            EXPECT_EQ(trial["prefill_size"], n) << ds;
+            EXPECT_EQ(trial["validation"]["size"], n) << ds;
+            EXPECT_EQ(trial["validation"]["key_sum"], std::int64_t(n) * (n - 1) / 2) << ds;
+            EXPECT_EQ(run["reclaimer"]["retired"], 0) << ds << ": nothing to reclaim";
+            EXPECT_TRUE(run["validated"]) << ds;
+        }
+    }
+}
+
 TEST(Cli, SelectedAllocatorReallyServesMalloc) {
     if (sanitizer_build()) GTEST_SKIP() << "sanitizer builds refuse LD_PRELOAD allocators";
     for (const char* name : {"jemalloc", "tcmalloc", "mimalloc", "tbbmalloc"}) {

@@ -177,15 +177,26 @@ def fake_result(
             "prefill_target": 10000,
         },
         "allocator": {"name": alloc, "version": "5.3.0"},
-        "machine": {"hardware_threads": hardware_threads},
+        "machine": {"hardware_threads": hardware_threads, "cpus": hardware_threads},
         "throughput_ops_per_s": throughput,
+        "exec_time_per_op_ns": 1e9 / throughput,
+        "cpu_time_per_op_ns": 1e9 / throughput * threads,
+        "cpus_used": min(threads, hardware_threads),
         "throughput_min_ops_per_s": throughput,
         "throughput_max_ops_per_s": throughput,
         "validated": True,
         "peak_rss_bytes": rss,
         "median_trial": 0,
         "reclaimer": counters,
-        "trials": [{"trial": 0, "validated": True, "reclaimer": counters}],
+        "trials": [
+            {
+                "trial": 0,
+                "validated": True,
+                "operations": int(throughput),
+                "measured_seconds": 1.0,
+                "reclaimer": counters,
+            }
+        ],
     }
     if stall_hold:
         result["config"]["stall_hold"] = True

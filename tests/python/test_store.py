@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from conftest import add_fake_run, fake_result
-from smrlab.store import Failure, Store
+from smrlab.store import SCHEMA_VERSION, Failure, Store
 
 K1 = '{"reclaimer":"debra","trial":0}'
 K2 = '{"reclaimer":"debra","trial":1}'
@@ -137,9 +137,30 @@ def test_a_schema_1_store_is_migrated_and_keeps_its_runs(tmp_path: Path) -> None
             )
             added = store.add_run("e", K2, 1, fake_result(pool_nodes=64, on_empty="fail"), [])
             assert added == (opening == 0)
-    assert sqlite3.connect(path).execute("PRAGMA user_version").fetchone()[0] == 2
+    assert sqlite3.connect(path).execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
     with Store(path) as store:
         assert [run["on_empty"] for run in store.runs("e")] == [None, "fail"]
+
+
+def test_a_schema_2_store_gains_harts_measures_from_its_stored_json(tmp_path: Path) -> None:
+    path = tmp_path / "old.db"
+    with Store(path) as store:  # today's store, taken back to schema 2
+        store.add_run("e", K1, 0, fake_result(threads=4, throughput=2e6), [])
+    old = sqlite3.connect(path)
+    for column in ("exec_time_per_op_ns", "cpu_time_per_op_ns", "cpus"):
+        old.execute(f"ALTER TABLE runs DROP COLUMN {column}")
+    old.execute("PRAGMA user_version=2")
+    old.commit()
+    old.close()
+    with Store(path) as store:
+        run = store.runs("e")[0]
+        # The median trial ran 2e6 operations in 1 s on 4 threads.
+        assert run["exec_time_per_op_ns"] == pytest.approx(500.0)
+        assert run["cpu_time_per_op_ns"] == pytest.approx(2000.0)
+        assert run["cpus"] is None  # not recorded before schema 3
+        store.add_run("e", K2, 1, fake_result(threads=2, throughput=1e6), [])
+        assert store.runs("e")[1]["cpus"] == 4
+    assert sqlite3.connect(path).execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
 
 
 def test_a_store_from_a_newer_smrlab_is_refused(tmp_path: Path) -> None:

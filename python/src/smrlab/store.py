@@ -20,9 +20,11 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-SCHEMA_VERSION = 2
-# Schema 2 adds the bounded pool (pool_nodes, on_empty) and the trial's status; a store of
-# schema 1 is migrated when opened: its runs had no pool and ended "ok".
+SCHEMA_VERSION = 3
+# Schema 2 adds the bounded pool (pool_nodes, on_empty) and the trial's status; schema 3 Hart et
+# al.'s measures (execution and CPU time per operation) and the CPUs a run could use. An older
+# store is migrated when opened, one step at a time: its runs had no pool and ended "ok", and
+# their measures are computed from the smrbench JSON each row keeps.
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS experiments (
@@ -53,6 +55,9 @@ CREATE TABLE IF NOT EXISTS runs (
     seed           INTEGER,
     trial          INTEGER NOT NULL,
     throughput     REAL,                     -- operations per second
+    exec_time_per_op_ns REAL,                -- Hart: measured time / all threads' operations
+    cpu_time_per_op_ns  REAL,                -- Hart: execution time x threads
+    cpus           INTEGER,                  -- CPUs the process could run on (NULL: unknown)
     peak_rss_bytes INTEGER,
     garbage_peak   INTEGER,
     free_seconds   REAL,
@@ -107,6 +112,9 @@ RUN_COLUMNS = (
     "seed",
     "trial",
     "throughput",
+    "exec_time_per_op_ns",
+    "cpu_time_per_op_ns",
+    "cpus",
     "peak_rss_bytes",
     "garbage_peak",
     "free_seconds",
@@ -159,6 +167,9 @@ def columns_from_result(result: dict[str, Any], trial: int) -> dict[str, Any]:
         "seed": config.get("seed"),
         "trial": trial,
         "throughput": result.get("throughput_ops_per_s"),
+        "exec_time_per_op_ns": result.get("exec_time_per_op_ns"),
+        "cpu_time_per_op_ns": result.get("cpu_time_per_op_ns"),
+        "cpus": result.get("machine", {}).get("cpus"),
         "peak_rss_bytes": result.get("peak_rss_bytes"),
         "garbage_peak": reclaimer.get("garbage_peak"),
         "free_seconds": reclaimer.get("free_seconds"),
@@ -172,6 +183,37 @@ def _migrate_from_1(db: sqlite3.Connection) -> None:
     db.execute("ALTER TABLE runs ADD COLUMN pool_nodes INTEGER NOT NULL DEFAULT 0")
     db.execute("ALTER TABLE runs ADD COLUMN on_empty TEXT")
     db.execute("ALTER TABLE runs ADD COLUMN status TEXT NOT NULL DEFAULT 'ok'")
+
+
+def _migrate_from_2(db: sqlite3.Connection) -> None:
+    """Schema 2 → 3: Hart's measures, computed from each run's stored JSON (its median trial's
+    interval and operations); the CPUs an old run could use were not recorded (NULL)."""
+    db.execute("ALTER TABLE runs ADD COLUMN exec_time_per_op_ns REAL")
+    db.execute("ALTER TABLE runs ADD COLUMN cpu_time_per_op_ns REAL")
+    db.execute("ALTER TABLE runs ADD COLUMN cpus INTEGER")
+    rows = db.execute("SELECT id, result_json FROM runs").fetchall()
+    for run_id, text in rows:
+        measures = _hart_measures(json.loads(text))
+        if measures is not None:
+            db.execute(
+                "UPDATE runs SET exec_time_per_op_ns = ?, cpu_time_per_op_ns = ? WHERE id = ?",
+                (*measures, run_id),
+            )
+
+
+def _hart_measures(result: dict[str, Any]) -> tuple[float, float] | None:
+    """Execution and CPU time per operation of a result from before smrbench reported them."""
+    trials = result.get("trials") or []
+    median = next((t for t in trials if t.get("trial") == result.get("median_trial")), None)
+    threads = result.get("config", {}).get("threads")
+    if median is None or not median.get("operations") or not threads:
+        return None
+    exec_ns = median.get("measured_seconds", 0.0) * 1e9 / median["operations"]
+    return exec_ns, exec_ns * threads
+
+
+# Each step brings a store from the version it is keyed by to the next one.
+_MIGRATIONS = {1: _migrate_from_1, 2: _migrate_from_2}
 
 
 class Store:
@@ -194,7 +236,7 @@ class Store:
                 f"{self.path} has store schema {version}; this smrlab knows "
                 f"{SCHEMA_VERSION}: update smrlab"
             )
-        if version == 1:
+        if 0 < version < SCHEMA_VERSION:
             self._migrate()
         self.db.executescript(_SCHEMA)  # creates what a new store lacks; idempotent
         if version == 0:
@@ -202,13 +244,15 @@ class Store:
         self.db.commit()
 
     def _migrate(self) -> None:
-        """Brings a schema-1 store to this schema in one transaction: entirely or not at all,
+        """Brings an older store to this schema in one transaction: entirely or not at all,
         and once, if two smrlab processes open the same old store."""
         self.db.execute("BEGIN IMMEDIATE")
         try:
-            if self.db.execute("PRAGMA user_version").fetchone()[0] == 1:
-                _migrate_from_1(self.db)
-                self.db.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
+            version = self.db.execute("PRAGMA user_version").fetchone()[0]
+            while 0 < version < SCHEMA_VERSION:
+                _MIGRATIONS[version](self.db)
+                version += 1
+            self.db.execute(f"PRAGMA user_version={version}")
             self.db.execute("COMMIT")
         except BaseException:
             self.db.execute("ROLLBACK")
