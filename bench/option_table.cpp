@@ -175,8 +175,14 @@ constexpr std::array table{
         "epoch-freq", "rcu, he, ibr, wfe: allocations per global epoch (era) increment", 1,
         two_to(30), "allocations"),
     tuning<&bench_config::hp_scan_factor, &smr::domain_config::hp_scan_factor>(
-        "hp-scan-factor", "hp: scan at max(bag size, factor x hazard slots of registered threads)",
-        0, two_to(20), "x hazard slots"),
+        "hp-scan-factor",
+        "hp: scan at max(bag size, factor x hazard slots of registered threads + offset)", 0,
+        two_to(20), "x hazard slots"),
+    tuning<&bench_config::hp_scan_offset, &smr::domain_config::hp_scan_offset>(
+        "hp-scan-offset",
+        "hp: add N to factor x hazard slots (Hart et al.'s R = 2H + 100: --hp-scan-factor 2 "
+        "--hp-scan-offset 100 --bag-size 1)",
+        0, two_to(30), "nodes"),
     tuning<&bench_config::wfe_fast_attempts, &smr::domain_config::wfe_fast_attempts>(
         "wfe-fast-attempts", "wfe: fast-path attempts of protect before the wait-free slow path", 1,
         two_to(20), "attempts"),
@@ -196,6 +202,10 @@ constexpr std::array table{
     option_spec{.name = "timeline",
                 .field = &bench_config::timeline_path,
                 .help = "record per-thread events to FILE (docs/timeline-format.md)"},
+    number("quiescent-every", &bench_config::quiescent_every,
+           "qsbr, urcu_qsbr: operations between a worker's quiescent states (Hart et al.: 100, "
+           "one per iteration of their 100-operation loop)",
+           1, two_to(20), "operations"),
     number("timeline-min-ns", &bench_config::timeline_min_free_ns,
            "record free() calls at least this long (0: all)", 0, two_to(40), "ns"),
     number("timeline-capacity", &bench_config::timeline_capacity,

@@ -67,6 +67,10 @@ struct bench_config {
     std::uint32_t check_every = 10;
     std::uint32_t epoch_freq = 150;
     std::uint32_t hp_scan_factor = 2;
+    std::uint32_t hp_scan_offset = 0;
+    /// Operations between the quiescent states a worker declares (qsbr,
+    /// urcu_qsbr); Hart et al. declare one per 100-operation loop.
+    std::uint32_t quiescent_every = 1;
     std::uint32_t wfe_fast_attempts = 16;
     std::uint32_t token_check_every = 100;
     int nbr_signal = SIGUSR1;

@@ -355,6 +355,7 @@ trial_result run_trial(const bench_config& config, int trial_index) {
 
             splitmix64 rng(stream_seed(config.seed, trial_index, index, 1));
             std::uint64_t ops = 0;
+            std::uint32_t since_quiescent = 0;
             // --ops: a fixed count; otherwise "unlimited" (stopped by the flag).
             const std::uint64_t op_limit =
                 config.ops_per_thread != 0 ? config.ops_per_thread : UINT64_MAX;
@@ -370,7 +371,14 @@ trial_result run_trial(const bench_config& config, int trial_index) {
                     if (!pool) throw;
                     ++tally.failed_ops;
                 }
-                domain.quiescent(tid);  // an application quiescent state (QSBR); empty elsewhere
+                // An application quiescent state (QSBR), every --quiescent-every
+                // operations; the hook is empty for the other schemes.
+                if constexpr (Domain::traits.needs_quiescent_states) {
+                    if (++since_quiescent == config.quiescent_every) {
+                        since_quiescent = 0;
+                        domain.quiescent(tid);
+                    }
+                }
                 ++ops;
             }
             tally.end_ns = smr::core::now_ns();

@@ -510,6 +510,26 @@ void instantiate_with_unsafe_structures() {
     EXPECT_TRUE(tree.erase(handle.tid(), 5));
 }
 
+// hp scans at R = max(bag_threshold, factor x H + offset), H the hazard slots
+// of the registered threads: Michael's H + Omega(H), and Hart et al.'s
+// R = 2H + 100 with a bag threshold of 1.
+TEST(hp, scan_threshold_takes_harts_form) {
+    smr::domain_config config = small_config(smr::free_mode::batch);
+    config.bag_threshold = 1;
+    config.hp_scan_factor = 2;
+    config.hp_scan_offset = 100;
+    smr::hp_domain domain(config);
+    constexpr std::size_t slots = smr::max_protect_slots;
+    smr::thread_handle first(domain);
+    EXPECT_EQ(domain.scan_threshold(), 2 * slots + 100);
+    smr::thread_handle second(domain);
+    EXPECT_EQ(domain.scan_threshold(), 2 * 2 * slots + 100);
+    config.bag_threshold = 4096;  // a larger bag threshold dominates
+    smr::hp_domain batched(config);
+    smr::thread_handle third(batched);
+    EXPECT_EQ(batched.scan_threshold(), 4096u);
+}
+
 TEST(reservation, compiles_with_lazylist_and_dgt_bst_single_threaded) {
     instantiate_with_unsafe_structures<smr::hp_domain>();
     instantiate_with_unsafe_structures<smr::he_domain>();

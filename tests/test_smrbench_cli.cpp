@@ -567,6 +567,29 @@ TEST(Cli, ReadOnlyRunsOnExactlyNElements) {
     }
 }
 
+/// --quiescent-every N: a qsbr worker declares a quiescent state every N
+/// operations (Hart et al.: 100). Alone and declaring none during the run,
+/// it never lets the epoch advance; declaring one per operation, it does.
+TEST(Cli, QsbrDeclaresQuiescentStatesEveryNOperations) {
+    const std::string args =
+        "--ds lazylist --reclaimer qsbr --threads 1 --key-range 64 --prefill none --ops 4000 "
+        "--check-every 1 --json --quiescent-every ";
+    const run_result every = smrbench(args + "1");
+    const run_result never = smrbench(args + "5000");
+    const run_result harts = smrbench(args + "100");
+    for (const run_result* r : {&every, &never, &harts}) {
+        ASSERT_EQ(r->exit_code, 0) << r->err;
+        EXPECT_TRUE(nlohmann::json::parse(r->out)["validated"]);
+    }
+    const auto epochs = [](const run_result& r) -> std::uint64_t {
+        return nlohmann::json::parse(r.out)["reclaimer"]["epochs"];
+    };
+    EXPECT_EQ(epochs(never), 0u);
+    EXPECT_GT(epochs(harts), 0u);
+    EXPECT_GT(epochs(every), epochs(harts));
+    EXPECT_EQ(nlohmann::json::parse(harts.out)["config"]["quiescent_every"], 100);
+}
+
 TEST(Cli, SelectedAllocatorReallyServesMalloc) {
     if (sanitizer_build()) GTEST_SKIP() << "sanitizer builds refuse LD_PRELOAD allocators";
     for (const char* name : {"jemalloc", "tcmalloc", "mimalloc", "tbbmalloc"}) {

@@ -69,10 +69,12 @@ struct domain_config {
     /// global epoch / era (the IBR benchmark's epoch frequency).
     std::uint32_t epoch_freq = 150;
     /// hp: a thread scans its retire list when it reaches
-    /// max(bag_threshold, hp_scan_factor x hazard slots of registered
-    /// threads). Michael's R = H + Omega(H); 2 keeps his amortized O(1) scan
-    /// cost when bag_threshold is set below it (the default 32K dominates).
+    /// max(bag_threshold, hp_scan_factor x H + hp_scan_offset), H the hazard
+    /// slots of registered threads. Michael's R = H + Omega(H); 2 keeps his
+    /// amortized O(1) scan cost when bag_threshold is set below it. Hart et
+    /// al.'s R = 2H + 100 is factor 2, offset 100 and bag_threshold 1.
     std::uint32_t hp_scan_factor = 2;
+    std::uint32_t hp_scan_offset = 0;
     /// wfe: fast-path attempts of protect before it asks for help (the WFE
     /// paper's and its artifact's 16).
     std::uint32_t wfe_fast_attempts = 16;

@@ -140,8 +140,9 @@ class hp_domain : public domain_base<hp_domain, detail::hp_local> {
     std::size_t scan_threshold() const noexcept {
         const std::size_t hazards =
             static_cast<std::size_t>(registry().scan_limit()) * max_protect_slots;
-        return std::max<std::size_t>(
-            {config().bag_threshold, std::size_t{config().hp_scan_factor} * hazards, 1});
+        const std::size_t hart =
+            std::size_t{config().hp_scan_factor} * hazards + std::size_t{config().hp_scan_offset};
+        return std::max<std::size_t>({config().bag_threshold, hart, 1});
     }
 
   private:
