@@ -299,3 +299,37 @@ def test_a_bad_grid_value_is_refused_in_smrbenchs_words(
         parse_experiment(f'[experiment]\nname = "x"\n[grid]\n{key} = [{written}]\n')
     grid_reason = str(refused.value).split(f"[grid] {key}: ", 1)[1]
     assert grid_reason == cli_reason
+
+
+def _documented_defaults() -> dict[str, str]:
+    """docs/smrbench.md's options table: each flag's default cell (a row may name several
+    flags, their defaults in the same order)."""
+    import re
+
+    from conftest import REPO
+
+    defaults: dict[str, str] = {}
+    for line in (REPO / "docs" / "smrbench.md").read_text(encoding="utf-8").splitlines():
+        cells = [cell.strip() for cell in line.split(" | ")]
+        if not line.startswith("| `--") or len(cells) < 2:
+            continue
+        flags = re.findall(r"`(--[a-z-]+)", cells[0])
+        values = cells[1].split() if len(flags) > 1 else [cells[1]]
+        defaults.update(zip(flags, values, strict=False))
+    return defaults
+
+
+def test_docs_list_every_option_with_its_default() -> None:
+    """The options table of docs/smrbench.md is written by hand: it must name every option
+    smrbench describes, with the same default."""
+    from smrlab.options import load_description
+
+    documented = _documented_defaults()
+    for row in load_description()["options"]:
+        flag, default = row["flag"], row["default"]
+        assert flag in documented, f"docs/smrbench.md does not document {flag}"
+        if default is None or flag == "--list":
+            continue  # derived from other options (said in words), or an action
+        expected = "off" if default is False or default == "" else str(default).removesuffix(".0")
+        shown = documented[flag].split(" (")[0].strip("`")
+        assert shown == expected, f"docs/smrbench.md gives {flag} the default {shown!r}"
