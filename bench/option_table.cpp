@@ -125,8 +125,8 @@ constexpr std::array table{
     option_spec{.name = "stall-hold",
                 .field = &bench_config::stall_hold,
                 .help = "as --stall, and the stalled thread holds the structure's first node "
-                        "(hm_list: the first after the head; hash_set: bucket 0's first; "
-                        "ms_queue: the oldest item's)"},
+                        "(hm_list, cr_list: the first after the head; hash_set, cr_hash_set: "
+                        "bucket 0's first; ms_queue: the oldest item's)"},
     option_spec{.name = "json",
                 .field = &bench_config::json,
                 .help = "print exactly one JSON object on stdout",
@@ -152,16 +152,17 @@ constexpr std::array table{
                 .field = &bench_config::restart_from_head,
                 .help = "hm_list, hash_set: start every read phase from the head, also after "
                         "unlinking a marked node (the NBR paper's E4 'restarts' variant)"},
-    option_spec{.name = "buckets",
-                .field = &bench_config::buckets,
-                .help = "hash_set: buckets of the fixed-size table (default: key range / 2, "
-                        "load factor 1 at the 50/50 steady state)",
-                .ranged = true,
-                .minimum = 1,
-                .maximum = two_to(40),
-                .unit = "buckets",
-                .derived_default = true,
-                .json = buckets_json},
+    option_spec{
+        .name = "buckets",
+        .field = &bench_config::buckets,
+        .help = "hash_set, cr_hash_set: buckets of the fixed-size table (default: key range / 2, "
+                "load factor 1 at the 50/50 steady state)",
+        .ranged = true,
+        .minimum = 1,
+        .maximum = two_to(40),
+        .unit = "buckets",
+        .derived_default = true,
+        .json = buckets_json},
     tuning<&bench_config::bag_size, &smr::domain_config::bag_threshold>(
         "bag-size", "scan-based reclaimers: retire-list length that triggers a scan", 1, two_to(32),
         "nodes"),

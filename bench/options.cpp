@@ -32,6 +32,18 @@ std::string join(const std::vector<std::string_view>& names) {
     return out;
 }
 
+/// The structures whose combinations have `flag` set, for the refusal of an
+/// option that only they read.
+std::string structures_with(bool combination::*flag) {
+    std::vector<std::string_view> names;
+    for (const auto& c : combinations()) {
+        if (c.*flag && std::find(names.begin(), names.end(), c.ds) == names.end()) {
+            names.push_back(c.ds);
+        }
+    }
+    return join(names);
+}
+
 std::string one_line(std::string text) {
     std::replace(text.begin(), text.end(), '\n', ' ');
     while (!text.empty() && text.back() == ' ') text.pop_back();
@@ -105,7 +117,8 @@ void check_names(const bench_config& config, const std::string& free, const std:
                         std::string(combo->compat.reason) + " (--allow-unsafe runs it anyway)");
     }
     if (config.restart_from_head && !combo->has_restart_from_head_option) {
-        throw bad_input("--restart-from-head applies only to hm_list and hash_set (--ds " +
+        throw bad_input("--restart-from-head applies only to " +
+                        structures_with(&combination::has_restart_from_head_option) + " (--ds " +
                         config.ds + " has no restart policy to choose)");
     }
     if (combo->is_queue && config.contains_pct() > 0) {
@@ -116,12 +129,14 @@ void check_names(const bench_config& config, const std::string& free, const std:
                         "% contains (insert = enqueue, erase = dequeue: make them sum to 100)");
     }
     if (config.stall_hold && !combo->has_hold_first) {
-        throw bad_input("--stall-hold applies only to hm_list, hash_set and ms_queue (--ds " +
-                        config.ds + " has no first node to hold)");
+        throw bad_input("--stall-hold applies only to " +
+                        structures_with(&combination::has_hold_first) + " (--ds " + config.ds +
+                        " has no first node to hold)");
     }
     check_prefill_fits(config, *combo);
     if (config.buckets != 0 && !combo->has_buckets_option) {
-        throw bad_input("--buckets applies only to hash_set (--ds " + config.ds +
+        throw bad_input("--buckets applies only to " +
+                        structures_with(&combination::has_buckets_option) + " (--ds " + config.ds +
                         " has no buckets)");
     }
     // --free, --pin and --on-empty: the option table's choices were checked on parsing.

@@ -14,6 +14,9 @@ const std::vector<combination>& combinations() {
         for (auto& c : occ_avl_combinations()) out.push_back(c);
         for (auto& c : ms_queue_combinations()) out.push_back(c);
         for (auto& c : hash_set_combinations()) out.push_back(c);
+        for (auto& c : cr_list_combinations()) out.push_back(c);
+        for (auto& c : cr_hash_set_combinations()) out.push_back(c);
+        for (auto& c : lock_list_combinations()) out.push_back(c);
         return out;
     }();
     return all;

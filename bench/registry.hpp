@@ -45,6 +45,9 @@ std::vector<combination> abtree_combinations();
 std::vector<combination> occ_avl_combinations();
 std::vector<combination> ms_queue_combinations();
 std::vector<combination> hash_set_combinations();
+std::vector<combination> cr_list_combinations();
+std::vector<combination> cr_hash_set_combinations();
+std::vector<combination> lock_list_combinations();
 
 /// All combinations, in a stable order (data structure, then reclaimer).
 const std::vector<combination>& combinations();

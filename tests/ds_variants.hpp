@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <string_view>
 
+#include "smr/ds/cr_hash_set.hpp"
 #include "smr/ds/hash_set.hpp"
 #include "smr/ds/hm_list.hpp"
 #include "smr/ds/options.hpp"
@@ -39,5 +40,15 @@ template <class Domain>
 using hash_set_3_buckets = hash_set_with_buckets<Domain, 3>;
 template <class Domain>
 using hash_set_4_buckets = hash_set_with_buckets<Domain, 4>;
+
+/// cr_hash_set with 4 buckets: long buckets, so writers contend for each
+/// bucket's lock and readers meet removals inside a bucket.
+template <class Domain>
+class cr_hash_set_4_buckets : public smr::ds::cr_hash_set<Domain> {
+  public:
+    static constexpr std::string_view name = "cr_hash_set_4_buckets";
+    explicit cr_hash_set_4_buckets(Domain& domain)
+        : smr::ds::cr_hash_set<Domain>(domain, smr::ds::ds_options{.buckets = 4}) {}
+};
 
 }  // namespace smr::test

@@ -17,11 +17,14 @@
 
 #include "smr/compatibility.hpp"
 #include "smr/ds/abtree.hpp"
+#include "smr/ds/cr_hash_set.hpp"
+#include "smr/ds/cr_list.hpp"
 #include "smr/ds/dgt_bst.hpp"
 #include "smr/ds/harris_list.hpp"
 #include "smr/ds/hash_set.hpp"
 #include "smr/ds/hm_list.hpp"
 #include "smr/ds/lazylist.hpp"
+#include "smr/ds/lock_list.hpp"
 #include "smr/ds/ms_queue.hpp"
 #include "smr/ds/occ_avl.hpp"
 #include "smr/reclaim/measured.hpp"
@@ -91,6 +94,26 @@ static_assert(safe(traits_of<smr::ds::hash_set>, reclaimer_family::neutralizatio
 static_assert(safe(traits_of<smr::ds::ms_queue>, reclaimer_family::reference_count));
 static_assert(safe(traits_of<smr::ds::hash_set>, reclaimer_family::reference_count));
 static_assert(!safe(traits_of<smr::ds::abtree>, reclaimer_family::reference_count));
+
+// The concurrently readable list's readers validate (and its writers mark)
+// only under a reservation scheme: its declaration depends on the domain,
+// and so does what it costs (Hart et al.'s Listings 2 and 3).
+static_assert(smr::check<smr::ds::cr_list<smr::hp_domain>>().safe);
+static_assert(smr::check<smr::ds::cr_list<smr::he_domain>>().safe);
+static_assert(!smr::ds::cr_list<smr::hp_domain>::traverses_unlinked_nodes);
+static_assert(smr::ds::cr_list<smr::debra_domain>::traverses_unlinked_nodes);
+static_assert(smr::check<smr::ds::cr_list<smr::debra_domain>>().safe);
+static_assert(smr::check<smr::ds::cr_list<smr::nbr_domain>>().safe);
+static_assert(smr::check<smr::ds::cr_hash_set<smr::hp_domain>>().safe);
+static_assert(!smr::buildable<smr::ds::cr_list<smr::lfrc_domain>>());
+static_assert(!smr::buildable<smr::ds::cr_hash_set<smr::lfrc_domain>>());
+// The lock-based list is safe with every scheme it can be built with, for
+// the one reason that no scheme is involved.
+static_assert(smr::check<smr::ds::lock_list<smr::leak_domain>>().reason ==
+              smr::compatibility_reasons::locked);
+static_assert(smr::check<smr::ds::lock_list<smr::nbr_domain>>().safe);
+static_assert(smr::check<smr::ds::lock_list<smr::hp_domain>>().safe);
+static_assert(!smr::buildable<smr::ds::lock_list<smr::lfrc_domain>>());
 
 // The template form agrees with the value form.
 static_assert(!smr::check<smr::ds::lazylist<smr::hp_domain>>().safe);
@@ -177,6 +200,12 @@ template <class Domain>
 using harris_list_of = smr::ds::harris_list<Domain>;
 template <class Domain>
 using hm_list_of = smr::ds::hm_list<Domain>;
+template <class Domain>
+using cr_list_of = smr::ds::cr_list<Domain>;
+template <class Domain>
+using cr_hash_set_of = smr::ds::cr_hash_set<Domain>;
+template <class Domain>
+using lock_list_of = smr::ds::lock_list<Domain>;
 
 TEST(Compatibility, ListJsonReportsTheVerdictOfCheck) {
     std::map<std::pair<std::string, std::string>, smr::compatibility> expected;
@@ -185,6 +214,9 @@ TEST(Compatibility, ListJsonReportsTheVerdictOfCheck) {
     add_verdicts<dgt_bst_of>(expected, all);
     add_verdicts<harris_list_of>(expected, all);
     add_verdicts<hm_list_of>(expected, all);
+    add_verdicts<cr_list_of>(expected, all);
+    add_verdicts<cr_hash_set_of>(expected, all);
+    add_verdicts<lock_list_of>(expected, all);
 
     const run_result r = smrbench("--list --json");
     ASSERT_EQ(r.exit_code, 0);

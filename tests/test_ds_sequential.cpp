@@ -17,11 +17,14 @@
 
 #include "ds_variants.hpp"
 #include "smr/ds/abtree.hpp"
+#include "smr/ds/cr_hash_set.hpp"
+#include "smr/ds/cr_list.hpp"
 #include "smr/ds/dgt_bst.hpp"
 #include "smr/ds/harris_list.hpp"
 #include "smr/ds/hash_set.hpp"
 #include "smr/ds/hm_list.hpp"
 #include "smr/ds/lazylist.hpp"
+#include "smr/ds/lock_list.hpp"
 #include "smr/ds/ms_queue.hpp"
 #include "smr/ds/occ_avl.hpp"
 #include "smr/reclaim/debra.hpp"
@@ -29,6 +32,7 @@
 #include "smr/reclaim/lfrc.hpp"
 #include "smr/reclaim/nbr.hpp"
 #include "smr/reclaim/none.hpp"
+#include "smr/reclaim/qsbr.hpp"
 
 namespace {
 
@@ -98,6 +102,23 @@ using smr::test::hash_set_3_buckets;
 
 template <class Domain>
 struct ds_facts<hash_set_3_buckets<Domain>> : ds_facts<smr::ds::hm_list<Domain>> {};
+
+template <class Domain>
+struct ds_facts<smr::ds::cr_list<Domain>> : ds_facts<smr::ds::hm_list<Domain>> {};
+
+template <class Domain>
+struct ds_facts<smr::ds::cr_hash_set<Domain>> : ds_facts<smr::ds::hash_set<Domain>> {};
+
+using smr::test::cr_hash_set_4_buckets;
+
+template <class Domain>
+struct ds_facts<cr_hash_set_4_buckets<Domain>> : ds_facts<smr::ds::hm_list<Domain>> {};
+
+/// The lock-based list frees what it erases at once, under any domain.
+template <class Domain>
+struct ds_facts<smr::ds::lock_list<Domain>> : ds_facts<smr::ds::hm_list<Domain>> {
+    static constexpr bool frees_at_once = true;
+};
 
 /// The (a,b)-tree copies a leaf on every update and rebalances: an insert
 /// or erase allocates one node (three on a split, more when it rebalances)
@@ -184,7 +205,11 @@ using structures =
                      smr::ds::hash_set<smr::debra_domain>, smr::ds::hash_set<smr::lfrc_domain>,
                      hash_set_3_buckets<smr::debra_domain>, smr::ds::abtree<smr::leak_domain>,
                      smr::ds::abtree<smr::debra_domain>, smr::ds::occ_avl<smr::leak_domain>,
-                     smr::ds::occ_avl<smr::debra_domain>>;
+                     smr::ds::occ_avl<smr::debra_domain>, smr::ds::cr_list<smr::leak_domain>,
+                     smr::ds::cr_list<smr::debra_domain>, smr::ds::cr_list<smr::hp_domain>,
+                     smr::ds::cr_hash_set<smr::debra_domain>, smr::ds::cr_hash_set<smr::hp_domain>,
+                     cr_hash_set_4_buckets<smr::qsbr_domain>, smr::ds::lock_list<smr::leak_domain>,
+                     smr::ds::lock_list<smr::debra_domain>>;
 
 struct structure_names {
     template <class DS>
@@ -401,7 +426,10 @@ TYPED_TEST(DsSequential, NodesAllocatedAndRetired) {
     EXPECT_EQ(stats.retired, n * facts::retired_per_erase);
     EXPECT_EQ(stats.discarded, 0u);
     EXPECT_LE(stats.freed, stats.retired);
-    if constexpr (std::is_same_v<typename TypeParam::domain_type, smr::leak_domain>) {
+    if constexpr (requires { facts::frees_at_once; }) {
+        EXPECT_EQ(stats.freed, stats.retired);
+        EXPECT_EQ(stats.garbage, 0u);
+    } else if constexpr (std::is_same_v<typename TypeParam::domain_type, smr::leak_domain>) {
         EXPECT_EQ(stats.freed, 0u);
     }
     this->expect_matches({}, "all erased");

@@ -30,10 +30,12 @@
 #include "smr/alloc/pool_resource.hpp"
 #include "smr/compatibility.hpp"
 #include "smr/ds/abtree.hpp"
+#include "smr/ds/cr_list.hpp"
 #include "smr/ds/dgt_bst.hpp"
 #include "smr/ds/harris_list.hpp"
 #include "smr/ds/hm_list.hpp"
 #include "smr/ds/lazylist.hpp"
+#include "smr/ds/lock_list.hpp"
 #include "smr/ds/ms_queue.hpp"
 #include "smr/ds/occ_avl.hpp"
 #include "stress.hpp"
@@ -141,6 +143,44 @@ TEST(pool_stress, abtree_fails_cleanly) { each_safe_reclaimer<smr::ds::abtree>(o
 TEST(pool_stress, occ_avl_fails_cleanly) { each_safe_reclaimer<smr::ds::occ_avl>(on_empty::fail); }
 TEST(pool_stress, hash_set_fails_cleanly) {
     each_safe_reclaimer<hash_set_4_buckets>(on_empty::fail);
+}
+
+TEST(pool_stress, cr_list_fails_cleanly) { each_safe_reclaimer<smr::ds::cr_list>(on_empty::fail); }
+TEST(pool_stress, cr_hash_set_fails_cleanly) {
+    each_safe_reclaimer<cr_hash_set_4_buckets>(on_empty::fail);
+}
+// A writer waits for memory holding the writer lock but outside any
+// operation, so the other writers wait for the lock without holding up a
+// grace period, and the readers' operations end: the epoch schemes recover.
+TEST(pool_stress, cr_list_waits_end_when_told) {
+    each_safe_reclaimer<smr::ds::cr_list>(on_empty::yield);
+}
+
+// The lock-based list frees what it erases at once, so only a pool smaller
+// than the key range runs out: an insert that finds no memory gives up
+// under the lock, which it must release.
+template <class Domain>
+void lock_list_on_small_pool() {
+    pool_resource pool(pool_of(16, on_empty::fail));
+    stress_result r;
+    {
+        stress_options o;
+        o.key_range = 64;
+        o.ops_per_thread = 20000;
+        o.rounds = 2;
+        o.allocation_may_fail = true;
+        o.cfg.memory = &pool;
+        r = run_stress<Domain, smr::ds::lock_list>(o);
+    }
+    EXPECT_TRUE(r.ok()) << r.error;
+    EXPECT_GT(r.failed, 0u) << "32 keys live on average, 16 blocks";
+    EXPECT_EQ(r.stats.freed, r.stats.retired);
+    EXPECT_EQ(pool.stats().in_use, 0u);
+}
+
+TEST(pool_stress, lock_list_fails_cleanly) {
+    lock_list_on_small_pool<smr::leak_domain>();
+    lock_list_on_small_pool<smr::debra_domain>();
 }
 
 TEST(pool_stress, dgt_bst_waits_end_when_told) {

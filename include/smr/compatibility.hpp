@@ -40,6 +40,10 @@ struct ds_traits {
     /// type lists its links (reclaim/lfrc.hpp): reference counting can count
     /// the references that links hold.
     bool counts_links = false;
+    /// Every access, reads included, holds one lock (lock_list): no thread
+    /// ever reaches an unlinked node, and the structure frees what it
+    /// removes itself, so no scheme's protection is needed.
+    bool locks_every_access = false;
 };
 
 /// The declarations of structure DS (an instantiated type, e.g.
@@ -57,6 +61,9 @@ constexpr ds_traits ds_traits_of() noexcept {
     }
     if constexpr (requires { DS::counts_links; }) {
         t.counts_links = DS::counts_links;
+    }
+    if constexpr (requires { DS::locks_every_access; }) {
+        t.locks_every_access = DS::locks_every_access;
     }
     return t;
 }
@@ -113,6 +120,10 @@ inline constexpr std::string_view reference_count_uncounted =
     "the structure's links are not counted (it does not declare counts_links: its node types do "
     "not list their links and its link updates bypass the domain), so a reference count would "
     "free nodes that are still linked; smrbench cannot build this pair.";
+inline constexpr std::string_view locked =
+    "every access, reads included, holds the structure's one lock, so no thread can reach a "
+    "node once it is unlinked, and the structure frees it itself; the scheme protects nothing "
+    "and is never entered (Hart et al., JPDC 2007, Figure 6's spinlock baseline).";
 inline constexpr std::string_view unknown_family =
     "no compatibility rule exists for this reclaimer family; add one in smr/compatibility.hpp.";
 
@@ -121,6 +132,9 @@ inline constexpr std::string_view unknown_family =
 /// The rule table: one case per family.
 constexpr compatibility check(const ds_traits& ds, const reclaimer_traits& reclaimer) noexcept {
     namespace why = compatibility_reasons;
+    if (ds.locks_every_access && reclaimer.family != reclaimer_family::reference_count) {
+        return {true, why::locked};
+    }
     switch (reclaimer.family) {
         case reclaimer_family::leak:
             return {true, why::leak};

@@ -5,11 +5,14 @@
 #include <tuple>
 
 #include "smr/ds/abtree.hpp"
+#include "smr/ds/cr_hash_set.hpp"
+#include "smr/ds/cr_list.hpp"
 #include "smr/ds/dgt_bst.hpp"
 #include "smr/ds/harris_list.hpp"
 #include "smr/ds/hash_set.hpp"
 #include "smr/ds/hm_list.hpp"
 #include "smr/ds/lazylist.hpp"
+#include "smr/ds/lock_list.hpp"
 #include "smr/ds/ms_queue.hpp"
 #include "smr/ds/occ_avl.hpp"
 #include "smr/reclaim/all.hpp"
@@ -42,14 +45,17 @@ static_assert(std::tuple_size_v<smr::all_domains> == 15 + 1);
 #define SMR_INSTANTIATE(DS, Domain) template class DS<Domain>;
 
 #define SMR_EVERY_STRUCTURE(X, Domain) \
-    X(smr::ds::lazylist, Domain)        \
-    X(smr::ds::dgt_bst, Domain)         \
-    X(smr::ds::harris_list, Domain)     \
-    X(smr::ds::hm_list, Domain)         \
-    X(smr::ds::abtree, Domain)          \
-    X(smr::ds::occ_avl, Domain)         \
-    X(smr::ds::ms_queue, Domain)        \
-    X(smr::ds::hash_set, Domain)        \
+    X(smr::ds::lazylist, Domain)       \
+    X(smr::ds::dgt_bst, Domain)        \
+    X(smr::ds::harris_list, Domain)    \
+    X(smr::ds::hm_list, Domain)        \
+    X(smr::ds::abtree, Domain)         \
+    X(smr::ds::occ_avl, Domain)        \
+    X(smr::ds::ms_queue, Domain)       \
+    X(smr::ds::hash_set, Domain)       \
+    X(smr::ds::cr_list, Domain)        \
+    X(smr::ds::cr_hash_set, Domain)    \
+    X(smr::ds::lock_list, Domain)      \
     X(smr::thread_handle, Domain)
 
 #define SMR_EVERY_STRUCTURE_WITH(DS, Domain) SMR_EVERY_STRUCTURE(SMR_INSTANTIATE, Domain)

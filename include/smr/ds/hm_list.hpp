@@ -80,24 +80,12 @@
 #include "smr/core/padded.hpp"
 #include "smr/ds/marked_ptr.hpp"
 #include "smr/ds/options.hpp"
+#include "smr/ds/sentinel_layout.hpp"
 #include "smr/ds/slot_rotation.hpp"
 #include "smr/ds/validation.hpp"
 #include "smr/reclaim/guards.hpp"
 
 namespace smr::ds {
-
-/// Where hm_list puts its two sentinels: each alone on its own cache lines
-/// (the default: a list is one object, head is written by every update at the
-/// front), or packed at their natural alignment (hash_set's buckets: 384
-/// bytes of padding per bucket would dwarf the one node a bucket holds at
-/// load factor 1). The strictest alignas applies, so packed's 1 leaves a
-/// sentinel at its natural alignment.
-struct padded_sentinels {
-    static constexpr std::size_t alignment = core::false_sharing_range;
-};
-struct packed_sentinels {
-    static constexpr std::size_t alignment = 1;
-};
 
 /// The Harris-Michael list as a set of Key (with a Value per key). Keys must
 /// lie in [min_key, max_key] = [numeric_limits<Key>::min() + 1,

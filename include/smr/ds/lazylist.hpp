@@ -17,64 +17,13 @@
 #include <limits>
 #include <string>
 #include <string_view>
-#include <thread>
 
 #include "smr/core/padded.hpp"
+#include "smr/ds/spinlock.hpp"
 #include "smr/ds/validation.hpp"
 #include "smr/reclaim/guards.hpp"
 
 namespace smr::ds {
-
-namespace detail {
-
-/// Test-and-test-and-set lock of one list node (1 byte).
-///
-/// The benchmark runs more threads than cores, so the holder of a lock may be
-/// preempted while others wait for it: a waiter spins only briefly (the
-/// common case: the holder is running and holds the lock for a few dozen
-/// instructions), then yields its time slice so a preempted holder can run.
-class lazylist_lock {
-  public:
-    void lock() noexcept {
-        for (;;) {
-            // acquire: pairs with unlock()'s release, so the previous holder's
-            // writes to the node (next, marked) are visible to us.
-            if (!held_.exchange(true, std::memory_order_acquire)) return;
-            int spins = 0;
-            while (held_.load(std::memory_order_relaxed)) {  // the "test" part: read-only spin
-                if (++spins <= spins_before_yield) {
-                    cpu_relax();
-                } else {
-                    std::this_thread::yield();
-                    spins = 0;
-                }
-            }
-        }
-    }
-
-    // release: pairs with lock()'s acquire (publishes the critical section).
-    void unlock() noexcept { held_.store(false, std::memory_order_release); }
-
-    /// For quiescent checks (validate) only.
-    bool is_locked() const noexcept { return held_.load(std::memory_order_relaxed); }
-
-  private:
-    /// About 1-5 microseconds of pause instructions, far longer than a lazy
-    /// list critical section, far shorter than a scheduler time slice.
-    static constexpr int spins_before_yield = 64;
-
-    static void cpu_relax() noexcept {
-#if defined(__x86_64__) || defined(__i386__)
-        __builtin_ia32_pause();
-#elif defined(__aarch64__) || defined(__arm__)
-        asm volatile("yield" ::: "memory");
-#endif
-    }
-
-    std::atomic<bool> held_{false};
-};
-
-}  // namespace detail
 
 /// The lazy list of Heller et al. as a set of Key (with a Value per key).
 ///
@@ -104,7 +53,7 @@ class lazylist {
         const Key key;
         const Value value;
         std::atomic<node*> next;
-        detail::lazylist_lock lock;
+        detail::spinlock lock;
         /// Logically deleted. Written once (false -> true) under `lock`, never
         /// cleared. Relaxed everywhere: it carries no data; updaters read it
         /// under the lock (whose acquire orders it), and contains needs only

@@ -262,6 +262,19 @@ class domain_base {
         release_memory(node);
     }
 
+    /// Frees a node that was unlinked while its structure excluded every
+    /// other access to it (one lock taken by readers and writers alike:
+    /// ds::lock_list), so no thread can hold it and no grace period is due.
+    /// Counted as retired and freed at once: garbage stays zero, and the
+    /// counters still say how many nodes left the structure.
+    template <class T>
+    void free_exclusive(int tid, T* node) noexcept {
+        slot& s = slot_of(tid);
+        s.retired.add();
+        s.freed.add();
+        free_timed(tid, node);
+    }
+
     // ---- statistics ----------------------------------------------------------
 
     /// Unreclaimed nodes now. Safe to call while threads run (relaxed reads:
