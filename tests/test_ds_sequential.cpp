@@ -24,6 +24,7 @@
 #include "smr/ds/hash_set.hpp"
 #include "smr/ds/hm_list.hpp"
 #include "smr/ds/lazylist.hpp"
+#include "smr/ds/list_validation.hpp"
 #include "smr/ds/lock_list.hpp"
 #include "smr/ds/ms_queue.hpp"
 #include "smr/ds/occ_avl.hpp"
@@ -433,6 +434,52 @@ TYPED_TEST(DsSequential, NodesAllocatedAndRetired) {
         EXPECT_EQ(stats.freed, 0u);
     }
     this->expect_matches({}, "all erased");
+}
+
+// ---- the sorted-list checks every list's validate() shares ------------------------
+
+struct plain_node {
+    std::int64_t key;
+    const plain_node* next = nullptr;
+    bool defective = false;
+};
+
+smr::ds::validation_result check_list(const plain_node& head, const plain_node& tail) {
+    return smr::ds::detail::validate_sorted_list(
+        head, tail, [](const plain_node* n) { return n->next; },
+        [](const plain_node* n) { return std::string(n->defective ? "defective node" : ""); });
+}
+
+TEST(ListValidation, ReportsEachDefectAndSumsAValidList) {
+    constexpr auto lo = std::numeric_limits<std::int64_t>::min();
+    constexpr auto hi = std::numeric_limits<std::int64_t>::max();
+    plain_node tail{hi}, b{7, &tail}, a{3, &b}, head{lo, &a};
+    auto v = check_list(head, tail);
+    ASSERT_TRUE(v.ok) << v.error;
+    EXPECT_EQ(v.size, 2u);
+    EXPECT_EQ(v.key_sum, 10);
+
+    a.key = 9;  // 9 then 7
+    v = check_list(head, tail);
+    EXPECT_FALSE(v.ok);
+    EXPECT_EQ(v.error, "keys not strictly ascending: 9 then 7");
+    a.key = 3;
+
+    b.defective = true;
+    EXPECT_EQ(check_list(head, tail).error, "defective node, key 7");
+    b.defective = false;
+
+    b.next = nullptr;  // the tail is never reached
+    EXPECT_EQ(check_list(head, tail).error, "list ends before the tail sentinel");
+    b.next = &a;  // a cycle: stopped by the order check, not followed forever
+    EXPECT_EQ(check_list(head, tail).error, "keys not strictly ascending: 7 then 3");
+    b.next = &tail;
+
+    tail.next = &a;
+    EXPECT_EQ(check_list(head, tail).error, "tail sentinel has a successor");
+    tail.next = nullptr;
+    head.key = 0;
+    EXPECT_EQ(check_list(head, tail).error, "head sentinel key changed");
 }
 
 // hm_list resumes from the predecessor after an auxiliary unlink unless

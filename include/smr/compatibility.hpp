@@ -1,7 +1,7 @@
 // Which reclaimer may run with which data structure, derived from what each
 // declares: the reclaimer's traits.family and the structure's
-// traverses_unlinked_nodes, has_read_write_phases and
-// read_phases_start_at_root. The NBR paper's Table 1 (Singh, Brown,
+// traverses_unlinked_nodes, has_read_write_phases, read_phases_start_at_root,
+// counts_links and locks_every_access. The NBR paper's Table 1 (Singh, Brown,
 // Mashtizadeh, PPoPP 2021) is the source, extended to every reclaimer here;
 // docs/compatibility.md shows the resulting table (`smrbench --list
 // --markdown` prints it, and tests/test_compatibility.cpp fails when the

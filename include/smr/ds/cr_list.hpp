@@ -61,6 +61,7 @@
 #include <string_view>
 
 #include "smr/core/padded.hpp"
+#include "smr/ds/list_validation.hpp"
 #include "smr/ds/marked_ptr.hpp"
 #include "smr/ds/sentinel_layout.hpp"
 #include "smr/ds/spinlock.hpp"
@@ -198,38 +199,9 @@ class cr_list {
     /// head to tail, no reachable node marked, the lock free; sums keys and
     /// counts nodes between the sentinels.
     validation_result validate() const {
-        validation_result result;
-        std::uint64_t sum = 0;  // wraps: the sum of arbitrary keys may overflow
+        validation_result result =
+            detail::validate_marked_list(head_, tail_, "reachable removed node");
         if (lock_.is_locked()) result.fail("writer lock held");
-        if (head_.key != std::numeric_limits<Key>::min()) result.fail("head sentinel key changed");
-        if (tail_.key != std::numeric_limits<Key>::max()) result.fail("tail sentinel key changed");
-        if (tail_.next.load(std::memory_order_relaxed) != nullptr) {
-            result.fail("tail sentinel has a successor");
-        }
-        const node* pred = &head_;
-        while (pred != &tail_) {
-            node* raw = pred->next.load(std::memory_order_relaxed);
-            if (detail::is_marked(raw)) {
-                result.fail("reachable removed node, key " + std::to_string(pred->key));
-            }
-            const node* curr = detail::without_mark(raw);
-            if (curr == nullptr) {
-                result.fail("list ends before the tail sentinel");
-                break;
-            }
-            if (!(pred->key < curr->key)) {
-                // Also what a cycle would look like: stop instead of looping.
-                result.fail("keys not strictly ascending: " + std::to_string(pred->key) + " then " +
-                            std::to_string(curr->key));
-                break;
-            }
-            if (curr != &tail_) {
-                sum += static_cast<std::uint64_t>(curr->key);
-                ++result.size;
-            }
-            pred = curr;
-        }
-        result.key_sum = static_cast<std::int64_t>(sum);
         return result;
     }
 

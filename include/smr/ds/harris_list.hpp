@@ -78,6 +78,7 @@
 #include <string_view>
 
 #include "smr/core/padded.hpp"
+#include "smr/ds/list_validation.hpp"
 #include "smr/ds/marked_ptr.hpp"
 #include "smr/ds/slot_rotation.hpp"
 #include "smr/ds/validation.hpp"
@@ -215,37 +216,7 @@ class harris_list {
     /// head to tail, no reachable node marked; sums keys and counts nodes
     /// between the sentinels.
     validation_result validate() const {
-        validation_result result;
-        std::uint64_t sum = 0;  // wraps
-        if (head_.key != std::numeric_limits<Key>::min()) result.fail("head sentinel key changed");
-        if (tail_.key != std::numeric_limits<Key>::max()) result.fail("tail sentinel key changed");
-        if (tail_.next.load(std::memory_order_relaxed) != nullptr) {
-            result.fail("tail sentinel has a successor");
-        }
-        const node* pred = &head_;
-        while (pred != &tail_) {
-            node* raw = pred->next.load(std::memory_order_relaxed);
-            if (detail::is_marked(raw)) {
-                result.fail("reachable marked node, key " + std::to_string(pred->key));
-            }
-            const node* curr = detail::without_mark(raw);
-            if (curr == nullptr) {
-                result.fail("list ends before the tail sentinel");
-                break;
-            }
-            if (!(pred->key < curr->key)) {
-                result.fail("keys not strictly ascending: " + std::to_string(pred->key) + " then " +
-                            std::to_string(curr->key));
-                break;
-            }
-            if (curr != &tail_) {
-                sum += static_cast<std::uint64_t>(curr->key);
-                ++result.size;
-            }
-            pred = curr;
-        }
-        result.key_sum = static_cast<std::int64_t>(sum);
-        return result;
+        return detail::validate_marked_list(head_, tail_, "reachable marked node");
     }
 
   private:

@@ -19,6 +19,7 @@
 #include <string_view>
 
 #include "smr/core/padded.hpp"
+#include "smr/ds/list_validation.hpp"
 #include "smr/ds/spinlock.hpp"
 #include "smr/ds/validation.hpp"
 #include "smr/reclaim/guards.hpp"
@@ -198,41 +199,14 @@ class lazylist {
     /// head to tail, no reachable node marked or locked; sums keys and counts
     /// nodes between the sentinels.
     validation_result validate() const {
-        validation_result result;
-        std::uint64_t sum = 0;  // wraps: the sum of arbitrary keys may overflow
-        if (head_.key != std::numeric_limits<Key>::min()) result.fail("head sentinel key changed");
-        if (tail_.key != std::numeric_limits<Key>::max()) result.fail("tail sentinel key changed");
-        if (tail_.next.load(std::memory_order_relaxed) != nullptr) {
-            result.fail("tail sentinel has a successor");
-        }
-        const node* pred = &head_;
-        for (;;) {
-            if (pred->marked.load(std::memory_order_relaxed)) {
-                result.fail("reachable marked node, key " + std::to_string(pred->key));
-            }
-            if (pred->lock.is_locked()) {
-                result.fail("reachable locked node, key " + std::to_string(pred->key));
-            }
-            if (pred == &tail_) break;
-            const node* curr = pred->next.load(std::memory_order_relaxed);
-            if (curr == nullptr) {
-                result.fail("list ends before the tail sentinel");
-                break;
-            }
-            if (!(pred->key < curr->key)) {
-                // Also what a cycle would look like: stop instead of looping.
-                result.fail("keys not strictly ascending: " + std::to_string(pred->key) + " then " +
-                            std::to_string(curr->key));
-                break;
-            }
-            if (curr != &tail_) {
-                sum += static_cast<std::uint64_t>(curr->key);
-                ++result.size;
-            }
-            pred = curr;
-        }
-        result.key_sum = static_cast<std::int64_t>(sum);
-        return result;
+        return detail::validate_sorted_list(
+            head_, tail_,
+            [](const node* n) -> const node* { return n->next.load(std::memory_order_relaxed); },
+            [](const node* n) -> std::string {
+                if (n->marked.load(std::memory_order_relaxed)) return "reachable marked node";
+                if (n->lock.is_locked()) return "reachable locked node";
+                return "";
+            });
     }
 
   private:

@@ -30,6 +30,7 @@
 #include <string_view>
 
 #include "smr/core/padded.hpp"
+#include "smr/ds/list_validation.hpp"
 #include "smr/ds/spinlock.hpp"
 #include "smr/ds/validation.hpp"
 
@@ -123,32 +124,10 @@ class lock_list {
     /// head to tail, the lock free; sums keys and counts nodes between the
     /// sentinels.
     validation_result validate() const {
-        validation_result result;
-        std::uint64_t sum = 0;  // wraps: the sum of arbitrary keys may overflow
+        validation_result result = detail::validate_sorted_list(
+            head_, tail_, [](const node* n) -> const node* { return n->next; },
+            [](const node*) { return std::string(); });
         if (lock_.is_locked()) result.fail("lock held");
-        if (head_.key != std::numeric_limits<Key>::min()) result.fail("head sentinel key changed");
-        if (tail_.key != std::numeric_limits<Key>::max()) result.fail("tail sentinel key changed");
-        if (tail_.next != nullptr) result.fail("tail sentinel has a successor");
-        const node* pred = &head_;
-        while (pred != &tail_) {
-            const node* curr = pred->next;
-            if (curr == nullptr) {
-                result.fail("list ends before the tail sentinel");
-                break;
-            }
-            if (!(pred->key < curr->key)) {
-                // Also what a cycle would look like: stop instead of looping.
-                result.fail("keys not strictly ascending: " + std::to_string(pred->key) + " then " +
-                            std::to_string(curr->key));
-                break;
-            }
-            if (curr != &tail_) {
-                sum += static_cast<std::uint64_t>(curr->key);
-                ++result.size;
-            }
-            pred = curr;
-        }
-        result.key_sum = static_cast<std::int64_t>(sum);
         return result;
     }
 
