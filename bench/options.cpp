@@ -44,6 +44,17 @@ std::string structures_with(bool combination::*flag) {
     return join(names);
 }
 
+/// The NBR family reads the watermarks (nbrplus both, nbr the high one as
+/// its bag size); an unknown name is refused later, by check_names.
+bool uses_watermarks(std::string_view reclaimer) {
+    for (const auto& traits : reclaimers()) {
+        if (traits.name == reclaimer) {
+            return traits.family == smr::reclaimer_family::neutralization;
+        }
+    }
+    return false;
+}
+
 std::string one_line(std::string text) {
     std::replace(text.begin(), text.end(), '\n', ' ');
     while (!text.empty() && text.back() == ' ') text.pop_back();
@@ -242,7 +253,7 @@ parse_outcome parse_command_line(int argc, char** argv) {
                             ": not a signal NBR can use (1-" + std::to_string(SIGRTMAX) +
                             ", not SIGKILL or SIGSTOP)");
         }
-        {
+        if (uses_watermarks(c.reclaimer)) {  // other reclaimers ignore them: --bag-size 1 is fine
             const std::uint64_t high =
                 c.nbr_high_watermark != 0 ? c.nbr_high_watermark : c.bag_size;
             const std::uint64_t low = c.nbr_low_watermark != 0

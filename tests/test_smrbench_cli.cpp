@@ -125,7 +125,10 @@ INSTANTIATE_TEST_SUITE_P(
         bad_input_case{"--on-empty spin", "--pool-nodes"},
         bad_input_case{"--pool-nodes 100 --on-empty sometimes", "sometimes"},
         bad_input_case{"--pool-nodes -1", "--pool-nodes"},
-        bad_input_case{"--pool-nodes lots", "--pool-nodes"}),
+        bad_input_case{"--pool-nodes lots", "--pool-nodes"},
+        bad_input_case{"--reclaimer nbrplus --bag-size 1", "--nbr-low-watermark"},
+        bad_input_case{"--reclaimer nbr --nbr-low-watermark 9 --nbr-high-watermark 8",
+                       "--nbr-low-watermark"}),
     [](const testing::TestParamInfo<bad_input_case>& info) {
         // "--key-range 100 --prefill 101" -> "key_range_100_prefill_101"
         std::string name;
@@ -148,6 +151,17 @@ TEST(Cli, SanitizerBuildsRefuseOtherAllocators) {
 }
 
 // ---- good input -------------------------------------------------------------
+
+// Only the NBR family reads the watermarks: Hart's HPBR setting (--bag-size 1,
+// R = 2H + 100) must not be refused for a watermark hp never uses.
+TEST(Cli, WatermarksAreCheckedOnlyForTheNbrFamily) {
+    for (const char* reclaimer : {"hp", "qsbr", "lfrc"}) {
+        const run_result r = smrbench(std::string("--ds hm_list --reclaimer ") + reclaimer +
+                                      " --bag-size 1 --hp-scan-offset 100 --key-range 16 "
+                                      "--ops 1000 --threads 1 --quiet");
+        EXPECT_EQ(r.exit_code, 0) << reclaimer << ": " << r.err;
+    }
+}
 
 TEST(Cli, HelpExitsZero) {
     const run_result r = smrbench("--help");

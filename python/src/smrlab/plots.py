@@ -56,7 +56,7 @@ class Plot:
     """A built figure: its file stem, what it shows, and the matplotlib figure."""
 
     name: str
-    kind: str  # throughput | memory | af_bars | free_latency | garbage
+    kind: str  # throughput | memory | af_bars | free_latency | garbage | hart
     title: str
     figure: Figure
     facet: dict[str, Any] = field(default_factory=dict)
@@ -543,6 +543,8 @@ def build_plots(store: Store, experiment: str) -> tuple[list[Plot], list[str]]:
     runs = store.runs(experiment)
     if not runs:
         return [], [f"{experiment}: no stored runs"]
+    from smrlab import hart  # hart builds on this module's helpers
+
     plots = _metric_vs_threads(runs, "throughput") + _metric_vs_threads(runs, "memory")
     bars = _af_bars(runs)
     if not bars:
@@ -560,7 +562,8 @@ def build_plots(store: Store, experiment: str) -> tuple[list[Plot], list[str]]:
             f"{experiment}: garbage per epoch skipped (no garbage-series files in the "
             f"store; set garbage_series = true in the experiment's [fixed] table)"
         )
-    return plots + bars + latency + garbage, notes
+    hart_figures = hart.build(runs) if hart.applies(experiment) else []
+    return plots + bars + latency + garbage + hart_figures, notes
 
 
 def plot_store(

@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from smrlab import __version__, style
+from smrlab import __version__, hart, style
 from smrlab.errors import UsageError
 from smrlab.plots import Plot, build_plots, series_label
 from smrlab.statistics import PEAK_RSS, THROUGHPUT
@@ -232,6 +232,47 @@ def _summary_table(runs: list[dict[str, Any]]) -> str:
     )
 
 
+def _hart_table(runs: list[dict[str, Any]]) -> str:
+    """Hart's measure per series and swept value: the numbers behind the Hart-form figures,
+    with the spread ((max - min) / median) that says whether a difference is noise."""
+    title, rows = hart.summary(runs)
+    if not rows:
+        return ""
+    headers = ("figure", "series", "at", "trials", f"median {title}", "min", "max", "spread")
+    body = []
+    for row in rows:
+        median = row["median"]
+        spread = (row["max"] - row["min"]) / median if median else None
+        cells = [
+            _cell(row["facet"]),
+            _cell(row["series"]),
+            _cell(row["at"]),
+            _cell(row["trials"]),
+            _cell(median, "no operation" if median is None else None),
+            _cell(row["min"]),
+            _cell(row["max"]),
+            _cell(spread, "" if spread is None else f"{100 * spread:.0f}%"),
+        ]
+        body.append(f"<tr>{''.join(cells)}</tr>")
+    head = "".join(f"<th>{html.escape(h)}</th>" for h in headers)
+    return (
+        f"<h3>Hart's measure (median over trials)</h3>"
+        f'<div class="table-wrap"><table class="sortable"><thead><tr>{head}</tr></thead>'
+        f"<tbody>{''.join(body)}</tbody></table></div>"
+    )
+
+
+_HART_INTRO = """
+<h2 id="hart">Hart, McKenney, Demke Brown and Walpole (JPDC 2007)</h2>
+<p>The experiments named <code>hart_*</code> reproduce the figures of Hart et al.,
+"Performance of memory reclamation for lockless synchronization", J. Parallel Distrib. Comput.
+67(12), 2007 (doi:10.1016/j.jpdc.2007.04.010). Their figures plot time per operation: CPU time
+(execution time &times; threads) while the threads fit on the CPUs, execution time (the test's
+duration / all threads' operations) when threads outnumber CPUs. Each experiment below draws
+its figure in that form first, then the throughput and memory figures every experiment gets.</p>
+"""
+
+
 def _failures_table(failures: list[dict[str, Any]]) -> str:
     rows = []
     for failure in failures:
@@ -316,11 +357,17 @@ def write_report(
     scripts: list[str] = []
     toc: list[str] = []
     total_runs = 0
+    # Hart's experiments together, under their own heading.
+    names = sorted(names, key=hart.applies)
     for name in names:
+        if hart.applies(name) and not any(hart.applies(n) for n in names[: names.index(name)]):
+            body.append(_HART_INTRO)
+            toc.append('<li><a href="#hart">Hart et al. (JPDC 2007)</a></li>')
         runs = store.runs(name)
         total_runs += len(runs)
         info = store.experiment_info(name)
         plots, plot_notes = build_plots(store, name)
+        plots.sort(key=lambda plot: plot.kind != "hart")  # Hart's form first, order kept
         notes += plot_notes
         anchor = f"exp-{re.sub(r'[^A-Za-z0-9_-]', '_', name)}"
         toc.append(
@@ -344,6 +391,7 @@ def write_report(
 <pre class="description">{html.escape(info.get("description", ""))}</pre>
 <div class="figures">{figures}</div>
 {skipped}
+{_hart_table(runs) if hart.applies(name) else ""}
 <h3>Configurations (median over trials)</h3>
 {_summary_table(runs)}
 <details><summary>All {len(runs)} runs</summary>{_runs_table(runs)}</details>
