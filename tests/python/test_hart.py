@@ -241,3 +241,10 @@ def test_the_report_has_a_hart_section_with_the_numbers(store: Store, tmp_path: 
     # Medians 20 (of 10, 50, 20) with spread (50 - 10) / 20 = 200%, execution time (4 > 2 CPUs).
     assert "median execution time per operation (ns)" in page
     assert page.count(">200%<") == 6
+    # Rows in the figure's order: series by Hart's order, then the swept value numerically.
+    title, rows = hart.summary(store.runs("hart_fig12"))
+    assert title == "execution time per operation (ns)"
+    assert [(r["series"], r["at"]) for r in rows] == [
+        (s, f"threads {t}") for s in ("QSBR", "HPBR") for t in (1, 2, 4)
+    ]
+    assert rows[0]["median"] == 20.0 and rows[0]["trials"] == 3

@@ -344,7 +344,8 @@ def summary(runs: list[dict[str, Any]]) -> tuple[str, list[dict[str, Any]]]:
         where = axis.value(config) if axis else _category(config, varying)
         groups[(", ".join(facet), _series_rank(_series_key(run)), where)].append(run)
     rows = []
-    for (facet, _, where), members in sorted(groups.items(), key=lambda item: repr(item[0])):
+    # (facet, series rank, swept value or category): each part compares with its own kind.
+    for (facet, _, where), members in sorted(groups.items(), key=lambda item: item[0]):
         values = _values(members, key)
         ds, reclaimer = _series_key(members[0])
         rows.append(
