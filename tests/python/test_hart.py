@@ -171,16 +171,19 @@ def test_base_costs_are_bars_per_structure_and_workload(store: Store) -> None:
     (plot,) = figures(store, "hart_fig6")
     ax = plot.figure.axes[0]
     assert [t.get_text() for t in ax.get_xticklabels()] == [
-        "hm_list, read-only",
-        "hm_list, update-only",
-        "lock_list, read-only",
-        "lock_list, update-only",
+        "hm_list\nread-only",
+        "hm_list\nupdate-only",
+        "lock_list\nread-only",
+        "lock_list\nupdate-only",
     ]
     labels = [t.get_text() for t in ax.get_legend().get_texts()]
     assert labels == ["none", "QSBR", "HPBR", "spinlock"]
     bars = [c for c in ax.containers if isinstance(c, BarContainer)]
     hp_bars = bars[labels.index("HPBR")]
     assert [bar.get_height() for bar in hp_bars] == pytest.approx([40.0, 40.0])
+    # The spinlock's groups hold one bar, centred on its tick.
+    spinlock = bars[labels.index("spinlock")]
+    assert [bar.get_x() + bar.get_width() / 2 for bar in spinlock] == pytest.approx([2, 3])
 
 
 def test_a_point_where_no_operation_completed_is_named_not_drawn(store: Store) -> None:

@@ -293,14 +293,17 @@ def _bars(runs: list[dict[str, Any]], facet: dict[str, Any]) -> plots.Plot:
     kinds = {_SYNCHRONIZATION.get(ds, ds) for ds, _ in series}
     fig = style.figure(6.4, 4.2)
     ax = fig.add_subplot()
-    width = 0.8 / max(len(series), 1)
-    for i, (ds, reclaimer) in enumerate(series):
+    # Each group is as wide as the series it holds (the spinlock's group holds one bar).
+    present = {c: [s for s in series if s in cells[c]] for c in categories}
+    width = 0.8 / max(max(len(p) for p in present.values()), 1)
+    for ds, reclaimer in series:
         xs, medians, low, high = [], [], [], []
         for c, category in enumerate(categories):
             values = _values(cells[category].get((ds, reclaimer), []), key)
             if not values:
                 continue
-            xs.append(c + (i - (len(series) - 1) / 2) * width)
+            i, n = present[category].index((ds, reclaimer)), len(present[category])
+            xs.append(c + (i - (n - 1) / 2) * width)
             _append_point(values, medians, low, high)
         ax.bar(
             xs,
@@ -314,7 +317,7 @@ def _bars(runs: list[dict[str, Any]], facet: dict[str, Any]) -> plots.Plot:
             edgecolor="white",
         )
     ax.set_xticks(range(len(categories)))
-    ax.set_xticklabels(categories, fontsize=8)
+    ax.set_xticklabels([c.replace(", ", "\n", 1) for c in categories], fontsize=8)
     ax.set_ylabel(stat.title)
     title = _title(facet, runs)
     ax.set_title(f"Base costs — {title}", loc="left", fontsize=10)
