@@ -295,7 +295,7 @@ def _bars(runs: list[dict[str, Any]], facet: dict[str, Any]) -> plots.Plot:
     ax = fig.add_subplot()
     # Each group is as wide as the series it holds (the spinlock's group holds one bar).
     present = {c: [s for s in series if s in cells[c]] for c in categories}
-    width = 0.8 / max(max(len(p) for p in present.values()), 1)
+    width = 0.8 / max(1, *(len(p) for p in present.values()))
     for ds, reclaimer in series:
         xs, medians, low, high = [], [], [], []
         for c, category in enumerate(categories):
