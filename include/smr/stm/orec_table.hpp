@@ -1,0 +1,174 @@
+// The ownership-record table (ORT) of the word-based STM: one versioned lock
+// per entry, and the mapping from a memory address to its entry.
+//
+// ---- The trade-off ----------------------------------------------------------
+//
+// A word-based STM cannot keep a lock beside every word of the program, so it
+// keeps a fixed table of versioned locks and maps every address onto it:
+// entry = (address >> shift) mod 2^bits (TinySTM 1.0.4's default: 2^20
+// entries, shift 5, so the 32 bytes of an aligned stripe share one lock).
+// The mapping decides two costs that pull in opposite directions (Baldassin,
+// Borin and Araujo, TRANSACT 2014, Sections 2 and 5.4):
+//
+//   - A large stripe (large shift) means fewer entries touched per object:
+//     smaller read and write sets, fewer locks to take, fewer cache misses on
+//     the table.
+//   - But data that share an entry conflict although they share no word: a
+//     *false* abort. Neighbouring 16-byte nodes of a size-class allocator
+//     (Hoard, TBBMalloc, TCMalloc) share a 32-byte stripe; glibc's arenas,
+//     64 MB aligned, put nodes of different threads on the same entry once
+//     the high bits are dropped (the paper's Figure 5 and Section 5.2). Which
+//     mapping is best depends on the allocator.
+//
+// So the table also records, for a locked entry, the word its owner locked it
+// for: a transaction that meets the lock can tell a true conflict (the word it
+// accessed is one the owner writes) from a false one (another word: of the
+// same stripe -- the paper's Figure 5b, 16-byte nodes in one 32-byte stripe --
+// or of another stripe that merely collides in the table -- Section 5.2's
+// arena-aligned glibc nodes), which is what the study counts.
+//
+// ---- Lock words -------------------------------------------------------------
+//
+// Bit 0 clear: unlocked, and the rest is the version (the global clock value
+// of the last commit that wrote a stripe of the entry). Bit 0 set: locked, and
+// the rest names the owner -- its thread id (owner_bits bits) and the index of
+// the owner's lock record for this entry (the rest), so the owner finds its
+// buffered writes without a search and nobody ever dereferences another
+// thread's memory to learn who owns an entry.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <stdexcept>
+#include <string>
+
+namespace smr::stm {
+
+/// The mapping of addresses to versioned locks (TinySTM 1.0.4's defaults).
+struct stm_config {
+    /// log2 of the number of entries (2^20 = 1M entries, 8 MB of locks).
+    unsigned ort_bits = 20;
+    /// Address bits dropped before indexing: stripes of 2^shift bytes share
+    /// an entry (5: 32-byte stripes).
+    unsigned shift = 5;
+
+    /// Throws std::invalid_argument unless 1 <= ort_bits <= 30 and shift <= 12.
+    void validate() const {
+        if (ort_bits == 0 || ort_bits > 30) {
+            throw std::invalid_argument("stm_config: ort_bits must be in [1, 30], got " +
+                                        std::to_string(ort_bits));
+        }
+        if (shift > 12) {
+            throw std::invalid_argument("stm_config: shift must be at most 12, got " +
+                                        std::to_string(shift));
+        }
+    }
+};
+
+/// 2^ort_bits versioned locks plus, parallel to them, the word each lock was
+/// last taken for. Entries are packed (8 bytes each), as in TinySTM: a padded
+/// entry would multiply the table's cache footprint by 8 or 16.
+class orec_table {
+  public:
+    /// Bits of a lock word that hold the owner's thread id.
+    static constexpr unsigned owner_bits = 20;
+    /// Thread ids must be below this.
+    static constexpr std::size_t max_owners = std::size_t{1} << owner_bits;
+    /// Flags in the low bits of a recorded owner word (words are 8-byte
+    /// aligned, so bits 0-2 of their address are free): the owner has written
+    /// more than one word under the lock, all in the first word's stripe ...
+    static constexpr std::uintptr_t several_words = 1;
+    /// ... or words of more than one stripe.
+    static constexpr std::uintptr_t several_stripes = 2;
+    static constexpr std::uintptr_t owner_flags = several_words | several_stripes;
+
+    explicit orec_table(const stm_config& config)
+        : shift_((config.validate(), config.shift)),
+          mask_((std::size_t{1} << config.ort_bits) - 1),
+          locks_(std::make_unique<std::atomic<std::uint64_t>[]>(mask_ + 1)),
+          owner_words_(std::make_unique<std::atomic<std::uintptr_t>[]>(mask_ + 1)) {}
+
+    orec_table(const orec_table&) = delete;
+    orec_table& operator=(const orec_table&) = delete;
+
+    // ---- mapping ------------------------------------------------------------
+
+    std::size_t index_of(const void* address) const noexcept {
+        return (reinterpret_cast<std::uintptr_t>(address) >> shift_) & mask_;
+    }
+    /// The stripe-aligned address of `address`'s stripe (its first byte).
+    std::uintptr_t stripe_of(std::uintptr_t address) const noexcept {
+        return (address >> shift_) << shift_;
+    }
+    std::uintptr_t stripe_of(const void* address) const noexcept {
+        return stripe_of(reinterpret_cast<std::uintptr_t>(address));
+    }
+    std::size_t size() const noexcept { return mask_ + 1; }
+    unsigned shift() const noexcept { return shift_; }
+
+    // ---- entries ------------------------------------------------------------
+
+    std::atomic<std::uint64_t>& lock(std::size_t index) noexcept { return locks_[index]; }
+    /// A recent value of entry `index` (relaxed): for tests and diagnostics.
+    std::uint64_t word(std::size_t index) const noexcept {
+        return locks_[index].load(std::memory_order_relaxed);
+    }
+
+    /// The address of the first word the owner of entry `index` wrote under
+    /// its lock, with owner_flags. Written by the owner between locking and
+    /// releasing the entry, read by a transaction that met the lock. Relaxed
+    /// on both sides: the value only classifies an abort, so a stale one (the
+    /// previous owner's word, read between the new owner's CAS and its store
+    /// here) misclassifies that one abort and nothing else.
+    void set_owner_word(std::size_t index, std::uintptr_t recorded) noexcept {
+        owner_words_[index].store(recorded, std::memory_order_relaxed);
+    }
+    std::uintptr_t owner_word(std::size_t index) const noexcept {
+        return owner_words_[index].load(std::memory_order_relaxed);
+    }
+
+    /// How an access to `address`, which met a lock held by another
+    /// transaction, relates to the owner word recorded for the entry.
+    enum class conflict_kind : std::uint8_t {
+        true_or_unknown,  ///< the owner writes that word, or cannot be told apart
+        shared_stripe,    ///< another word of the owner's stripe (false)
+        table_collision,  ///< another stripe on the same entry (false)
+    };
+    conflict_kind classify(std::uintptr_t recorded, const void* address) const noexcept {
+        const std::uintptr_t word = recorded & ~owner_flags;
+        if (word == 0 || (recorded & several_stripes) != 0) return conflict_kind::true_or_unknown;
+        if (stripe_of(word) != stripe_of(address)) return conflict_kind::table_collision;
+        if ((recorded & several_words) != 0 || word == reinterpret_cast<std::uintptr_t>(address)) {
+            return conflict_kind::true_or_unknown;
+        }
+        return conflict_kind::shared_stripe;
+    }
+
+    // ---- lock words ---------------------------------------------------------
+
+    static constexpr bool is_locked(std::uint64_t word) noexcept { return (word & 1) != 0; }
+    static constexpr std::uint64_t version_of(std::uint64_t word) noexcept { return word >> 1; }
+    static constexpr std::uint64_t unlocked_word(std::uint64_t version) noexcept {
+        return version << 1;
+    }
+    /// Locked by thread `owner`, whose lock record for the entry is `record`.
+    static constexpr std::uint64_t locked_word(std::uint32_t owner, std::uint64_t record) noexcept {
+        return (((record << owner_bits) | owner) << 1) | 1;
+    }
+    static constexpr std::uint32_t owner_of(std::uint64_t word) noexcept {
+        return static_cast<std::uint32_t>((word >> 1) & (max_owners - 1));
+    }
+    static constexpr std::size_t record_of(std::uint64_t word) noexcept {
+        return static_cast<std::size_t>(word >> (owner_bits + 1));
+    }
+
+  private:
+    unsigned shift_;
+    std::size_t mask_;
+    std::unique_ptr<std::atomic<std::uint64_t>[]> locks_;         // zero: unlocked, version 0
+    std::unique_ptr<std::atomic<std::uintptr_t>[]> owner_words_;  // zero: no owner yet
+};
+
+}  // namespace smr::stm
