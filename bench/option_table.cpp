@@ -219,9 +219,15 @@ constexpr std::array table{
 };
 
 // A reclaimer parameter reaches the domain, and only a reclaimer parameter.
+// Checked in the builds without sanitizers: GCC 12's -fsanitize=undefined (on
+// in the asan preset, with no macro of its own) makes comparing a function
+// pointer with null a non-constant expression, so smrbench did not compile
+// there; the release build, which every CI run makes, still checks it.
+#if !defined(__SANITIZE_ADDRESS__)
 static_assert(std::ranges::all_of(table, [](const option_spec& spec) {
     return (spec.target == option_target::domain) == (spec.to_domain != nullptr);
 }));
+#endif
 
 std::string json_key(std::string_view name) {
     std::string key(name);
