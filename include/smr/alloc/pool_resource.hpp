@@ -92,6 +92,7 @@
 #include "smr/alloc/depot.hpp"
 #include "smr/alloc/sanitizer.hpp"
 #include "smr/alloc/wait_observer.hpp"
+#include "smr/core/compiler.hpp"
 #include "smr/core/counters.hpp"
 #include "smr/core/padded.hpp"
 
@@ -466,7 +467,7 @@ class pool_resource final : public std::pmr::memory_resource {
             if (policy == on_empty::yield) {
                 sched_yield();
             } else {
-                cpu_relax();
+                core::cpu_relax();
             }
             if (refill(c, into)) {
                 waits_served_.fetch_add(1, std::memory_order_relaxed);
@@ -619,11 +620,6 @@ class pool_resource final : public std::pmr::memory_resource {
         return size & (~size + 1);
     }
 
-    static void cpu_relax() noexcept {
-#if defined(__x86_64__) || defined(__i386__)
-        __builtin_ia32_pause();
-#endif
-    }
     static std::uint64_t elapsed_ns(std::chrono::steady_clock::time_point since) noexcept {
         return static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
                                               std::chrono::steady_clock::now() - since)

@@ -15,4 +15,15 @@ namespace smr::core {
 /// users' builds, and every use goes through this name.
 __extension__ typedef unsigned __int128 uint128;
 
+/// One pause of a spin-wait loop: tells the CPU we are spinning (x86 `pause`,
+/// Arm `yield`), which saves power and frees the core's resources for a
+/// sibling hyperthread; nothing elsewhere.
+inline void cpu_relax() noexcept {
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__) || defined(__arm__)
+    asm volatile("yield" ::: "memory");
+#endif
+}
+
 }  // namespace smr::core

@@ -162,6 +162,7 @@
 #include <thread>
 #include <vector>
 
+#include "smr/core/compiler.hpp"
 #include "smr/core/padded.hpp"
 #include "smr/ds/validation.hpp"
 #include "smr/reclaim/guards.hpp"
@@ -169,15 +170,6 @@
 namespace smr::ds {
 
 namespace detail {
-
-/// One pause of a spin-wait loop.
-inline void occ_avl_relax() noexcept {
-#if defined(__x86_64__) || defined(__i386__)
-    __builtin_ia32_pause();
-#elif defined(__aarch64__) || defined(__arm__)
-    asm volatile("yield" ::: "memory");
-#endif
-}
 
 /// Pauses before a spinning thread yields: about 1-5 microseconds, far longer
 /// than a critical section of the tree, far shorter than a time slice.
@@ -197,7 +189,7 @@ class occ_avl_lock {
             int spins = 0;
             while (held_.load(std::memory_order_relaxed)) {  // read-only spin
                 if (++spins <= occ_avl_spins_before_yield) {
-                    occ_avl_relax();
+                    core::cpu_relax();
                 } else {
                     std::this_thread::yield();
                     spins = 0;
@@ -624,7 +616,7 @@ class occ_avl {
         // acquire: pairs with the release store that ends the shrink.
         while (n->version.load(std::memory_order_acquire) == seen) {
             if (++spins <= detail::occ_avl_spins_before_yield) {
-                detail::occ_avl_relax();
+                core::cpu_relax();
             } else {
                 std::this_thread::yield();
                 spins = 0;

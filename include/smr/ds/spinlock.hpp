@@ -14,6 +14,8 @@
 #include <atomic>
 #include <thread>
 
+#include "smr/core/compiler.hpp"
+
 namespace smr::ds::detail {
 
 /// A 1-byte lock meeting Lockable (so std::lock_guard and std::scoped_lock
@@ -26,7 +28,7 @@ class spinlock {
             int spins = 0;
             while (held_.load(std::memory_order_relaxed)) {  // the "test" part: read-only spin
                 if (++spins <= spins_before_yield) {
-                    cpu_relax();
+                    core::cpu_relax();
                 } else {
                     std::this_thread::yield();
                     spins = 0;
@@ -50,14 +52,6 @@ class spinlock {
     /// sections these locks guard at the sizes the benchmarks use, far shorter
     /// than a scheduler time slice.
     static constexpr int spins_before_yield = 64;
-
-    static void cpu_relax() noexcept {
-#if defined(__x86_64__) || defined(__i386__)
-        __builtin_ia32_pause();
-#elif defined(__aarch64__) || defined(__arm__)
-        asm volatile("yield" ::: "memory");
-#endif
-    }
 
     std::atomic<bool> held_{false};
 };

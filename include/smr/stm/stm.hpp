@@ -81,6 +81,7 @@
 #include <type_traits>
 #include <utility>
 
+#include "smr/core/compiler.hpp"
 #include "smr/core/padded.hpp"
 #include "smr/reclaim/guards.hpp"
 #include "smr/reclaim/traits.hpp"
@@ -211,15 +212,8 @@ class stm {
             std::this_thread::yield();
             return;
         }
-        for (std::uint32_t i = std::min<std::uint32_t>(failures, 16); i != 0; --i) cpu_relax();
-    }
-
-    static void cpu_relax() noexcept {
-#if defined(__x86_64__) || defined(__i386__)
-        __builtin_ia32_pause();
-#elif defined(__aarch64__) || defined(__arm__)
-        asm volatile("yield" ::: "memory");
-#endif
+        for (std::uint32_t i = std::min<std::uint32_t>(failures, 16); i != 0; --i)
+            core::cpu_relax();
     }
 
     Domain& domain_;
