@@ -35,6 +35,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "smr/core/fence.hpp"
 #include "smr/core/limbo_bag.hpp"
 #include "smr/core/padded.hpp"
 #include "smr/reclaim/domain_base.hpp"
@@ -101,7 +102,7 @@ class he_domain : public domain_base<he_domain, detail::he_local, era_node_heade
             // protected earlier reads (a scan reading it, acquire, may free
             // their nodes), as in hp.hpp.
             reserved.store(era, std::memory_order_release);
-            detail::reservation_fence();
+            core::fence();
             prev = era;
         }
     }
@@ -136,7 +137,7 @@ class he_domain : public domain_base<he_domain, detail::he_local, era_node_heade
         // store under a lock) is ordered before the stamp load against
         // protect's fence, so the stamp is at least every era a reader that
         // still reached the node announced (the argument of rcu.hpp).
-        detail::reservation_fence();
+        core::fence();
         node->retire_era = global_era_.load(std::memory_order_relaxed);
         me.retired.push_back(node);
         if (me.next_scan_at == 0) me.next_scan_at = config().bag_threshold;
@@ -167,7 +168,7 @@ class he_domain : public domain_base<he_domain, detail::he_local, era_node_heade
         sample_garbage();
         // seq_cst fence: the unlinks of our list precede the slot loads,
         // against protect's fence.
-        detail::reservation_fence();
+        core::fence();
         me.scratch.clear();
         const int limit = threads().scan_limit();
         for (int i = 0; i < limit; ++i) {

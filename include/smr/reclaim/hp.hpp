@@ -43,6 +43,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "smr/core/fence.hpp"
 #include "smr/core/limbo_bag.hpp"
 #include "smr/core/padded.hpp"
 #include "smr/core/retired_node.hpp"
@@ -103,7 +104,7 @@ class hp_domain : public domain_base<hp_domain, detail::hp_local> {
             // scan that reads the new value (acquire) then frees that node
             // only after our reads of it.
             hazard.store(as_header(ptr), std::memory_order_release);
-            detail::reservation_fence();
+            core::fence();
             // acquire: as above; seeing the same value validates the hazard.
             T* again = source.load(std::memory_order_acquire);
             if (again == ptr) return ptr;
@@ -160,7 +161,7 @@ class hp_domain : public domain_base<hp_domain, detail::hp_local> {
         sample_garbage();  // garbage peaks just before a scan frees
         // seq_cst fence: orders the unlinks of every node in our list before
         // the hazard loads below, against protect's fence.
-        detail::reservation_fence();
+        core::fence();
         me.scratch.clear();
         const int limit = threads().scan_limit();
         for (int i = 0; i < limit; ++i) {

@@ -40,6 +40,7 @@
 #include <utility>
 #include <vector>
 
+#include "smr/core/fence.hpp"
 #include "smr/core/limbo_bag.hpp"
 #include "smr/core/padded.hpp"
 #include "smr/reclaim/domain_base.hpp"
@@ -101,7 +102,7 @@ class ibr_domain : public domain_base<ibr_domain, detail::ibr_local, era_node_he
         me.lower.store(era, std::memory_order_release);
         // seq_cst fence: the reservation is ordered before every read of
         // this operation, against the retirer's and the scanner's fences.
-        detail::reservation_fence();
+        core::fence();
     }
 
     template <class T>
@@ -121,7 +122,7 @@ class ibr_domain : public domain_base<ibr_domain, detail::ibr_local, era_node_he
             // fence; release so a scan that reads it (acquire) is ordered
             // after this operation's earlier reads.
             me.upper.store(era, std::memory_order_release);
-            detail::reservation_fence();
+            core::fence();
         }
     }
 
@@ -150,7 +151,7 @@ class ibr_domain : public domain_base<ibr_domain, detail::ibr_local, era_node_he
         auto& me = local(tid);
         // seq_cst fence: the unlink is ordered before the stamp load against
         // protect's and begin_op's fences (the argument of rcu.hpp).
-        detail::reservation_fence();
+        core::fence();
         node->retire_era = global_era_.load(std::memory_order_relaxed);
         me.retired.push_back(node);
         if (me.next_scan_at == 0) me.next_scan_at = config().bag_threshold;
@@ -169,7 +170,7 @@ class ibr_domain : public domain_base<ibr_domain, detail::ibr_local, era_node_he
         sample_garbage();
         // seq_cst fence: the unlinks of our list precede the reservation
         // loads, against begin_op's and protect's fences.
-        detail::reservation_fence();
+        core::fence();
         auto& intervals = me.scratch;
         intervals.clear();
         const int limit = threads().scan_limit();

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <limits>
 
+#include "smr/core/fence.hpp"
 #include "smr/core/limbo_bag.hpp"
 #include "smr/core/padded.hpp"
 #include "smr/core/retired_node.hpp"
@@ -23,21 +24,9 @@ struct rcu_node_header : core::retired_node {
 
 namespace detail {
 
-/// A full fence (seq_cst). ThreadSanitizer does not model fences (GCC warns
-/// with -Wtsan); that is harmless here because no happens-before edge in this
-/// file relies on a fence: fences only decide *which* values the scan sees
-/// (see rcu_epoch_domain), while every edge from a reader to a free goes
-/// through a release store and an acquire load, which TSan does check.
-inline void full_fence() noexcept {
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wtsan"
-#endif
-    std::atomic_thread_fence(std::memory_order_seq_cst);
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic pop
-#endif
-}
+// Fences (core::fence) only decide *which* values the scan sees (see
+// rcu_epoch_domain); every edge from a reader to a free goes through a
+// release store and an acquire load, which TSan checks.
 
 struct rcu_local {
     static constexpr std::uint64_t no_reservation = std::numeric_limits<std::uint64_t>::max();
@@ -123,7 +112,7 @@ class rcu_epoch_domain : public domain_base<rcu_epoch_domain, detail::rcu_local,
         me.reservation.store(epoch, std::memory_order_release);
         // seq_cst fence: orders the reservation before every read of this
         // operation, against retire's fence (see the class comment).
-        detail::full_fence();
+        core::fence();
     }
 
     void end_op(int tid) noexcept {
@@ -148,7 +137,7 @@ class rcu_epoch_domain : public domain_base<rcu_epoch_domain, detail::rcu_local,
         auto& me = local(tid);
         // seq_cst fence: the node's unlink (the caller's last write) is
         // ordered before the stamp load against readers' fences.
-        detail::full_fence();
+        core::fence();
         node->retire_epoch = global_epoch_.load(std::memory_order_relaxed);
         me.retired.push_back(node);
         if (me.next_scan_at == 0) me.next_scan_at = config().bag_threshold;

@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "smr/core/fence.hpp"
 #include "smr/core/retired_node.hpp"
 
 namespace smr {
@@ -34,22 +35,11 @@ namespace detail {
 /// "No reservation" for an era slot. Eras start at 1.
 inline constexpr std::uint64_t no_era = 0;
 
-/// A full fence (seq_cst). ThreadSanitizer does not model fences (GCC warns
-/// with -Wtsan). The reservation schemes use fences only to decide *which*
-/// values a scan sees (the announce-then-validate argument of Michael's hazard
-/// pointers); every edge from a reader's last use of a node to its free goes
-/// through a release store (end_op, or a slot overwritten by a later protect)
-/// and the scan's acquire load, which TSan does check.
-inline void reservation_fence() noexcept {
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wtsan"
-#endif
-    std::atomic_thread_fence(std::memory_order_seq_cst);
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic pop
-#endif
-}
+// The reservation schemes' fences (core::fence) only decide *which* values a
+// scan sees (the announce-then-validate argument of Michael's hazard
+// pointers); every edge from a reader's last use of a node to its free goes
+// through a release store (end_op, or a slot overwritten by a later protect)
+// and the scan's acquire load, which TSan does check.
 
 /// The eras reserved by all threads, sorted, for "is any reserved era in
 /// [birth, retire]?" in O(log n). The buffer lives in the scanning thread's

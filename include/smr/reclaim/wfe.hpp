@@ -76,6 +76,7 @@
 #include <limits>
 
 #include "smr/core/compiler.hpp"
+#include "smr/core/fence.hpp"
 #include "smr/core/limbo_bag.hpp"
 #include "smr/core/padded.hpp"
 #include "smr/reclaim/domain_base.hpp"
@@ -219,7 +220,7 @@ class wfe_domain : public domain_base<wfe_domain, detail::wfe_local, era_node_he
             // scanner's fence; release because it overwrites the era that
             // protected earlier reads (he.hpp).
             reserved.store(era, std::memory_order_release);
-            detail::reservation_fence();
+            core::fence();
             prev = era;
         }
         return slow_path(tid, index, source);
@@ -252,7 +253,7 @@ class wfe_domain : public domain_base<wfe_domain, detail::wfe_local, era_node_he
         auto& me = local(tid);
         // seq_cst fence: the unlink precedes the stamp load against the
         // readers' fences (he.hpp, rcu.hpp).
-        detail::reservation_fence();
+        core::fence();
         node->retire_era = global_era_.load(std::memory_order_relaxed);
         me.retired.push_back(node);
         if (me.next_scan_at == 0) me.next_scan_at = config().bag_threshold;
@@ -382,7 +383,7 @@ class wfe_domain : public domain_base<wfe_domain, detail::wfe_local, era_node_he
         // seq_cst fence: mirrors visible before we check the request is
         // still pending, against the scanner's fence (requesters' slots are
         // scanned before mirrors).
-        detail::reservation_fence();
+        core::fence();
         // acquire: pairs with the requester's release of tag + 1.
         if (them.slots[index].second.load(std::memory_order_acquire) == tag && loader != nullptr) {
             std::uint64_t prev = global_era_.load(std::memory_order_seq_cst);
@@ -391,7 +392,7 @@ class wfe_domain : public domain_base<wfe_domain, detail::wfe_local, era_node_he
                 // the source, and overwrites the previous attempt's era
                 // after that attempt's read, as in protect.
                 me.help_era.store(prev, std::memory_order_release);
-                detail::reservation_fence();
+                core::fence();
                 const std::uint64_t ptr = loader(source);
                 // seq_cst: as in protect.
                 const std::uint64_t era = global_era_.load(std::memory_order_seq_cst);
@@ -427,7 +428,7 @@ class wfe_domain : public domain_base<wfe_domain, detail::wfe_local, era_node_he
         if (global_era_.load(std::memory_order_relaxed) == last_retire_era) advance_era(tid);
         sample_garbage();
         // seq_cst fence: the unlinks of our list precede every slot load.
-        detail::reservation_fence();
+        core::fence();
         auto& eras = me.scratch;
         eras.clear();
         const int limit = threads().scan_limit();

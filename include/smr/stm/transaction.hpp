@@ -70,31 +70,16 @@
 #include <vector>
 
 #include "smr/core/counters.hpp"
+#include "smr/core/fence.hpp"
 #include "smr/core/padded.hpp"
 #include "smr/stm/orec_table.hpp"
 
 namespace smr::stm {
 
-namespace detail {
-
-/// The seqlock's fences. ThreadSanitizer does not model fences (GCC warns
-/// with -Wtsan); it need not here: a read that passes the check read the
-/// lock word a commit released, with acquire, which TSan does model, and
-/// that edge orders everything a reader then uses (the published node's
-/// fields). The fences only decide which reads must retry.
-template <std::memory_order Order>
-inline void seqlock_fence() noexcept {
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wtsan"
-#endif
-    std::atomic_thread_fence(Order);
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic pop
-#endif
-}
-
-}  // namespace detail
+// The seqlock's fences (core::fence) only decide which reads must retry: a
+// read that passes the check read the lock word a commit released, with
+// acquire, which TSan does model, and that edge orders everything a reader
+// then uses (the published node's fields).
 
 /// Why a transaction attempt was abandoned.
 enum class abort_cause : std::uint8_t {
@@ -152,7 +137,7 @@ class alignas(core::false_sharing_range) transaction {
             // acquire fence: synchronizes with the release fence of the commit
             // whose data store the load above may have read, so the re-read
             // below sees that commit's lock (or a newer version).
-            detail::seqlock_fence<std::memory_order_acquire>();
+            core::fence<std::memory_order_acquire>();
             if (lock.load(std::memory_order_relaxed) != before) continue;  // written meanwhile
             record_read(index, before);
             return value;
@@ -268,7 +253,7 @@ class alignas(core::false_sharing_range) transaction {
         if (version != snapshot_ + 1 && !read_set_valid()) abort_attempt(abort_cause::validation);
         // release fence: see load(); a reader that sees one of the stores
         // below sees our locks at its re-read.
-        detail::seqlock_fence<std::memory_order_release>();
+        core::fence<std::memory_order_release>();
         for (const write_entry& w : writes_) w.write(w.address, w.bits);
         const std::uint64_t released = orec_table::unlocked_word(version);
         for (const lock_record& r : locks_) {
