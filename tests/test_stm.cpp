@@ -98,6 +98,15 @@ TEST(OrecTable, ClassifiesConflicts) {
               kind::table_collision);
     EXPECT_EQ(table.classify(0x1000 | orec_table::several_stripes, at(0x1200)),
               kind::true_or_unknown);
+
+    // A freed 16-byte block recorded as a run of two words: both are the
+    // owner's, the neighbour's words in the stripe are not.
+    const std::uintptr_t block = orec_table::owner_word_for(0x1000, 2);
+    EXPECT_EQ(orec_table::first_word_of(block | orec_table::several_words), 0x1000u);
+    EXPECT_EQ(table.classify(block, at(0x1000)), kind::true_or_unknown);
+    EXPECT_EQ(table.classify(block, at(0x1008)), kind::true_or_unknown);
+    EXPECT_EQ(table.classify(block, at(0x1010)), kind::shared_stripe);
+    EXPECT_EQ(table.classify(block, at(0x1200)), kind::table_collision);
 }
 
 // ---- single-threaded semantics ----------------------------------------------
@@ -368,18 +377,28 @@ TYPED_TEST(StmTest, ConflictingAllocationsAreFreedOnce) {
 /// to them and has not committed): two thread ids of one test thread, so the
 /// owner's transaction stays open without any waiting. The victim's later
 /// attempts do nothing. Returns the victim's number of attempts.
-template <class Stm, class Victim>
-int attempts_against_owner(Stm& stm, int first, int second, std::vector<std::int64_t*> owned,
-                           Victim victim) {
+template <class Stm, class Owner, class Victim>
+int attempts_against(Stm& stm, int first, int second, Owner owner_body, Victim victim) {
     int attempts = 0;
     stm.atomically(first, [&](transaction& owner) {
-        for (std::int64_t* word : owned) owner.store(word, 1);
+        owner_body(owner);
         attempts = 0;
         stm.atomically(second, [&](transaction& tx) {
             if (++attempts == 1) victim(tx);
         });
     });
     return attempts;
+}
+
+template <class Stm, class Victim>
+int attempts_against_owner(Stm& stm, int first, int second, std::vector<std::int64_t*> owned,
+                           Victim victim) {
+    return attempts_against(
+        stm, first, second,
+        [&](transaction& owner) {
+            for (std::int64_t* word : owned) owner.store(word, 1);
+        },
+        victim);
 }
 
 template <class Domain>
@@ -441,6 +460,69 @@ TYPED_TEST(StmTest, TheOwnersWordIsATrueConflict) {
     stats = stm.stats();
     EXPECT_EQ(stats.aborts, 2u);
     EXPECT_EQ(stats.false_aborts, 0u);
+}
+
+/// Two 16-byte nodes in one 32-byte stripe (Figure 5b), the first of them
+/// the start of the allocation, so that freeing it frees both.
+struct node_pair {
+    node_pair()
+        : first(::new (std::aligned_alloc(32, 2 * sizeof(node))) node{1, -1}),
+          second(::new (first + 1) node{2, -2}) {}
+    node* first;
+    node* second;
+};
+
+/// TinySTM's stm_free: a free locks the block's words until the commit, which
+/// gives them a new version. Meeting that lock on the block is a true
+/// conflict; on the neighbour that shares its stripe, a false one.
+TYPED_TEST(StmTest, AFreeLocksTheBlockUntilItsCommit) {
+    smr::stm::stm<TypeParam> stm(this->domain, stm_config{.ort_bits = 20, .shift = 5});
+    two_threads<TypeParam> ids(this->domain);
+    const int t1 = ids.first.tid(), t2 = ids.second.tid();
+
+    const node_pair own;
+    EXPECT_EQ(attempts_against(
+                  stm, t1, t2, [&](transaction& owner) { owner.free(own.first); },
+                  [&](transaction& tx) { (void)tx.load(&own.first->check); }),
+              2);
+    smr::stm::stm_stats stats = stm.stats();
+    EXPECT_EQ(stats.aborts_read_locked, 1u);
+    EXPECT_EQ(stats.false_aborts, 0u);
+
+    const node_pair neighbours;
+    const std::size_t entry = stm.orecs().index_of(neighbours.first);
+    const std::uint64_t version = orec_table::version_of(stm.orecs().word(entry));
+    EXPECT_EQ(attempts_against(
+                  stm, t1, t2, [&](transaction& owner) { owner.free(neighbours.first); },
+                  [&](transaction& tx) { tx.store(&neighbours.second->value, 3); }),
+              2);
+    stats = stm.stats();
+    EXPECT_EQ(stats.aborts_write_locked, 1u);
+    EXPECT_EQ(stats.false_aborts, 1u);
+    EXPECT_EQ(stats.false_aborts_collision, 0u);
+    EXPECT_GT(orec_table::version_of(stm.orecs().word(entry)), version) << "a free is a write";
+
+    // A store to the neighbour and the free under one lock: best effort, the
+    // owner covers two things, so every conflict on the stripe is true.
+    const node_pair both;
+    EXPECT_EQ(attempts_against(
+                  stm, t1, t2,
+                  [&](transaction& owner) {
+                      owner.store(&both.second->check, 7);
+                      owner.free(both.first);
+                  },
+                  [&](transaction& tx) { (void)tx.load(&both.second->value); }),
+              2);
+    EXPECT_EQ(stm.stats().false_aborts, 1u);
+
+    // Untyped and sizeless: only deferred, nothing locked.
+    const node_pair untyped;
+    EXPECT_EQ(
+        attempts_against(
+            stm, t1, t2, [&](transaction& owner) { owner.free(static_cast<void*>(untyped.first)); },
+            [&](transaction& tx) { (void)tx.load(&untyped.first->value); }),
+        1);
+    EXPECT_EQ(stm.stats().aborts, 3u);
 }
 
 /// 8-byte stripes: the two words have entries of their own.

@@ -83,6 +83,29 @@ class orec_table {
     /// ... or words of more than one stripe.
     static constexpr std::uintptr_t several_stripes = 2;
     static constexpr std::uintptr_t owner_flags = several_words | several_stripes;
+    /// A recorded owner word may cover a run of words (a block freed by the
+    /// owner, transaction::free): their number sits above this bit. User-space
+    /// addresses on x86-64 and AArch64 stay below 2^48, so the bits are free.
+    static constexpr unsigned span_shift = 52;
+    static constexpr std::uintptr_t address_bits =
+        ((std::uintptr_t{1} << span_shift) - 1) & ~owner_flags;
+
+    /// The owner word for `words` words (at least 1) from `address`, all in
+    /// one stripe, no flag.
+    static constexpr std::uintptr_t owner_word_for(std::uintptr_t address,
+                                                   std::uintptr_t words = 1) noexcept {
+        return address | (words << span_shift);
+    }
+    /// The first word a recorded owner word names (no flags, no span).
+    static constexpr std::uintptr_t first_word_of(std::uintptr_t recorded) noexcept {
+        return recorded & address_bits;
+    }
+    /// Whether `address` is among the words the recorded owner word names.
+    static constexpr bool covers(std::uintptr_t recorded, std::uintptr_t address) noexcept {
+        const std::uintptr_t first = first_word_of(recorded);
+        const std::uintptr_t words = recorded >> span_shift;
+        return address >= first && address - first < 8 * (words == 0 ? 1 : words);
+    }
 
     explicit orec_table(const stm_config& config)
         : shift_((config.validate(), config.shift)),
@@ -116,12 +139,11 @@ class orec_table {
         return locks_[index].load(std::memory_order_relaxed);
     }
 
-    /// The address of the first word the owner of entry `index` wrote under
-    /// its lock, with owner_flags. Written by the owner between locking and
-    /// releasing the entry, read by a transaction that met the lock. Relaxed
-    /// on both sides: the value only classifies an abort, so a stale one (the
-    /// previous owner's word, read between the new owner's CAS and its store
-    /// here) misclassifies that one abort and nothing else.
+    /// The first word the owner of entry `index` wrote under its lock (or the
+    /// run of words of a block it frees), with owner_flags. Written by the owner between locking
+    /// and releasing the entry, read by a transaction that met the lock. Relaxed on both sides: the
+    /// value only classifies an abort, so a stale one (the previous owner's word, read between the
+    /// new owner's CAS and its store here) misclassifies that one abort and nothing else.
     void set_owner_word(std::size_t index, std::uintptr_t recorded) noexcept {
         owner_words_[index].store(recorded, std::memory_order_relaxed);
     }
@@ -137,10 +159,11 @@ class orec_table {
         table_collision,  ///< another stripe on the same entry (false)
     };
     conflict_kind classify(std::uintptr_t recorded, const void* address) const noexcept {
-        const std::uintptr_t word = recorded & ~owner_flags;
+        const std::uintptr_t word = first_word_of(recorded);
         if (word == 0 || (recorded & several_stripes) != 0) return conflict_kind::true_or_unknown;
         if (stripe_of(word) != stripe_of(address)) return conflict_kind::table_collision;
-        if ((recorded & several_words) != 0 || word == reinterpret_cast<std::uintptr_t>(address)) {
+        if ((recorded & several_words) != 0 ||
+            covers(recorded, reinterpret_cast<std::uintptr_t>(address))) {
             return conflict_kind::true_or_unknown;
         }
         return conflict_kind::shared_stripe;
