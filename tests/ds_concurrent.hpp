@@ -32,6 +32,8 @@ namespace smr::test {
 template <class Domain, template <class...> class DS>
 struct combo {
     using domain_type = Domain;
+    /// Retires pointer blocks of the STM's frees, 60 frees to a retire.
+    static constexpr bool transactional = smr::ds_traits_of<DS<Domain>>().transactional;
     static std::string name() { return std::string(Domain::traits.name); }
     static stress_result run(const stress_options& options) {
         return run_stress<Domain, DS>(options);
@@ -130,6 +132,13 @@ class DsConcurrent : public ::testing::Test {
         // rcu scans its retire list at this length: small, so it frees
         // constantly (the default, 32K, is more than a test retires).
         o.cfg.bag_threshold = 128;
+        // A transactional structure allocates and retires one pointer block
+        // per 60 frees: thresholds 60 times smaller keep the scans (and rcu's
+        // allocation-counted epoch advances) as frequent.
+        if constexpr (C::transactional) {
+            o.cfg.bag_threshold = 2;
+            o.cfg.epoch_freq = 2;
+        }
         return o;
     }
 };

@@ -24,6 +24,7 @@
 #include <latch>
 #include <mutex>
 #include <new>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -31,6 +32,7 @@
 #include "smr/ds/validation.hpp"
 #include "smr/reclaim/domain_base.hpp"
 #include "smr/reclaim/guards.hpp"
+#include "smr/stm/transaction.hpp"
 
 namespace smr::test {
 
@@ -83,6 +85,8 @@ struct stress_result {
     /// Domain counters after the last round (the domain still holds its
     /// unreclaimed garbage, which its destructor frees).
     reclaimer_stats stats;
+    /// A transactional structure's commits and aborts (its stm_stats()).
+    std::optional<stm::stm_stats> stm;
     double seconds = 0;
 
     bool ok() const { return error.empty(); }
@@ -203,6 +207,9 @@ stress_result run_stress(const stress_options& options) {
                         domain.quiescent(tid);
                     }
                     if (options.stop_together) round_over.store(true, std::memory_order_relaxed);
+                    // A transactional structure hands its thread's pending
+                    // frees to the domain before the handle goes.
+                    if constexpr (requires { set.flush(tid); }) set.flush(tid);
                 } catch (const std::exception& e) {
                     if (!arrived) ready.count_down();
                     std::lock_guard lock(error_mutex);
@@ -240,6 +247,7 @@ stress_result run_stress(const stress_options& options) {
     result.seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     result.stats = domain.stats();
+    if constexpr (requires { set.stm_stats(); }) result.stm = set.stm_stats();
     return result;
 }
 

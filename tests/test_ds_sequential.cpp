@@ -28,6 +28,7 @@
 #include "smr/ds/lock_list.hpp"
 #include "smr/ds/ms_queue.hpp"
 #include "smr/ds/occ_avl.hpp"
+#include "smr/ds/stm_list.hpp"
 #include "smr/reclaim/debra.hpp"
 #include "smr/reclaim/hp.hpp"
 #include "smr/reclaim/lfrc.hpp"
@@ -121,6 +122,14 @@ struct ds_facts<smr::ds::lock_list<Domain>> : ds_facts<smr::ds::hm_list<Domain>>
     static constexpr bool frees_at_once = true;
 };
 
+/// The transactional list's nodes are the STM's plain malloc blocks: the
+/// domain sees only the pointer blocks that carry erased nodes to it.
+template <class Domain>
+struct ds_facts<smr::ds::stm_list<Domain>> {
+    static constexpr bool transactional = true;
+    static constexpr std::uint64_t large_range_keys = 4096;
+};
+
 /// The (a,b)-tree copies a leaf on every update and rebalances: an insert
 /// or erase allocates one node (three on a split, more when it rebalances)
 /// and retires what it replaced, so the counts are checked as bounds.
@@ -210,7 +219,8 @@ using structures =
                      smr::ds::cr_list<smr::debra_domain>, smr::ds::cr_list<smr::hp_domain>,
                      smr::ds::cr_hash_set<smr::debra_domain>, smr::ds::cr_hash_set<smr::hp_domain>,
                      cr_hash_set_4_buckets<smr::qsbr_domain>, smr::ds::lock_list<smr::leak_domain>,
-                     smr::ds::lock_list<smr::debra_domain>>;
+                     smr::ds::lock_list<smr::debra_domain>, smr::ds::stm_list<smr::leak_domain>,
+                     smr::ds::stm_list<smr::debra_domain>>;
 
 struct structure_names {
     template <class DS>
@@ -374,6 +384,27 @@ TYPED_TEST(DsSequential, NodesAllocatedAndRetired) {
         return;
     }
 
+    if constexpr (requires { facts::transactional; }) {
+        // Inserts allocate nothing from the domain; erased nodes travel in
+        // pointer blocks, one retired per `per_block` erases, the last partly
+        // filled one at flush. Every operation is one committed transaction.
+        constexpr std::uint64_t per_block =
+            smr::stm::stm<typename TypeParam::domain_type>::pointers_per_block;
+        constexpr std::uint64_t n = 2 * per_block + per_block / 2;
+        for (key_t k = 0; k < key_t(n); ++k) ASSERT_TRUE(set.insert(tid, k, k));
+        EXPECT_EQ(domain.stats().allocated, 0u);
+        for (key_t k = 0; k < key_t(n); ++k) ASSERT_TRUE(set.erase(tid, k));
+        EXPECT_EQ(domain.stats().allocated, 3u);
+        EXPECT_EQ(domain.stats().retired, 2u);
+        set.flush(tid);
+        EXPECT_EQ(domain.stats().retired, 3u);
+        EXPECT_EQ(domain.stats().discarded, 0u);
+        EXPECT_EQ(set.stm_stats().commits, 2 * n);
+        EXPECT_EQ(set.stm_stats().aborts, 0u);
+        this->expect_matches({}, "all erased");
+        return;
+    }
+
     if constexpr (requires { facts::partially_external; }) {
         // A failed update allocates and retires nothing; a successful insert
         // allocates at most one node, a successful erase none; once the tree
@@ -407,33 +438,35 @@ TYPED_TEST(DsSequential, NodesAllocatedAndRetired) {
         return;
     }
 
-    constexpr std::uint64_t n = 100;
-    for (key_t k = 0; k < key_t(n); ++k) ASSERT_TRUE(set.insert(tid, k * 3, k));
-    EXPECT_EQ(domain.stats().allocated, n * facts::allocated_per_insert);
-    for (key_t k = 0; k < key_t(n); ++k) ASSERT_FALSE(set.insert(tid, k * 3, k));
-    EXPECT_EQ(domain.stats().allocated, n * facts::allocated_per_insert);
-    EXPECT_EQ(domain.stats().retired, 0u);
+    if constexpr (!requires { facts::transactional; }) {  // one node per key
+        constexpr std::uint64_t n = 100;
+        for (key_t k = 0; k < key_t(n); ++k) ASSERT_TRUE(set.insert(tid, k * 3, k));
+        EXPECT_EQ(domain.stats().allocated, n * facts::allocated_per_insert);
+        for (key_t k = 0; k < key_t(n); ++k) ASSERT_FALSE(set.insert(tid, k * 3, k));
+        EXPECT_EQ(domain.stats().allocated, n * facts::allocated_per_insert);
+        EXPECT_EQ(domain.stats().retired, 0u);
 
-    std::uint64_t erased = 0;
-    for (key_t k = 0; k < key_t(3 * n); ++k) {  // 2 of every 3 keys are missing
-        const std::uint64_t before = domain.stats().retired;
-        const bool hit = set.erase(tid, k);
-        ASSERT_EQ(hit, k % 3 == 0) << k;
-        erased += hit ? 1 : 0;
-        ASSERT_EQ(domain.stats().retired - before, hit ? facts::retired_per_erase : 0) << k;
+        std::uint64_t erased = 0;
+        for (key_t k = 0; k < key_t(3 * n); ++k) {  // 2 of every 3 keys are missing
+            const std::uint64_t before = domain.stats().retired;
+            const bool hit = set.erase(tid, k);
+            ASSERT_EQ(hit, k % 3 == 0) << k;
+            erased += hit ? 1 : 0;
+            ASSERT_EQ(domain.stats().retired - before, hit ? facts::retired_per_erase : 0) << k;
+        }
+        EXPECT_EQ(erased, n);
+        const smr::reclaimer_stats stats = domain.stats();
+        EXPECT_EQ(stats.retired, n * facts::retired_per_erase);
+        EXPECT_EQ(stats.discarded, 0u);
+        EXPECT_LE(stats.freed, stats.retired);
+        if constexpr (requires { facts::frees_at_once; }) {
+            EXPECT_EQ(stats.freed, stats.retired);
+            EXPECT_EQ(stats.garbage, 0u);
+        } else if constexpr (std::is_same_v<typename TypeParam::domain_type, smr::leak_domain>) {
+            EXPECT_EQ(stats.freed, 0u);
+        }
+        this->expect_matches({}, "all erased");
     }
-    EXPECT_EQ(erased, n);
-    const smr::reclaimer_stats stats = domain.stats();
-    EXPECT_EQ(stats.retired, n * facts::retired_per_erase);
-    EXPECT_EQ(stats.discarded, 0u);
-    EXPECT_LE(stats.freed, stats.retired);
-    if constexpr (requires { facts::frees_at_once; }) {
-        EXPECT_EQ(stats.freed, stats.retired);
-        EXPECT_EQ(stats.garbage, 0u);
-    } else if constexpr (std::is_same_v<typename TypeParam::domain_type, smr::leak_domain>) {
-        EXPECT_EQ(stats.freed, 0u);
-    }
-    this->expect_matches({}, "all erased");
 }
 
 // ---- the sorted-list checks every list's validate() shares ------------------------

@@ -1,7 +1,7 @@
 // Which reclaimer may run with which data structure, derived from what each
 // declares: the reclaimer's traits.family and the structure's
 // traverses_unlinked_nodes, has_read_write_phases, read_phases_start_at_root,
-// counts_links and locks_every_access. The NBR paper's Table 1 (Singh, Brown,
+// counts_links, locks_every_access and transactional. The NBR paper's Table 1 (Singh, Brown,
 // Mashtizadeh, PPoPP 2021) is the source, extended to every reclaimer here;
 // docs/compatibility.md shows the resulting table (`smrbench --list
 // --markdown` prints it, and tests/test_compatibility.cpp fails when the
@@ -44,6 +44,11 @@ struct ds_traits {
     /// ever reaches an unlinked node, and the structure frees what it
     /// removes itself, so no scheme's protection is needed.
     bool locks_every_access = false;
+    /// Every access goes through a word-based STM (smr/stm/) whose attempts
+    /// each run inside one operation and read arbitrary words, not links:
+    /// only schemes that protect a whole operation can serve it
+    /// (protects_whole_operation), and the others cannot even be built.
+    bool transactional = false;
 };
 
 /// The declarations of structure DS (an instantiated type, e.g.
@@ -64,6 +69,9 @@ constexpr ds_traits ds_traits_of() noexcept {
     }
     if constexpr (requires { DS::locks_every_access; }) {
         t.locks_every_access = DS::locks_every_access;
+    }
+    if constexpr (requires { DS::transactional; }) {
+        t.transactional = DS::transactional;
     }
     return t;
 }
@@ -124,14 +132,50 @@ inline constexpr std::string_view locked =
     "every access, reads included, holds the structure's one lock, so no thread can reach a "
     "node once it is unlinked, and the structure frees it itself; the scheme protects nothing "
     "and is never entered (Hart et al., JPDC 2007, Figure 6's spinlock baseline).";
+inline constexpr std::string_view transactional_epoch =
+    "a block freed by a committed transaction reaches the scheme (in a pointer block) and is "
+    "freed only after a grace period, and every transaction attempt runs inside one operation, "
+    "so no attempt, not even one that will abort, reads freed memory (TinySTM's epoch-based "
+    "reclamation; Felber, Fetzer, Riegel, PPoPP 2008).";
+inline constexpr std::string_view transactional_reservation =
+    "a transaction reads arbitrary words, not links it could validate, so hazard pointers or "
+    "eras would need a protect and a validation on every transactional load; smrbench cannot "
+    "build this pair.";
+inline constexpr std::string_view transactional_neutralization =
+    "a neutralizing signal would siglongjmp out of a transaction that holds versioned locks "
+    "and owns allocations, leaving both behind; smrbench cannot build this pair.";
+inline constexpr std::string_view transactional_reference_count =
+    "the STM's words are untyped, so no link it writes can be counted; smrbench cannot build "
+    "this pair.";
 inline constexpr std::string_view unknown_family =
     "no compatibility rule exists for this reclaimer family; add one in smr/compatibility.hpp.";
 
 }  // namespace compatibility_reasons
 
+/// The rules for a structure that runs on the STM: one case per family.
+constexpr compatibility check_transactional(reclaimer_family family) noexcept {
+    namespace why = compatibility_reasons;
+    switch (family) {
+        case reclaimer_family::leak:
+            return {true, why::leak};
+        case reclaimer_family::epoch:
+            return {true, why::transactional_epoch};
+        case reclaimer_family::external:
+            return {true, why::external};
+        case reclaimer_family::reservation:
+            return {false, why::transactional_reservation};
+        case reclaimer_family::neutralization:
+            return {false, why::transactional_neutralization};
+        case reclaimer_family::reference_count:
+            return {false, why::transactional_reference_count};
+    }
+    return {false, why::unknown_family};
+}
+
 /// The rule table: one case per family.
 constexpr compatibility check(const ds_traits& ds, const reclaimer_traits& reclaimer) noexcept {
     namespace why = compatibility_reasons;
+    if (ds.transactional) return check_transactional(reclaimer.family);
     if (ds.locks_every_access && reclaimer.family != reclaimer_family::reference_count) {
         return {true, why::locked};
     }
@@ -157,11 +201,13 @@ constexpr compatibility check(const ds_traits& ds, const reclaimer_traits& recla
 }
 
 /// Whether the pair can be built at all: reference counting needs node types
-/// that list their links (everything else compiles, safe or not).
+/// that list their links, the STM a scheme that protects whole operations
+/// (everything else compiles, safe or not).
 template <class DS, class Domain = typename DS::domain_type>
 constexpr bool buildable() noexcept {
-    return Domain::traits.family != reclaimer_family::reference_count ||
-           ds_traits_of<DS>().counts_links;
+    constexpr ds_traits ds = ds_traits_of<DS>();
+    if (ds.transactional) return protects_whole_operation(Domain::traits.family);
+    return Domain::traits.family != reclaimer_family::reference_count || ds.counts_links;
 }
 
 /// The verdict for structure DS (an instantiated type) with reclaimer Domain

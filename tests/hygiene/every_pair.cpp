@@ -15,6 +15,7 @@
 #include "smr/ds/lock_list.hpp"
 #include "smr/ds/ms_queue.hpp"
 #include "smr/ds/occ_avl.hpp"
+#include "smr/ds/stm_list.hpp"
 #include "smr/reclaim/all.hpp"
 #include "smr/reclaim/guards.hpp"
 #ifdef SMR_HYGIENE_URCU
@@ -67,7 +68,22 @@ template class smr::ds::ms_queue<smr::lfrc_domain>;
 template class smr::ds::hash_set<smr::lfrc_domain>;
 template class smr::thread_handle<smr::lfrc_domain>;
 
+// The transactional structures, with every reclaimer that protects whole
+// operations (smr::protects_whole_operation).
+#define SMR_EVERY_TRANSACTIONAL_STRUCTURE(X, Domain) X(smr::ds::stm_list, Domain)
+SMR_EVERY_TRANSACTIONAL_STRUCTURE(SMR_INSTANTIATE, smr::leak_domain)
+SMR_EVERY_TRANSACTIONAL_STRUCTURE(SMR_INSTANTIATE, smr::ebr_domain)
+SMR_EVERY_TRANSACTIONAL_STRUCTURE(SMR_INSTANTIATE, smr::nebr_domain)
+SMR_EVERY_TRANSACTIONAL_STRUCTURE(SMR_INSTANTIATE, smr::debra_domain)
+SMR_EVERY_TRANSACTIONAL_STRUCTURE(SMR_INSTANTIATE, smr::qsbr_domain)
+SMR_EVERY_TRANSACTIONAL_STRUCTURE(SMR_INSTANTIATE, smr::rcu_epoch_domain)
+SMR_EVERY_TRANSACTIONAL_STRUCTURE(SMR_INSTANTIATE, smr::token_naive_domain)
+SMR_EVERY_TRANSACTIONAL_STRUCTURE(SMR_INSTANTIATE, smr::token_passfirst_domain)
+SMR_EVERY_TRANSACTIONAL_STRUCTURE(SMR_INSTANTIATE, smr::token_periodic_domain)
+
 #ifdef SMR_HYGIENE_URCU
+SMR_EVERY_TRANSACTIONAL_STRUCTURE(SMR_INSTANTIATE, smr::urcu_qsbr_domain)
+SMR_EVERY_TRANSACTIONAL_STRUCTURE(SMR_INSTANTIATE, smr::urcu_memb_domain)
 SMR_EVERY_STRUCTURE(SMR_INSTANTIATE, smr::urcu_qsbr_domain)
 SMR_EVERY_STRUCTURE(SMR_INSTANTIATE, smr::urcu_memb_domain)
 #endif

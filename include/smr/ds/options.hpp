@@ -19,6 +19,12 @@ struct ds_options {
     /// --buckets, by default key_range / 2: load factor 1 at the steady state
     /// of a 50/50 workload, Hart et al.'s setting.
     std::size_t buckets = 1024;
+    /// stm_list: the mapping of its STM's ownership-record table (stm_config):
+    /// 2^ort_bits versioned locks, each for the stripes of 2^ort_shift bytes
+    /// that map to it (TinySTM's defaults, 20 and 5). smrbench passes
+    /// --ort-bits and --ort-shift.
+    unsigned ort_bits = 20;
+    unsigned ort_shift = 5;
 };
 
 }  // namespace smr::ds

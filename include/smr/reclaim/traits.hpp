@@ -37,6 +37,16 @@ inline constexpr std::string_view to_string(reclaimer_family family) noexcept {
     return "unknown";
 }
 
+/// Whether a family's protection spans a whole operation with no per-access
+/// step: an epoch's grace period, no reclamation at all, or an external
+/// library's read-side critical section. Such a scheme protects whatever an
+/// operation reads, links or not -- what a transactional memory, reading
+/// arbitrary words, needs (smr::stm::serves_stm).
+inline constexpr bool protects_whole_operation(reclaimer_family family) noexcept {
+    return family == reclaimer_family::epoch || family == reclaimer_family::leak ||
+           family == reclaimer_family::external;
+}
+
 struct reclaimer_traits {
     std::string_view name;
     reclaimer_family family;

@@ -139,6 +139,14 @@ class orec_table {
         return locks_[index].load(std::memory_order_relaxed);
     }
 
+    /// Entries locked now (relaxed reads of the whole table): zero whenever
+    /// no transaction runs. For validation and tests.
+    std::size_t locked_entries() const noexcept {
+        std::size_t locked = 0;
+        for (std::size_t i = 0; i <= mask_; ++i) locked += is_locked(word(i)) ? 1u : 0u;
+        return locked;
+    }
+
     /// The first word the owner of entry `index` wrote under its lock (or the
     /// run of words of a block it frees), with owner_flags. Written by the owner between locking
     /// and releasing the entry, read by a transaction that met the lock. Relaxed on both sides: the

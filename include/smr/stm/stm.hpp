@@ -100,17 +100,12 @@ namespace smr::stm {
 /// transaction that holds locks and owns allocations; reference counting
 /// counts links, which the STM's untyped words do not expose.
 template <class Domain>
-inline constexpr bool serves_stm = Domain::traits.family == reclaimer_family::epoch ||
-                                   Domain::traits.family == reclaimer_family::leak ||
-                                   Domain::traits.family == reclaimer_family::external;
+inline constexpr bool serves_stm = protects_whole_operation(Domain::traits.family);
 
 /// One STM instance (clock, lock table, descriptors), typically one per data
 /// structure. `domain` must outlive it.
 template <class Domain>
 class stm {
-    static_assert(serves_stm<Domain>,
-                  "the STM needs a reclaimer whose protection spans the operation (serves_stm)");
-
   public:
     using domain_type = Domain;
     static constexpr std::size_t pointers_per_block = deferred_frees<Domain>::pointers_per_block;
@@ -121,6 +116,11 @@ class stm {
           max_threads_(checked_max_threads(domain)),
           descriptors_(new transaction[max_threads_]),
           frees_(domain, max_threads_) {
+        // In the constructor, not the class: a structure over stm<Domain> can
+        // still be named with any Domain, for smr::check's verdict.
+        static_assert(
+            serves_stm<Domain>,
+            "the STM needs a reclaimer whose protection spans the operation (serves_stm)");
         for (std::size_t i = 0; i != max_threads_; ++i) {
             descriptors_[i].bind(orecs_, *clock_, static_cast<int>(i));
         }

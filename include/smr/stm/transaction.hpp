@@ -107,6 +107,19 @@ struct stm_stats {
     std::uint64_t aborts_explicit = 0;
     std::uint64_t false_aborts = 0;
     std::uint64_t false_aborts_collision = 0;
+
+    /// The counts of an interval: these totals less an earlier reading.
+    friend stm_stats operator-(stm_stats later, const stm_stats& earlier) noexcept {
+        later.commits -= earlier.commits;
+        later.aborts -= earlier.aborts;
+        later.aborts_validation -= earlier.aborts_validation;
+        later.aborts_write_locked -= earlier.aborts_write_locked;
+        later.aborts_read_locked -= earlier.aborts_read_locked;
+        later.aborts_explicit -= earlier.aborts_explicit;
+        later.false_aborts -= earlier.false_aborts;
+        later.false_aborts_collision -= earlier.false_aborts_collision;
+        return later;
+    }
 };
 
 template <class Domain>
