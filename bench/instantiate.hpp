@@ -59,7 +59,8 @@ std::vector<combination> combinations_over(std::tuple<Domains...>*) {
         smr::check<Structure<Domains>, Domains>(),
         has_restart_from_head_option<Structure<Domains>>(), detail::is_queue<Structure<Domains>>(),
         has_buckets_option<Structure<Domains>>(), detail::has_hold_first<Structure<Domains>>(),
-        bytes_per_key<Structure<Domains>>()}...};
+        bytes_per_key<Structure<Domains>>(),
+        smr::ds_traits_of<Structure<Domains>>().transactional}...};
 }
 
 template <template <class> class Structure>

@@ -50,6 +50,14 @@ constexpr option_spec tuning(std::string_view name, std::string_view help, doubl
     return spec;
 }
 
+/// A transactional structure's option: its value, or null for the others.
+template <std::uint32_t bench_config::*Field>
+json stm_option_json(const bench_config& c) {
+    const combination* combo = find_combination(c.ds, c.reclaimer);
+    if (combo == nullptr || !combo->transactional) return nullptr;
+    return c.*Field;
+}
+
 json buckets_json(const bench_config& c) {
     const combination* combo = find_combination(c.ds, c.reclaimer);
     if (combo == nullptr || !combo->has_buckets_option) return nullptr;
@@ -163,6 +171,25 @@ constexpr std::array table{
         .unit = "buckets",
         .derived_default = true,
         .json = buckets_json},
+    option_spec{.name = "ort-bits",
+                .field = &bench_config::ort_bits,
+                .help = "stm_list: the STM's ownership-record table has 2^N versioned locks "
+                        "(TinySTM's default, 20)",
+                .ranged = true,
+                .minimum = 1,
+                .maximum = 30,
+                .unit = "bits",
+                .json = stm_option_json<&bench_config::ort_bits>},
+    option_spec{.name = "ort-shift",
+                .field = &bench_config::ort_shift,
+                .help = "stm_list: addresses map to versioned locks by (address >> N) mod "
+                        "2^ort-bits, so a stripe of 2^N bytes shares a lock (TinySTM's default, "
+                        "5: 32 bytes)",
+                .ranged = true,
+                .minimum = 0,
+                .maximum = 12,
+                .unit = "bits",
+                .json = stm_option_json<&bench_config::ort_shift>},
     tuning<&bench_config::bag_size, &smr::domain_config::bag_threshold>(
         "bag-size", "scan-based reclaimers: retire-list length that triggers a scan", 1, two_to(32),
         "nodes"),

@@ -161,6 +161,26 @@ void check_names(const bench_config& config, const std::string& free, const std:
     out.pin = parse_pin_policy(pin).value();
 }
 
+/// --ort-bits and --ort-shift: only a transactional structure has an STM;
+/// and a pool cannot bound its nodes.
+void check_stm_options(const CLI::App& app, const bench_config& config) {
+    const combination* combo = find_combination(config.ds, config.reclaimer);
+    if (combo == nullptr) return;  // refused by check_names
+    for (const char* flag : {"--ort-bits", "--ort-shift"}) {
+        if (app.count(flag) != 0 && !combo->transactional) {
+            throw bad_input(std::string(flag) + " applies only to " +
+                            structures_with(&combination::transactional) + " (--ds " + config.ds +
+                            " runs on no STM)");
+        }
+    }
+    if (config.pool_nodes != 0 && combo->transactional) {
+        throw bad_input("--pool-nodes bounds the nodes a reclaimer allocates, and --ds " +
+                        config.ds +
+                        "'s nodes are its STM's plain malloc blocks (the allocator under "
+                        "study): run it without a pool");
+    }
+}
+
 void check_pool(bool on_empty_given, const std::string& on_empty, bench_config& config) {
     if (on_empty_given && config.pool_nodes == 0) {
         throw bad_input("--on-empty " + on_empty +
@@ -266,6 +286,7 @@ parse_outcome parse_command_line(int argc, char** argv) {
         }
         parse_prefill(texts.at("prefill"), c);
         check_names(c, texts.at("free"), texts.at("alloc"), texts.at("pin"), c);
+        check_stm_options(app, c);
         check_pool(app.count("--on-empty") != 0, texts.at("on-empty"), c);
         check_allocator_available(c.alloc);
         for (const auto* path : {&c.timeline_path, &c.garbage_series_path}) {

@@ -45,6 +45,10 @@ struct bench_config {
     bool allow_unsafe = false;       // run a combination smr::check calls unsafe
     bool restart_from_head = false;  // hm_list: every read phase from the head
     std::int64_t buckets = 0;        // --buckets (hash_set); 0: not given, key_range / 2
+    // The STM's ownership-record table (transactional structures): 2^ort_bits
+    // versioned locks, 2^ort_shift-byte stripes (TinySTM's defaults).
+    std::uint32_t ort_bits = 20;
+    std::uint32_t ort_shift = 5;
 
     // Hart et al.'s bounded pool, on top of the --alloc allocator (0: no pool).
     std::uint64_t pool_nodes = 0;

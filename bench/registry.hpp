@@ -34,6 +34,9 @@ struct combination {
     /// node per key unless it declares otherwise): a prefill that cannot fit
     /// in memory is refused before it starts.
     std::size_t bytes_per_key = 0;
+    /// The structure runs on the STM (smr::ds_traits::transactional): it
+    /// reads --ort-bits and --ort-shift and reports the `stm` statistics.
+    bool transactional = false;
 };
 
 /// Each data structure's translation unit (ds_*.cpp) contributes its list.
@@ -48,6 +51,7 @@ std::vector<combination> hash_set_combinations();
 std::vector<combination> cr_list_combinations();
 std::vector<combination> cr_hash_set_combinations();
 std::vector<combination> lock_list_combinations();
+std::vector<combination> stm_list_combinations();
 
 /// All combinations, in a stable order (data structure, then reclaimer).
 const std::vector<combination>& combinations();

@@ -68,6 +68,7 @@ json trial_json(const bench_config& c, const trial_result& t) {
                          {"size", t.size},
                          {"expected_size", t.expected_size}};
     out["reclaimer"] = reclaimer_json(t);
+    out["stm"] = stm_statistics_json(t);
     out["samples"] = samples_json(t.samples);
     return out;
 }
@@ -156,6 +157,7 @@ json run_to_json(const bench_config& config, const combination& combo,
         {"peak_rss_bytes", peak_rss},
         {"median_trial", median.trial},
         {"reclaimer", reclaimer},
+        {"stm", stm_statistics_json(median)},
         {"trials", trial_list},
     };
 }
@@ -197,6 +199,13 @@ void print_human(std::ostream& out, const bench_config& config, const combinatio
                       human_ns(r.totals.free_latency.max_ns()).c_str(), t.validated ? "yes" : "NO");
         out << line;
         if (!t.validated) out << "       validation failed: " << t.validation_error << '\n';
+        if (t.has_stm) {
+            const smr::stm::stm_stats& x = t.stm;
+            out << "       stm: " << x.commits << " commits, " << x.aborts << " aborts ("
+                << x.aborts_validation << " validation, " << x.aborts_write_locked
+                << " write locked, " << x.aborts_read_locked << " read locked), " << x.false_aborts
+                << " false (" << x.false_aborts_collision << " table collisions)\n";
+        }
         if (config.pool_nodes != 0) {
             const smr::alloc::pool_stats& p = t.pool;
             out << "       " << t.status << ": pool peak " << p.in_use_peak << '/' << p.capacity

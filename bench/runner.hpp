@@ -236,6 +236,13 @@ inline bool await_workers_or_pool_deadlock(const trial_control& control, int wor
     }
 }
 
+/// DS::stm_stats(): the structure runs on an STM whose counts the trial
+/// reports.
+template <class DS>
+constexpr bool has_stm() {
+    return requires(const DS& ds) { ds.stm_stats(); };
+}
+
 /// The structure, given the ds_options of the command line if it takes any.
 /// Returned as a prvalue: structures are neither copyable nor movable.
 template <class Structure, class Domain>
@@ -244,6 +251,8 @@ Structure make_structure(Domain& domain, const bench_config& config) {
         smr::ds::ds_options options;
         options.restart_from_head = config.restart_from_head;
         options.buckets = config.bucket_count();
+        options.ort_bits = config.ort_bits;
+        options.ort_shift = config.ort_shift;
         return Structure(domain, options);
     } else {
         return Structure(domain);
@@ -383,6 +392,9 @@ trial_result run_trial(const bench_config& config, int trial_index) {
             }
             tally.end_ns = smr::core::now_ns();
             tally.measured_ops = ops - tally.failed_ops;
+            // A transactional structure hands this thread's pending frees to
+            // the domain before the handle goes.
+            if constexpr (requires { structure.flush(tid); }) structure.flush(tid);
             control.finished.fetch_add(1, std::memory_order_release);  // read by the deadlock watch
         } catch (...) {
             control.fail(std::current_exception());
@@ -466,6 +478,8 @@ trial_result run_trial(const bench_config& config, int trial_index) {
     if (pool) pool->set_when_empty(config.on_empty);  // published to the workers by `go`
     // Exact: every worker has finished its prefill and waits for `go`.
     const auto allocated_before = domain.allocated();
+    smr::stm::stm_stats stm_before;
+    if constexpr (detail::has_stm<structure_type>()) stm_before = structure.stm_stats();
     const std::uint64_t start_ns = smr::core::now_ns();
     const std::uint64_t start_ticks = smr::core::now_ticks();
 
@@ -590,6 +604,10 @@ trial_result run_trial(const bench_config& config, int trial_index) {
         result.has_pool = true;
         result.pool = pool->stats();
         if (result.pool.gave_up != 0) result.status = "pool_exhausted";
+    }
+    if constexpr (detail::has_stm<structure_type>()) {
+        result.has_stm = true;
+        result.stm = structure.stm_stats() - stm_before;  // every worker has joined: exact
     }
     result.peak_rss_bytes = peak_rss_bytes();
 

@@ -14,8 +14,9 @@ namespace {
 using nlohmann::json;
 
 /// Where a figure is reported: the run's top level (the median trial's, or
-/// over trials), each trial, its reclaimer counters, its pool counters.
-enum class where : std::uint8_t { run, trial, reclaimer, pool };
+/// over trials), each trial, its reclaimer counters, its pool counters, its
+/// STM's counts (transactional structures).
+enum class where : std::uint8_t { run, trial, reclaimer, pool, stm };
 
 /// How a row reads its figure from a trial: a member of the trial, of its
 /// reclaimer report, of the domain's own statistics or of the pool's, or a
@@ -26,7 +27,7 @@ using stat_field =
                  double trial_result::*, std::vector<std::uint64_t> trial_result::*,
                  std::uint64_t reclaimer_report::*, std::uint64_t smr::reclaimer_stats::*,
                  double smr::reclaimer_stats::*, std::uint64_t smr::alloc::pool_stats::*,
-                 double smr::alloc::pool_stats::*,
+                 double smr::alloc::pool_stats::*, std::uint64_t smr::stm::stm_stats::*,
                  std::uint64_t (*)(const smr::trace::latency_histogram&),
                  json (*)(const trial_result&)>;
 
@@ -49,6 +50,8 @@ constexpr std::string_view object_name(where object) {
             return "reclaimer";
         case where::pool:
             return "pool";
+        case where::stm:
+            return "stm";
     }
     return "run";
 }
@@ -57,6 +60,7 @@ using s = smr::reclaimer_stats;
 using r = reclaimer_report;
 using t = trial_result;
 using p = smr::alloc::pool_stats;
+using x = smr::stm::stm_stats;
 
 template <int Permille>
 std::uint64_t percentile(const smr::trace::latency_histogram& h) {
@@ -64,6 +68,17 @@ std::uint64_t percentile(const smr::trace::latency_histogram& h) {
 }
 std::uint64_t calls(const smr::trace::latency_histogram& h) { return h.count(); }
 std::uint64_t longest(const smr::trace::latency_histogram& h) { return h.max_ns(); }
+/// 100 x part / whole, or null when whole is 0.
+json percent(std::uint64_t part, std::uint64_t whole) {
+    if (whole == 0) return nullptr;
+    return 100.0 * static_cast<double>(part) / static_cast<double>(whole);
+}
+json aborted_pct(const trial_result& trial) {
+    return percent(trial.stm.aborts, trial.stm.aborts + trial.stm.commits);
+}
+json false_aborts_pct(const trial_result& trial) {
+    return percent(trial.stm.false_aborts, trial.stm.aborts);
+}
 json capacity(const trial_result& trial) {
     if (trial.pool.capacity == unbounded_pool_capacity) return nullptr;
     return trial.pool.capacity;
@@ -158,6 +173,31 @@ constexpr std::array table{
                    "allocations that returned no memory", &p::gave_up},
     statistic_spec{where::pool, "wait_seconds", "time waiting for a block", "s",
                    "time spent waiting, summed over threads", &p::wait_seconds},
+    statistic_spec{where::stm, "commits", "commits", "transactions",
+                   "transactions committed in the measured interval (one per operation)",
+                   &x::commits},
+    statistic_spec{where::stm, "aborts", "aborts", "attempts",
+                   "attempts aborted and restarted in the measured interval", &x::aborts},
+    statistic_spec{where::stm, "aborted_pct", "aborted transactions", "%",
+                   "aborts / (commits + aborts), the paper's Table 4 (null: no attempt)",
+                   &aborted_pct},
+    statistic_spec{where::stm, "aborts_validation", "aborts, validation", "attempts",
+                   "a word read changed (at an extension or the commit)", &x::aborts_validation},
+    statistic_spec{where::stm, "aborts_write_locked", "aborts, write met a lock", "attempts",
+                   "a store met another transaction's lock", &x::aborts_write_locked},
+    statistic_spec{where::stm, "aborts_read_locked", "aborts, read met a lock", "attempts",
+                   "a load met another transaction's lock", &x::aborts_read_locked},
+    statistic_spec{where::stm, "aborts_explicit", "aborts, explicit", "attempts",
+                   "the body restarted itself", &x::aborts_explicit},
+    statistic_spec{where::stm, "false_aborts", "false aborts", "attempts",
+                   "lock conflicts on a word the owner does not write: same stripe or same "
+                   "table entry",
+                   &x::false_aborts},
+    statistic_spec{where::stm, "false_aborts_collision", "false aborts, table collision",
+                   "attempts", "of those, the two stripes only share the table entry",
+                   &x::false_aborts_collision},
+    statistic_spec{where::stm, "false_aborts_pct", "false aborts", "% of aborts",
+                   "false_aborts / aborts (null: no abort)", &false_aborts_pct},
 };
 
 /// The member a field of class C is read from, for trial `trial`.
@@ -167,6 +207,7 @@ const C& source(const trial_result& trial) {
     if constexpr (std::is_same_v<C, reclaimer_report>) return trial.reclaimer;
     if constexpr (std::is_same_v<C, smr::reclaimer_stats>) return trial.reclaimer.totals;
     if constexpr (std::is_same_v<C, smr::alloc::pool_stats>) return trial.pool;
+    if constexpr (std::is_same_v<C, smr::stm::stm_stats>) return trial.stm;
 }
 
 template <class Field>
@@ -206,6 +247,11 @@ json trial_statistics_json(const trial_result& trial) { return rows_json(where::
 json reclaimer_json(const trial_result& trial) { return rows_json(where::reclaimer, trial); }
 
 json pool_statistics_json(const trial_result& trial) { return rows_json(where::pool, trial); }
+
+json stm_statistics_json(const trial_result& trial) {
+    if (!trial.has_stm) return nullptr;
+    return rows_json(where::stm, trial);
+}
 
 json statistics_description() {
     json out = json::array();

@@ -1,6 +1,6 @@
 // smrbench's reported statistics, described once: the table generates each
-// trial's figures, its "reclaimer" and "pool" objects in the JSON and (smrbench --list --json) the
-// "statistics" array that names every reported figure with its unit.
+// trial's figures, its "reclaimer", "pool" and "stm" objects in the JSON and (smrbench --list
+// --json) the "statistics" array that names every reported figure with its unit.
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -14,9 +14,11 @@ namespace smrbench {
 nlohmann::json trial_statistics_json(const trial_result& trial);
 nlohmann::json reclaimer_json(const trial_result& trial);
 nlohmann::json pool_statistics_json(const trial_result& trial);
+/// Null for a structure without an STM.
+nlohmann::json stm_statistics_json(const trial_result& trial);
 
 /// smrbench --list --json's "statistics": every reported figure's object
-/// (run, trial, reclaimer, pool), JSON key ('/' for nested members), unit
+/// (run, trial, reclaimer, pool, stm), JSON key ('/' for nested members), unit
 /// and meaning.
 nlohmann::json statistics_description();
 

@@ -8,6 +8,7 @@
 #include "smr/alloc/pool_resource.hpp"
 #include "smr/reclaim/domain_base.hpp"
 #include "smr/reclaim/traits.hpp"
+#include "smr/stm/transaction.hpp"
 
 namespace smrbench {
 
@@ -63,6 +64,10 @@ struct trial_result {
     /// counting always runs on (capacity detail::unbounded_pool).
     bool has_pool = false;
     smr::alloc::pool_stats pool;  ///< all zero without a pool
+    /// A transactional structure's STM (DS::stm_stats()), in the measured
+    /// interval.
+    bool has_stm = false;
+    smr::stm::stm_stats stm;  ///< all zero without an STM
     std::vector<memory_sample> samples;
 };
 

@@ -27,6 +27,7 @@
 #include "smr/ds/lock_list.hpp"
 #include "smr/ds/ms_queue.hpp"
 #include "smr/ds/occ_avl.hpp"
+#include "smr/ds/stm_list.hpp"
 #include "smr/reclaim/measured.hpp"
 #include "smr/reclaim/none.hpp"
 
@@ -114,6 +115,22 @@ static_assert(smr::check<smr::ds::lock_list<smr::leak_domain>>().reason ==
 static_assert(smr::check<smr::ds::lock_list<smr::nbr_domain>>().safe);
 static_assert(smr::check<smr::ds::lock_list<smr::hp_domain>>().safe);
 static_assert(!smr::buildable<smr::ds::lock_list<smr::lfrc_domain>>());
+
+// The transactional list: only schemes that protect whole operations serve
+// its STM; the others are refused and cannot be built.
+static_assert(smr::check<smr::ds::stm_list<smr::debra_domain>>().safe);
+static_assert(smr::check<smr::ds::stm_list<smr::debra_domain>>().reason ==
+              smr::compatibility_reasons::transactional_epoch);
+static_assert(smr::check<smr::ds::stm_list<smr::leak_domain>>().safe);
+static_assert(smr::buildable<smr::ds::stm_list<smr::qsbr_domain>>());
+static_assert(!smr::check<smr::ds::stm_list<smr::hp_domain>>().safe);
+static_assert(smr::check<smr::ds::stm_list<smr::hp_domain>>().reason ==
+              smr::compatibility_reasons::transactional_reservation);
+static_assert(!smr::buildable<smr::ds::stm_list<smr::hp_domain>>());
+static_assert(!smr::check<smr::ds::stm_list<smr::nbr_domain>>().safe);
+static_assert(!smr::buildable<smr::ds::stm_list<smr::nbrplus_domain>>());
+static_assert(!smr::check<smr::ds::stm_list<smr::lfrc_domain>>().safe);
+static_assert(!smr::buildable<smr::ds::stm_list<smr::lfrc_domain>>());
 
 // The template form agrees with the value form.
 static_assert(!smr::check<smr::ds::lazylist<smr::hp_domain>>().safe);
@@ -206,6 +223,8 @@ template <class Domain>
 using cr_hash_set_of = smr::ds::cr_hash_set<Domain>;
 template <class Domain>
 using lock_list_of = smr::ds::lock_list<Domain>;
+template <class Domain>
+using stm_list_of = smr::ds::stm_list<Domain>;
 
 TEST(Compatibility, ListJsonReportsTheVerdictOfCheck) {
     std::map<std::pair<std::string, std::string>, smr::compatibility> expected;
@@ -217,6 +236,7 @@ TEST(Compatibility, ListJsonReportsTheVerdictOfCheck) {
     add_verdicts<cr_list_of>(expected, all);
     add_verdicts<cr_hash_set_of>(expected, all);
     add_verdicts<lock_list_of>(expected, all);
+    add_verdicts<stm_list_of>(expected, all);
 
     const run_result r = smrbench("--list --json");
     ASSERT_EQ(r.exit_code, 0);

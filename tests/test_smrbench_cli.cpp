@@ -121,6 +121,14 @@ INSTANTIATE_TEST_SUITE_P(
         bad_input_case{"--ds hash_set --buckets -3", "--buckets"},
         bad_input_case{"--ds lazylist --buckets 8", "--buckets"},
         bad_input_case{"--ds ms_queue --buckets 8", "--buckets"},
+        bad_input_case{"--ds lazylist --ort-shift 4", "--ort-shift"},
+        bad_input_case{"--ds hash_set --ort-bits 10", "--ort-bits"},
+        bad_input_case{"--ds stm_list --ort-shift 13", "--ort-shift"},
+        bad_input_case{"--ds stm_list --ort-bits 0", "--ort-bits"},
+        bad_input_case{"--ds stm_list --reclaimer hp", "hazard pointers or eras"},
+        bad_input_case{"--ds stm_list --reclaimer hp --allow-unsafe", "cannot run with"},
+        bad_input_case{"--ds stm_list --reclaimer nbr", "siglongjmp"},
+        bad_input_case{"--ds stm_list --pool-nodes 1000", "--pool-nodes"},
         bad_input_case{"--markdown", "--markdown"},
         bad_input_case{"--on-empty spin", "--pool-nodes"},
         bad_input_case{"--pool-nodes 100 --on-empty sometimes", "sometimes"},
@@ -288,6 +296,39 @@ TEST(Cli, HashSetRunsAndReportsItsBuckets) {
         smrbench(std::string(quick) + " --json --ds hash_set --reclaimer hp --restart-from-head");
     ASSERT_EQ(restarting.exit_code, 0) << restarting.err;
     EXPECT_TRUE(nlohmann::json::parse(restarting.out)["validated"].get<bool>());
+}
+
+// The transactional list: its STM's counts cover the measured interval (one
+// commit per operation), its options reach the STM, and every other
+// structure reports neither.
+TEST(Cli, StmListReportsItsTransactions) {
+    for (const char* shift : {"", " --ort-shift 4"}) {
+        const std::string args =
+            "--threads 3 --key-range 64 --ops 3000 --quiet --json --ds stm_list --reclaimer debra" +
+            std::string(shift);
+        const run_result r = smrbench(args);
+        ASSERT_EQ(r.exit_code, 0) << args << "\n" << r.err << r.out;
+        const auto run = nlohmann::json::parse(r.out);
+        EXPECT_TRUE(run["validated"].get<bool>()) << args;
+        EXPECT_EQ(run["config"]["ort_shift"].get<int>(), *shift == '\0' ? 5 : 4) << args;
+        EXPECT_EQ(run["config"]["ort_bits"].get<int>(), 20) << args;
+        const auto& stm = run["trials"][0]["stm"];
+        EXPECT_EQ(stm["commits"].get<std::uint64_t>(), 9000u) << args;
+        EXPECT_EQ(stm["commits"], run["trials"][0]["operations"]) << args;
+        const auto aborts = stm["aborts"].get<std::uint64_t>();
+        EXPECT_EQ(aborts, stm["aborts_validation"].get<std::uint64_t>() +
+                              stm["aborts_write_locked"].get<std::uint64_t>() +
+                              stm["aborts_read_locked"].get<std::uint64_t>() +
+                              stm["aborts_explicit"].get<std::uint64_t>());
+        EXPECT_LE(stm["false_aborts"].get<std::uint64_t>(), aborts);
+        EXPECT_NEAR(stm["aborted_pct"].get<double>(), 100.0 * aborts / (aborts + 9000.0), 1e-9);
+        EXPECT_EQ(run["stm"], stm) << "the median trial's";
+    }
+    const auto other =
+        nlohmann::json::parse(smrbench(std::string(quick) + " --json --ds lazylist").out);
+    EXPECT_TRUE(other["stm"].is_null());
+    EXPECT_TRUE(other["trials"][0]["stm"].is_null());
+    EXPECT_TRUE(other["config"]["ort_shift"].is_null());
 }
 
 TEST(Cli, JsonIsExactlyOneObjectWithTheDocumentedFields) {
@@ -696,6 +737,8 @@ TEST(Pool, FailModeOnEveryStructureGivesUpCleanlyAndValidates) {
         // lock_list frees what it erases at once, even with none: only more
         // live keys than the pool holds exhaust it.
         const bool frees_at_once = name == "lock_list";
+        // stm_list's nodes are malloc blocks: it refuses a pool (BadInput).
+        if (name == "stm_list") continue;
         for (const char* reclaimer : {"none", "debra"}) {
             const std::string args =
                 std::string("--threads 3 --duration 0.2 --quiet --json ") +
