@@ -109,6 +109,12 @@ constexpr std::array table{
            "keys"),
     number("insert", &bench_config::insert_pct, "percent inserts", 0, 100, "%"),
     number("erase", &bench_config::erase_pct, "percent erases (contains: the rest)", 0, 100, "%"),
+    option_spec{.name = "alternate",
+                .field = &bench_config::alternate,
+                .help = "a thread's updates take turns: an insert of a random key, then the erase "
+                        "of the key it inserted, so the size stays at the prefill (TinySTM's "
+                        "integer-set benchmark, the allocator/STM paper's workload; --insert and "
+                        "--erase must be equal, their sum the update percentage)"},
     number("duration", &bench_config::duration_s, "measured seconds per trial (fractions allowed)",
            0.001, 86400, "s"),
     number("ops", &bench_config::ops_per_thread,

@@ -132,6 +132,10 @@ void check_names(const bench_config& config, const std::string& free, const std:
                         structures_with(&combination::has_restart_from_head_option) + " (--ds " +
                         config.ds + " has no restart policy to choose)");
     }
+    if (config.alternate && combo->is_queue) {
+        throw bad_input("--alternate: --ds " + config.ds +
+                        " is a queue, whose erase (dequeue) takes no key");
+    }
     if (combo->is_queue && config.contains_pct() > 0) {
         throw bad_input("--ds " + config.ds + " is a queue and has no contains operation, but " +
                         "--insert " + std::to_string(config.insert_pct) + " and --erase " +
@@ -266,6 +270,12 @@ parse_outcome parse_command_line(int argc, char** argv) {
         if (c.insert_pct + c.erase_pct > 100) {
             throw bad_input("--insert " + std::to_string(c.insert_pct) + " + --erase " +
                             std::to_string(c.erase_pct) + " exceed 100 percent");
+        }
+        if (c.alternate && c.insert_pct != c.erase_pct) {
+            throw bad_input(
+                "--alternate takes turns between inserts and erases: give equal "
+                "--insert and --erase (their sum is the update percentage), not " +
+                std::to_string(c.insert_pct) + " and " + std::to_string(c.erase_pct));
         }
         if (c.nbr_signal <= 0 || c.nbr_signal > SIGRTMAX || c.nbr_signal == SIGKILL ||
             c.nbr_signal == SIGSTOP) {

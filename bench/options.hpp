@@ -29,6 +29,7 @@ struct bench_config {
     std::int64_t key_range = 200000;
     int insert_pct = 50;
     int erase_pct = 50;
+    bool alternate = false;  // updates take turns: insert, then erase that key
     double duration_s = 1.0;
     std::uint64_t ops_per_thread = 0;  // >0: run exactly this many operations instead of --duration
     int trials = 1;

@@ -169,7 +169,8 @@ void print_human(std::ostream& out, const bench_config& config, const combinatio
         << '\n'
         << "workload  " << config.threads << " threads, keys [0, " << config.key_range << "), "
         << config.insert_pct << "% insert " << config.erase_pct << "% erase "
-        << config.contains_pct() << "% contains, " << config.duration_s << " s"
+        << config.contains_pct() << "% contains" << (config.alternate ? " (alternating)" : "")
+        << ", " << config.duration_s << " s"
         << (config.stall_hold ? ", one stalled thread holding the first node"
             : config.stall    ? ", one stalled thread"
                               : "")

@@ -365,17 +365,21 @@ trial_result run_trial(const bench_config& config, int trial_index) {
             splitmix64 rng(stream_seed(config.seed, trial_index, index, 1));
             std::uint64_t ops = 0;
             std::uint32_t since_quiescent = 0;
+            alternating_updates alternation;  // --alternate
             // --ops: a fixed count; otherwise "unlimited" (stopped by the flag).
             const std::uint64_t op_limit =
                 config.ops_per_thread != 0 ? config.ops_per_thread : UINT64_MAX;
             // relaxed: `stop` only ends the loop; the join publishes the tallies.
             while (ops != op_limit && !control.stop.load(std::memory_order_relaxed)) {
-                const op_kind kind = mix.pick(rng);
-                const auto key = static_cast<std::int64_t>(rng.below(key_range));
+                op_kind kind = mix.pick(rng);
+                auto key = static_cast<std::int64_t>(rng.below(key_range));
+                if (config.alternate) kind = alternation.next(kind, key);
+                const std::int64_t size_before = tally.size;
                 // Only a pool throws here (--on-empty fail, or a wait ended
                 // by the stop): the structure gave the operation up cleanly.
                 try {
                     do_operation(tid, kind, key, tally);
+                    alternation.done(kind, key, tally.size != size_before);
                 } catch (const std::bad_alloc&) {
                     if (!pool) throw;
                     ++tally.failed_ops;

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 
 namespace smrbench {
 
@@ -44,6 +45,33 @@ struct op_mix {
         if (roll < insert_pct + erase_pct) return op_kind::erase;
         return op_kind::contains;
     }
+};
+
+/// --alternate (TinySTM's integer-set benchmark with -a, the allocator/STM
+/// paper's workload): a thread's updates take turns, an insert of a random
+/// key, then the erase of the key that insert added, so the set keeps its
+/// prefill size plus at most one key per thread. A failed insert (the key
+/// was there) leaves the turn to the next insert.
+class alternating_updates {
+  public:
+    /// The operation to run instead of the drawn one (and its key).
+    op_kind next(op_kind drawn, std::int64_t& key) const noexcept {
+        if (drawn == op_kind::contains) return drawn;
+        if (!pending_) return op_kind::insert;
+        key = *pending_;
+        return op_kind::erase;
+    }
+    /// After `kind` ran on `key`; `changed`: it changed the set.
+    void done(op_kind kind, std::int64_t key, bool changed) noexcept {
+        if (kind == op_kind::insert && changed) {
+            pending_ = key;
+        } else if (kind == op_kind::erase) {
+            pending_.reset();
+        }
+    }
+
+  private:
+    std::optional<std::int64_t> pending_;  // inserted by this thread, not yet erased
 };
 
 }  // namespace smrbench

@@ -129,6 +129,8 @@ INSTANTIATE_TEST_SUITE_P(
         bad_input_case{"--ds stm_list --reclaimer hp --allow-unsafe", "cannot run with"},
         bad_input_case{"--ds stm_list --reclaimer nbr", "siglongjmp"},
         bad_input_case{"--ds stm_list --pool-nodes 1000", "--pool-nodes"},
+        bad_input_case{"--alternate --insert 40 --erase 20", "--alternate"},
+        bad_input_case{"--ds ms_queue --alternate", "--alternate"},
         bad_input_case{"--markdown", "--markdown"},
         bad_input_case{"--on-empty spin", "--pool-nodes"},
         bad_input_case{"--pool-nodes 100 --on-empty sometimes", "sometimes"},
@@ -329,6 +331,29 @@ TEST(Cli, StmListReportsItsTransactions) {
     EXPECT_TRUE(other["stm"].is_null());
     EXPECT_TRUE(other["trials"][0]["stm"].is_null());
     EXPECT_TRUE(other["config"]["ort_shift"].is_null());
+}
+
+// --alternate: each thread erases the key it inserted last, so the set ends
+// at its prefill size plus at most one key per thread (without it, the
+// 36000 random updates leave the size in that window about 5% of the time).
+TEST(Cli, AlternatingUpdatesKeepThePrefillSize) {
+    const std::string workload =
+        "--threads 3 --key-range 8192 --insert 30 --erase 30 --ops 20000 --quiet --json "
+        "--ds stm_list --reclaimer debra";
+    const run_result r = smrbench(workload + " --alternate");
+    ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+    const auto run = nlohmann::json::parse(r.out);
+    EXPECT_TRUE(run["validated"].get<bool>());
+    EXPECT_TRUE(run["config"]["alternate"].get<bool>());
+    const auto& trial = run["trials"][0];
+    const auto prefill = trial["prefill_size"].get<std::int64_t>();
+    // The paper's 4096 elements over [0, 8192); threads that passed the
+    // prefill's check together may each add one more.
+    EXPECT_GE(prefill, 4096);
+    EXPECT_LE(prefill, 4096 + 2);
+    const auto size = trial["validation"]["size"].get<std::int64_t>();
+    EXPECT_GE(size, prefill);
+    EXPECT_LE(size, prefill + 3);
 }
 
 TEST(Cli, JsonIsExactlyOneObjectWithTheDocumentedFields) {
