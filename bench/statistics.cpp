@@ -190,8 +190,8 @@ constexpr std::array table{
     statistic_spec{where::stm, "aborts_explicit", "aborts, explicit", "attempts",
                    "the body restarted itself", &x::aborts_explicit},
     statistic_spec{where::stm, "false_aborts", "false aborts", "attempts",
-                   "lock conflicts on a word the owner does not write: same stripe or same "
-                   "table entry",
+                   "lock conflicts on a 16-byte granule (another object) the owner does not "
+                   "write: same stripe or same table entry",
                    &x::false_aborts},
     statistic_spec{where::stm, "false_aborts_collision", "false aborts, table collision",
                    "attempts", "of those, the two stripes only share the table entry",

@@ -90,6 +90,7 @@ TEST(OrecTable, ClassifiesConflicts) {
     const auto at = [](std::uintptr_t address) { return reinterpret_cast<const void*>(address); };
     EXPECT_EQ(table.classify(0x1000, at(0x1000)), kind::true_or_unknown);  // the owner's word
     EXPECT_EQ(table.classify(0x1000, at(0x1010)), kind::shared_stripe);    // Figure 5b
+    EXPECT_EQ(table.classify(0x1000, at(0x1008)), kind::true_or_unknown);  // one 16-byte node
     EXPECT_EQ(table.classify(0x1000, at(0x1200)), kind::table_collision);  // 16 entries on
     EXPECT_EQ(table.classify(0, at(0x1010)), kind::true_or_unknown);       // nothing recorded
     EXPECT_EQ(table.classify(0x1000 | orec_table::several_words, at(0x1010)),

@@ -22,10 +22,11 @@
 //
 // So the table also records, for a locked entry, the word its owner locked it
 // for: a transaction that meets the lock can tell a true conflict (the word it
-// accessed is one the owner writes) from a false one (another word: of the
-// same stripe -- the paper's Figure 5b, 16-byte nodes in one 32-byte stripe --
-// or of another stripe that merely collides in the table -- Section 5.2's
-// arena-aligned glibc nodes), which is what the study counts.
+// accessed is in the 16-byte granule, so the object, the owner writes) from a
+// false one (another object: of the same stripe -- the paper's Figure 5b,
+// 16-byte nodes in one 32-byte stripe -- or of another stripe that merely
+// collides in the table -- Section 5.2's arena-aligned glibc nodes), which is
+// what the study counts.
 //
 // ---- Lock words -------------------------------------------------------------
 //
@@ -83,6 +84,14 @@ class orec_table {
     /// ... or words of more than one stripe.
     static constexpr std::uintptr_t several_stripes = 2;
     static constexpr std::uintptr_t owner_flags = several_words | several_stripes;
+    /// Conflicts are told apart at this granularity, malloc's alignment: no
+    /// allocator puts two blocks in one aligned 16 bytes, so two words of one
+    /// granule are one object's (a node's key and next), and a conflict
+    /// between them would happen with any mapping -- it is counted true. Two
+    /// granules may be two objects that only the mapping put under one lock
+    /// (the paper's Figure 5b), or two parts of one larger object: counted
+    /// false (best effort; exact for the study's 16-byte nodes).
+    static constexpr std::uintptr_t granule = 16;
     /// A recorded owner word may cover a run of words (a block freed by the
     /// owner, transaction::free): their number sits above this bit. User-space
     /// addresses on x86-64 and AArch64 stay below 2^48, so the bits are free.
@@ -162,16 +171,17 @@ class orec_table {
     /// How an access to `address`, which met a lock held by another
     /// transaction, relates to the owner word recorded for the entry.
     enum class conflict_kind : std::uint8_t {
-        true_or_unknown,  ///< the owner writes that word, or cannot be told apart
-        shared_stripe,    ///< another word of the owner's stripe (false)
+        true_or_unknown,  ///< the owner writes that word (or its granule), or unknown
+        shared_stripe,    ///< another granule of the owner's stripe (false)
         table_collision,  ///< another stripe on the same entry (false)
     };
     conflict_kind classify(std::uintptr_t recorded, const void* address) const noexcept {
         const std::uintptr_t word = first_word_of(recorded);
         if (word == 0 || (recorded & several_stripes) != 0) return conflict_kind::true_or_unknown;
         if (stripe_of(word) != stripe_of(address)) return conflict_kind::table_collision;
-        if ((recorded & several_words) != 0 ||
-            covers(recorded, reinterpret_cast<std::uintptr_t>(address))) {
+        const auto at = reinterpret_cast<std::uintptr_t>(address);
+        if ((recorded & several_words) != 0 || covers(recorded, at) ||
+            word / granule == at / granule) {
             return conflict_kind::true_or_unknown;
         }
         return conflict_kind::shared_stripe;

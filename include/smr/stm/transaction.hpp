@@ -91,8 +91,9 @@ enum class abort_cause : std::uint8_t {
 };
 
 /// Totals over all threads. aborts is the sum of the four aborts_* causes.
-/// false_aborts counts the aborts on a lock whose owner writes other words
-/// than the one accessed (a subset of aborts_write_locked +
+/// false_aborts counts the aborts on a lock whose owner writes another
+/// 16-byte granule than the one accessed, so another object (a subset of
+/// aborts_write_locked +
 /// aborts_read_locked), and false_aborts_collision those of them where the
 /// word is not even in the owner's stripe: the two stripes only share the
 /// table entry. Best effort (orec_table::classify): an owner that wrote
