@@ -10,6 +10,7 @@
 #include "smr/ds/hash_set.hpp"
 #include "smr/ds/hm_list.hpp"
 #include "smr/ds/options.hpp"
+#include "smr/ds/stm_hash_set.hpp"
 
 namespace smr::test {
 
@@ -50,5 +51,21 @@ class cr_hash_set_4_buckets : public smr::ds::cr_hash_set<Domain> {
     explicit cr_hash_set_4_buckets(Domain& domain)
         : smr::ds::cr_hash_set<Domain>(domain, smr::ds::ds_options{.buckets = 4}) {}
 };
+
+/// stm_hash_set with a fixed, small bucket count: chains of many nodes, so
+/// erases unlink from inside a chain.
+template <class Domain, std::size_t Buckets>
+class stm_hash_set_with_buckets : public smr::ds::stm_hash_set<Domain> {
+  public:
+    static constexpr std::string_view name =
+        Buckets == 1 ? "stm_hash_set_1_bucket" : "stm_hash_set_4_buckets";
+    explicit stm_hash_set_with_buckets(Domain& domain)
+        : smr::ds::stm_hash_set<Domain>(domain, smr::ds::ds_options{.buckets = Buckets}) {}
+};
+
+template <class Domain>
+using stm_hash_set_1_bucket = stm_hash_set_with_buckets<Domain, 1>;
+template <class Domain>
+using stm_hash_set_4_buckets = stm_hash_set_with_buckets<Domain, 4>;
 
 }  // namespace smr::test

@@ -28,6 +28,7 @@
 #include "smr/ds/lock_list.hpp"
 #include "smr/ds/ms_queue.hpp"
 #include "smr/ds/occ_avl.hpp"
+#include "smr/ds/stm_hash_set.hpp"
 #include "smr/ds/stm_list.hpp"
 #include "smr/reclaim/debra.hpp"
 #include "smr/reclaim/hp.hpp"
@@ -127,8 +128,18 @@ struct ds_facts<smr::ds::lock_list<Domain>> : ds_facts<smr::ds::hm_list<Domain>>
 template <class Domain>
 struct ds_facts<smr::ds::stm_list<Domain>> {
     static constexpr bool transactional = true;
-    static constexpr std::uint64_t large_range_keys = 4096;
+    /// Every node visited costs two transactional loads: a list of 512 keys
+    /// keeps the run to seconds under a sanitizer.
+    static constexpr std::uint64_t large_range_keys = 512;
 };
+
+template <class Domain>
+struct ds_facts<smr::ds::stm_hash_set<Domain>> : ds_facts<smr::ds::stm_list<Domain>> {};
+
+using smr::test::stm_hash_set_4_buckets;
+
+template <class Domain>
+struct ds_facts<stm_hash_set_4_buckets<Domain>> : ds_facts<smr::ds::stm_list<Domain>> {};
 
 /// The (a,b)-tree copies a leaf on every update and rebalances: an insert
 /// or erase allocates one node (three on a split, more when it rebalances)
@@ -220,7 +231,9 @@ using structures =
                      smr::ds::cr_hash_set<smr::debra_domain>, smr::ds::cr_hash_set<smr::hp_domain>,
                      cr_hash_set_4_buckets<smr::qsbr_domain>, smr::ds::lock_list<smr::leak_domain>,
                      smr::ds::lock_list<smr::debra_domain>, smr::ds::stm_list<smr::leak_domain>,
-                     smr::ds::stm_list<smr::debra_domain>>;
+                     smr::ds::stm_list<smr::debra_domain>, smr::ds::stm_hash_set<smr::leak_domain>,
+                     smr::ds::stm_hash_set<smr::debra_domain>,
+                     stm_hash_set_4_buckets<smr::qsbr_domain>>;
 
 struct structure_names {
     template <class DS>

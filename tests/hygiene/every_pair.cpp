@@ -15,6 +15,7 @@
 #include "smr/ds/lock_list.hpp"
 #include "smr/ds/ms_queue.hpp"
 #include "smr/ds/occ_avl.hpp"
+#include "smr/ds/stm_hash_set.hpp"
 #include "smr/ds/stm_list.hpp"
 #include "smr/reclaim/all.hpp"
 #include "smr/reclaim/guards.hpp"
@@ -70,7 +71,9 @@ template class smr::thread_handle<smr::lfrc_domain>;
 
 // The transactional structures, with every reclaimer that protects whole
 // operations (smr::protects_whole_operation).
-#define SMR_EVERY_TRANSACTIONAL_STRUCTURE(X, Domain) X(smr::ds::stm_list, Domain)
+#define SMR_EVERY_TRANSACTIONAL_STRUCTURE(X, Domain) \
+    X(smr::ds::stm_list, Domain)                     \
+    X(smr::ds::stm_hash_set, Domain)
 SMR_EVERY_TRANSACTIONAL_STRUCTURE(SMR_INSTANTIATE, smr::leak_domain)
 SMR_EVERY_TRANSACTIONAL_STRUCTURE(SMR_INSTANTIATE, smr::ebr_domain)
 SMR_EVERY_TRANSACTIONAL_STRUCTURE(SMR_INSTANTIATE, smr::nebr_domain)

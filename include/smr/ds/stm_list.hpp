@@ -52,28 +52,22 @@
 #include <cstdint>
 #include <cstdlib>
 #include <limits>
-#include <new>
 #include <string>
 #include <string_view>
 
 #include "smr/ds/list_validation.hpp"
 #include "smr/ds/options.hpp"
+#include "smr/ds/stm_structure.hpp"
 #include "smr/ds/validation.hpp"
-#include "smr/stm/stm.hpp"
 
 namespace smr::ds {
 
 /// The transactional list as a set of std::int64_t keys in [min_key, max_key]
 /// (the sentinels hold the extremes).
 template <class Domain>
-class stm_list {
-    /// The paper's node: 16 bytes, no header. The key is written before the
-    /// node is published and never again; next is a transactional word.
-    struct node {
-        std::int64_t key;
-        node* next;
-    };
-    static_assert(sizeof(node) == 16);
+class stm_list : public detail::stm_structure<Domain> {
+    using base = detail::stm_structure<Domain>;
+    using node = detail::stm_node;
 
     struct window {
         node* pred;
@@ -82,16 +76,9 @@ class stm_list {
     };
 
   public:
-    using domain_type = Domain;
     using key_type = std::int64_t;
 
     static constexpr std::string_view name = "stm_list";
-    /// Runs on the STM (smr::check: only schemes that protect whole
-    /// operations).
-    static constexpr bool transactional = true;
-    /// A doomed transaction may read a node another has already unlinked.
-    static constexpr bool traverses_unlinked_nodes = true;
-    static constexpr bool counts_links = false;
     static constexpr key_type min_key = std::numeric_limits<key_type>::min() + 1;
     static constexpr key_type max_key = std::numeric_limits<key_type>::max() - 1;
     static constexpr std::size_t node_size = sizeof(node);
@@ -99,22 +86,16 @@ class stm_list {
     /// `domain` must outlive the list; options.ort_bits and options.ort_shift
     /// map addresses to the STM's versioned locks (std::invalid_argument if
     /// out of range).
-    explicit stm_list(Domain& domain, const ds_options& options = {})
-        : stm_(domain, stm::stm_config{.ort_bits = options.ort_bits, .shift = options.ort_shift}) {
-        static_assert(stm::serves_stm<Domain>,
-                      "stm_list needs a reclaimer that protects whole operations "
-                      "(smr::protects_whole_operation): an epoch scheme, none, or liburcu");
-        tail_ = make_sentinel(std::numeric_limits<key_type>::max(), nullptr);
+    explicit stm_list(Domain& domain, const ds_options& options = {}) : base(domain, options) {
+        // Tail first, as the benchmark's new_node(VAL_MIN, new_node(VAL_MAX)).
+        tail_ = detail::make_plain_node(std::numeric_limits<key_type>::max(), nullptr);
         try {
-            head_ = make_sentinel(std::numeric_limits<key_type>::min(), tail_);
+            head_ = detail::make_plain_node(std::numeric_limits<key_type>::min(), tail_);
         } catch (...) {
             std::free(tail_);
             throw;
         }
     }
-
-    stm_list(const stm_list&) = delete;
-    stm_list& operator=(const stm_list&) = delete;
 
     /// Frees every node still linked. No operation may be running.
     ~stm_list() {
@@ -127,7 +108,7 @@ class stm_list {
     }
 
     bool insert(int tid, key_type key, std::int64_t /*value: not stored*/ = 0) {
-        return stm_.atomically(tid, [&](stm::transaction& tx) {
+        return this->stm_.atomically(tid, [&](stm::transaction& tx) {
             const window w = locate(tx, key);
             if (w.curr_key == key) return false;
             tx.store(&w.pred->next, tx.make<node>(key, w.curr));
@@ -136,7 +117,7 @@ class stm_list {
     }
 
     bool erase(int tid, key_type key) {
-        return stm_.atomically(tid, [&](stm::transaction& tx) {
+        return this->stm_.atomically(tid, [&](stm::transaction& tx) {
             const window w = locate(tx, key);
             if (w.curr_key != key) return false;
             tx.store(&w.pred->next, tx.load(&w.curr->next));
@@ -146,39 +127,22 @@ class stm_list {
     }
 
     bool contains(int tid, key_type key) {
-        return stm_.atomically(
+        return this->stm_.atomically(
             tid, [&](stm::transaction& tx) { return locate(tx, key).curr_key == key; });
     }
 
-    /// Outside any operation of tid: hands tid's pending frees to the domain.
-    /// Call it before tid's thread_handle is released.
-    void flush(int tid) { stm_.flush(tid); }
-
-    /// Commits and aborts by cause, over all threads (exact once they are
-    /// done).
-    stm::stm_stats stm_stats() const noexcept { return stm_.stats(); }
-    const stm::stm<Domain>& transactional_memory() const noexcept { return stm_; }
-
     /// Quiescent only. Checks: sentinels intact, keys strictly ascending from
-    /// head to tail, and no versioned lock left held (a transaction that
-    /// ended without releasing its locks); sums keys and counts nodes.
+    /// head to tail, and no versioned lock left held; sums keys and counts
+    /// nodes.
     validation_result validate() const {
         validation_result result = detail::validate_sorted_list(
             *head_, *tail_, [](const node* n) -> const node* { return n->next; },
             [](const node*) { return std::string(); });
-        if (const std::size_t held = stm_.orecs().locked_entries(); held != 0) {
-            result.fail(std::to_string(held) + " versioned locks still held");
-        }
+        this->check_locks_released(result);
         return result;
     }
 
   private:
-    static node* make_sentinel(key_type key, node* next) {
-        void* block = std::malloc(sizeof(node));
-        if (block == nullptr) throw std::bad_alloc();
-        return ::new (block) node{key, next};
-    }
-
     /// The first node whose key is not below `key`, its predecessor and its
     /// key, all read in tx's snapshot.
     window locate(stm::transaction& tx, key_type key) const {
@@ -192,7 +156,6 @@ class stm_list {
         }
     }
 
-    stm::stm<Domain> stm_;
     node* head_ = nullptr;
     node* tail_ = nullptr;
 };
