@@ -166,36 +166,38 @@ constexpr std::array table{
                 .field = &bench_config::restart_from_head,
                 .help = "hm_list, hash_set: start every read phase from the head, also after "
                         "unlinking a marked node (the NBR paper's E4 'restarts' variant)"},
-    option_spec{
-        .name = "buckets",
-        .field = &bench_config::buckets,
-        .help = "hash_set, cr_hash_set: buckets of the fixed-size table (default: key range / 2, "
-                "load factor 1 at the 50/50 steady state)",
-        .ranged = true,
-        .minimum = 1,
-        .maximum = two_to(40),
-        .unit = "buckets",
-        .derived_default = true,
-        .json = buckets_json},
-    option_spec{.name = "ort-bits",
-                .field = &bench_config::ort_bits,
-                .help = "stm_list: the STM's ownership-record table has 2^N versioned locks "
-                        "(TinySTM's default, 20)",
+    option_spec{.name = "buckets",
+                .field = &bench_config::buckets,
+                .help = "hash_set, cr_hash_set, stm_hash_set: buckets of the fixed-size table "
+                        "(default: key range / 2, "
+                        "load factor 1 at the 50/50 steady state)",
                 .ranged = true,
                 .minimum = 1,
-                .maximum = 30,
-                .unit = "bits",
-                .json = stm_option_json<&bench_config::ort_bits>},
-    option_spec{.name = "ort-shift",
-                .field = &bench_config::ort_shift,
-                .help = "stm_list: addresses map to versioned locks by (address >> N) mod "
-                        "2^ort-bits, so a stripe of 2^N bytes shares a lock (TinySTM's default, "
-                        "5: 32 bytes)",
-                .ranged = true,
-                .minimum = 0,
-                .maximum = 12,
-                .unit = "bits",
-                .json = stm_option_json<&bench_config::ort_shift>},
+                .maximum = two_to(40),
+                .unit = "buckets",
+                .derived_default = true,
+                .json = buckets_json},
+    option_spec{
+        .name = "ort-bits",
+        .field = &bench_config::ort_bits,
+        .help = "stm_list, stm_hash_set: the STM's ownership-record table has 2^N versioned locks "
+                "(TinySTM's default, 20)",
+        .ranged = true,
+        .minimum = 1,
+        .maximum = 30,
+        .unit = "bits",
+        .json = stm_option_json<&bench_config::ort_bits>},
+    option_spec{
+        .name = "ort-shift",
+        .field = &bench_config::ort_shift,
+        .help = "stm_list, stm_hash_set: addresses map to versioned locks by (address >> N) mod "
+                "2^ort-bits, so a stripe of 2^N bytes shares a lock (TinySTM's default, "
+                "5: 32 bytes)",
+        .ranged = true,
+        .minimum = 0,
+        .maximum = 12,
+        .unit = "bits",
+        .json = stm_option_json<&bench_config::ort_shift>},
     tuning<&bench_config::bag_size, &smr::domain_config::bag_threshold>(
         "bag-size", "scan-based reclaimers: retire-list length that triggers a scan", 1, two_to(32),
         "nodes"),

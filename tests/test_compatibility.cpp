@@ -27,6 +27,7 @@
 #include "smr/ds/lock_list.hpp"
 #include "smr/ds/ms_queue.hpp"
 #include "smr/ds/occ_avl.hpp"
+#include "smr/ds/stm_hash_set.hpp"
 #include "smr/ds/stm_list.hpp"
 #include "smr/reclaim/measured.hpp"
 #include "smr/reclaim/none.hpp"
@@ -131,6 +132,8 @@ static_assert(!smr::check<smr::ds::stm_list<smr::nbr_domain>>().safe);
 static_assert(!smr::buildable<smr::ds::stm_list<smr::nbrplus_domain>>());
 static_assert(!smr::check<smr::ds::stm_list<smr::lfrc_domain>>().safe);
 static_assert(!smr::buildable<smr::ds::stm_list<smr::lfrc_domain>>());
+static_assert(smr::check<smr::ds::stm_hash_set<smr::rcu_epoch_domain>>().safe);
+static_assert(!smr::buildable<smr::ds::stm_hash_set<smr::he_domain>>());
 
 // The template form agrees with the value form.
 static_assert(!smr::check<smr::ds::lazylist<smr::hp_domain>>().safe);
@@ -225,6 +228,8 @@ template <class Domain>
 using lock_list_of = smr::ds::lock_list<Domain>;
 template <class Domain>
 using stm_list_of = smr::ds::stm_list<Domain>;
+template <class Domain>
+using stm_hash_set_of = smr::ds::stm_hash_set<Domain>;
 
 TEST(Compatibility, ListJsonReportsTheVerdictOfCheck) {
     std::map<std::pair<std::string, std::string>, smr::compatibility> expected;
@@ -237,6 +242,7 @@ TEST(Compatibility, ListJsonReportsTheVerdictOfCheck) {
     add_verdicts<cr_hash_set_of>(expected, all);
     add_verdicts<lock_list_of>(expected, all);
     add_verdicts<stm_list_of>(expected, all);
+    add_verdicts<stm_hash_set_of>(expected, all);
 
     const run_result r = smrbench("--list --json");
     ASSERT_EQ(r.exit_code, 0);

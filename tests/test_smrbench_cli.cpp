@@ -129,6 +129,9 @@ INSTANTIATE_TEST_SUITE_P(
         bad_input_case{"--ds stm_list --reclaimer hp --allow-unsafe", "cannot run with"},
         bad_input_case{"--ds stm_list --reclaimer nbr", "siglongjmp"},
         bad_input_case{"--ds stm_list --pool-nodes 1000", "--pool-nodes"},
+        bad_input_case{"--ds stm_hash_set --pool-nodes 1000", "--pool-nodes"},
+        bad_input_case{"--ds stm_hash_set --buckets 0", "--buckets"},
+        bad_input_case{"--ds stm_hash_set --reclaimer wfe", "hazard pointers or eras"},
         bad_input_case{"--alternate --insert 40 --erase 20", "--alternate"},
         bad_input_case{"--ds ms_queue --alternate", "--alternate"},
         bad_input_case{"--markdown", "--markdown"},
@@ -300,31 +303,33 @@ TEST(Cli, HashSetRunsAndReportsItsBuckets) {
     EXPECT_TRUE(nlohmann::json::parse(restarting.out)["validated"].get<bool>());
 }
 
-// The transactional list: its STM's counts cover the measured interval (one
+// The transactional structures: their STM's counts cover the measured interval (one
 // commit per operation), its options reach the STM, and every other
 // structure reports neither.
-TEST(Cli, StmListReportsItsTransactions) {
-    for (const char* shift : {"", " --ort-shift 4"}) {
-        const std::string args =
-            "--threads 3 --key-range 64 --ops 3000 --quiet --json --ds stm_list --reclaimer debra" +
-            std::string(shift);
-        const run_result r = smrbench(args);
-        ASSERT_EQ(r.exit_code, 0) << args << "\n" << r.err << r.out;
-        const auto run = nlohmann::json::parse(r.out);
-        EXPECT_TRUE(run["validated"].get<bool>()) << args;
-        EXPECT_EQ(run["config"]["ort_shift"].get<int>(), *shift == '\0' ? 5 : 4) << args;
-        EXPECT_EQ(run["config"]["ort_bits"].get<int>(), 20) << args;
-        const auto& stm = run["trials"][0]["stm"];
-        EXPECT_EQ(stm["commits"].get<std::uint64_t>(), 9000u) << args;
-        EXPECT_EQ(stm["commits"], run["trials"][0]["operations"]) << args;
-        const auto aborts = stm["aborts"].get<std::uint64_t>();
-        EXPECT_EQ(aborts, stm["aborts_validation"].get<std::uint64_t>() +
-                              stm["aborts_write_locked"].get<std::uint64_t>() +
-                              stm["aborts_read_locked"].get<std::uint64_t>() +
-                              stm["aborts_explicit"].get<std::uint64_t>());
-        EXPECT_LE(stm["false_aborts"].get<std::uint64_t>(), aborts);
-        EXPECT_NEAR(stm["aborted_pct"].get<double>(), 100.0 * aborts / (aborts + 9000.0), 1e-9);
-        EXPECT_EQ(run["stm"], stm) << "the median trial's";
+TEST(Cli, TransactionalStructuresReportTheirTransactions) {
+    for (const std::string ds : {"stm_list", "stm_hash_set"}) {
+        for (const char* shift : {"", " --ort-shift 4"}) {
+            const std::string args =
+                "--threads 3 --key-range 64 --ops 3000 --quiet --json --reclaimer debra --ds " +
+                ds + shift;
+            const run_result r = smrbench(args);
+            ASSERT_EQ(r.exit_code, 0) << args << "\n" << r.err << r.out;
+            const auto run = nlohmann::json::parse(r.out);
+            EXPECT_TRUE(run["validated"].get<bool>()) << args;
+            EXPECT_EQ(run["config"]["ort_shift"].get<int>(), *shift == '\0' ? 5 : 4) << args;
+            EXPECT_EQ(run["config"]["ort_bits"].get<int>(), 20) << args;
+            const auto& stm = run["trials"][0]["stm"];
+            EXPECT_EQ(stm["commits"].get<std::uint64_t>(), 9000u) << args;
+            EXPECT_EQ(stm["commits"], run["trials"][0]["operations"]) << args;
+            const auto aborts = stm["aborts"].get<std::uint64_t>();
+            EXPECT_EQ(aborts, stm["aborts_validation"].get<std::uint64_t>() +
+                                  stm["aborts_write_locked"].get<std::uint64_t>() +
+                                  stm["aborts_read_locked"].get<std::uint64_t>() +
+                                  stm["aborts_explicit"].get<std::uint64_t>());
+            EXPECT_LE(stm["false_aborts"].get<std::uint64_t>(), aborts);
+            EXPECT_NEAR(stm["aborted_pct"].get<double>(), 100.0 * aborts / (aborts + 9000.0), 1e-9);
+            EXPECT_EQ(run["stm"], stm) << "the median trial's";
+        }
     }
     const auto other =
         nlohmann::json::parse(smrbench(std::string(quick) + " --json --ds lazylist").out);
@@ -763,7 +768,7 @@ TEST(Pool, FailModeOnEveryStructureGivesUpCleanlyAndValidates) {
         // live keys than the pool holds exhaust it.
         const bool frees_at_once = name == "lock_list";
         // stm_list's nodes are malloc blocks: it refuses a pool (BadInput).
-        if (name == "stm_list") continue;
+        if (name == "stm_list" || name == "stm_hash_set") continue;
         for (const char* reclaimer : {"none", "debra"}) {
             const std::string args =
                 std::string("--threads 3 --duration 0.2 --quiet --json ") +
