@@ -30,6 +30,7 @@
 #include "smr/ds/occ_avl.hpp"
 #include "smr/ds/stm_hash_set.hpp"
 #include "smr/ds/stm_list.hpp"
+#include "smr/ds/stm_rbtree.hpp"
 #include "smr/reclaim/debra.hpp"
 #include "smr/reclaim/hp.hpp"
 #include "smr/reclaim/lfrc.hpp"
@@ -136,6 +137,14 @@ struct ds_facts<smr::ds::stm_list<Domain>> {
 template <class Domain>
 struct ds_facts<smr::ds::stm_hash_set<Domain>> : ds_facts<smr::ds::stm_list<Domain>> {};
 
+/// The tree takes any key of the range, and each erase frees one node (a
+/// node with two children takes its successor's key; the successor goes).
+template <class Domain>
+struct ds_facts<smr::ds::stm_rbtree<Domain>> {
+    static constexpr bool transactional = true;
+    static constexpr std::uint64_t large_range_keys = 0;
+};
+
 using smr::test::stm_hash_set_4_buckets;
 
 template <class Domain>
@@ -233,7 +242,8 @@ using structures =
                      smr::ds::lock_list<smr::debra_domain>, smr::ds::stm_list<smr::leak_domain>,
                      smr::ds::stm_list<smr::debra_domain>, smr::ds::stm_hash_set<smr::leak_domain>,
                      smr::ds::stm_hash_set<smr::debra_domain>,
-                     stm_hash_set_4_buckets<smr::qsbr_domain>>;
+                     stm_hash_set_4_buckets<smr::qsbr_domain>,
+                     smr::ds::stm_rbtree<smr::leak_domain>, smr::ds::stm_rbtree<smr::debra_domain>>;
 
 struct structure_names {
     template <class DS>

@@ -17,6 +17,7 @@
 #include "smr/ds/occ_avl.hpp"
 #include "smr/ds/stm_hash_set.hpp"
 #include "smr/ds/stm_list.hpp"
+#include "smr/ds/stm_rbtree.hpp"
 #include "smr/reclaim/all.hpp"
 #include "smr/reclaim/guards.hpp"
 #ifdef SMR_HYGIENE_URCU
@@ -73,7 +74,8 @@ template class smr::thread_handle<smr::lfrc_domain>;
 // operations (smr::protects_whole_operation).
 #define SMR_EVERY_TRANSACTIONAL_STRUCTURE(X, Domain) \
     X(smr::ds::stm_list, Domain)                     \
-    X(smr::ds::stm_hash_set, Domain)
+    X(smr::ds::stm_hash_set, Domain)                 \
+    X(smr::ds::stm_rbtree, Domain)
 SMR_EVERY_TRANSACTIONAL_STRUCTURE(SMR_INSTANTIATE, smr::leak_domain)
 SMR_EVERY_TRANSACTIONAL_STRUCTURE(SMR_INSTANTIATE, smr::ebr_domain)
 SMR_EVERY_TRANSACTIONAL_STRUCTURE(SMR_INSTANTIATE, smr::nebr_domain)
