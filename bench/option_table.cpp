@@ -180,7 +180,7 @@ constexpr std::array table{
     option_spec{
         .name = "ort-bits",
         .field = &bench_config::ort_bits,
-        .help = "stm_list, stm_hash_set: the STM's ownership-record table has 2^N versioned locks "
+        .help = "stm_list, stm_hash_set, stm_rbtree: the STM's ownership-record table has 2^N versioned locks "
                 "(TinySTM's default, 20)",
         .ranged = true,
         .minimum = 1,
@@ -190,7 +190,7 @@ constexpr std::array table{
     option_spec{
         .name = "ort-shift",
         .field = &bench_config::ort_shift,
-        .help = "stm_list, stm_hash_set: addresses map to versioned locks by (address >> N) mod "
+        .help = "stm_list, stm_hash_set, stm_rbtree: addresses map to versioned locks by (address >> N) mod "
                 "2^ort-bits, so a stripe of 2^N bytes shares a lock (TinySTM's default, "
                 "5: 32 bytes)",
         .ranged = true,

@@ -19,6 +19,7 @@ const std::vector<combination>& combinations() {
         for (auto& c : lock_list_combinations()) out.push_back(c);
         for (auto& c : stm_list_combinations()) out.push_back(c);
         for (auto& c : stm_hash_set_combinations()) out.push_back(c);
+        for (auto& c : stm_rbtree_combinations()) out.push_back(c);
         return out;
     }();
     return all;

@@ -53,6 +53,7 @@ std::vector<combination> cr_hash_set_combinations();
 std::vector<combination> lock_list_combinations();
 std::vector<combination> stm_list_combinations();
 std::vector<combination> stm_hash_set_combinations();
+std::vector<combination> stm_rbtree_combinations();
 
 /// All combinations, in a stable order (data structure, then reclaimer).
 const std::vector<combination>& combinations();

@@ -29,6 +29,7 @@
 #include "smr/ds/occ_avl.hpp"
 #include "smr/ds/stm_hash_set.hpp"
 #include "smr/ds/stm_list.hpp"
+#include "smr/ds/stm_rbtree.hpp"
 #include "smr/reclaim/measured.hpp"
 #include "smr/reclaim/none.hpp"
 
@@ -134,6 +135,8 @@ static_assert(!smr::check<smr::ds::stm_list<smr::lfrc_domain>>().safe);
 static_assert(!smr::buildable<smr::ds::stm_list<smr::lfrc_domain>>());
 static_assert(smr::check<smr::ds::stm_hash_set<smr::rcu_epoch_domain>>().safe);
 static_assert(!smr::buildable<smr::ds::stm_hash_set<smr::he_domain>>());
+static_assert(smr::check<smr::ds::stm_rbtree<smr::qsbr_domain>>().safe);
+static_assert(!smr::buildable<smr::ds::stm_rbtree<smr::nbr_domain>>());
 
 // The template form agrees with the value form.
 static_assert(!smr::check<smr::ds::lazylist<smr::hp_domain>>().safe);
@@ -230,6 +233,8 @@ template <class Domain>
 using stm_list_of = smr::ds::stm_list<Domain>;
 template <class Domain>
 using stm_hash_set_of = smr::ds::stm_hash_set<Domain>;
+template <class Domain>
+using stm_rbtree_of = smr::ds::stm_rbtree<Domain>;
 
 TEST(Compatibility, ListJsonReportsTheVerdictOfCheck) {
     std::map<std::pair<std::string, std::string>, smr::compatibility> expected;
@@ -243,6 +248,7 @@ TEST(Compatibility, ListJsonReportsTheVerdictOfCheck) {
     add_verdicts<lock_list_of>(expected, all);
     add_verdicts<stm_list_of>(expected, all);
     add_verdicts<stm_hash_set_of>(expected, all);
+    add_verdicts<stm_rbtree_of>(expected, all);
 
     const run_result r = smrbench("--list --json");
     ASSERT_EQ(r.exit_code, 0);

@@ -132,6 +132,7 @@ INSTANTIATE_TEST_SUITE_P(
         bad_input_case{"--ds stm_hash_set --pool-nodes 1000", "--pool-nodes"},
         bad_input_case{"--ds stm_hash_set --buckets 0", "--buckets"},
         bad_input_case{"--ds stm_hash_set --reclaimer wfe", "hazard pointers or eras"},
+        bad_input_case{"--ds stm_rbtree --reclaimer lfrc", "untyped"},
         bad_input_case{"--alternate --insert 40 --erase 20", "--alternate"},
         bad_input_case{"--ds ms_queue --alternate", "--alternate"},
         bad_input_case{"--markdown", "--markdown"},
@@ -307,7 +308,7 @@ TEST(Cli, HashSetRunsAndReportsItsBuckets) {
 // commit per operation), its options reach the STM, and every other
 // structure reports neither.
 TEST(Cli, TransactionalStructuresReportTheirTransactions) {
-    for (const std::string ds : {"stm_list", "stm_hash_set"}) {
+    for (const std::string ds : {"stm_list", "stm_hash_set", "stm_rbtree"}) {
         for (const char* shift : {"", " --ort-shift 4"}) {
             const std::string args =
                 "--threads 3 --key-range 64 --ops 3000 --quiet --json --reclaimer debra --ds " +
@@ -768,7 +769,7 @@ TEST(Pool, FailModeOnEveryStructureGivesUpCleanlyAndValidates) {
         // live keys than the pool holds exhaust it.
         const bool frees_at_once = name == "lock_list";
         // stm_list's nodes are malloc blocks: it refuses a pool (BadInput).
-        if (name == "stm_list" || name == "stm_hash_set") continue;
+        if (name.starts_with("stm_")) continue;
         for (const char* reclaimer : {"none", "debra"}) {
             const std::string args =
                 std::string("--threads 3 --duration 0.2 --quiet --json ") +
