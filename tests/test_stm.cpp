@@ -100,6 +100,11 @@ TEST(OrecTable, ClassifiesConflicts) {
     EXPECT_EQ(table.classify(0x1000 | orec_table::several_stripes, at(0x1200)),
               kind::true_or_unknown);
 
+    // Without an object the granule rule applies; with one, its words.
+    EXPECT_EQ(table.classify(orec_table::owner_word_for(0x1000, 1), at(0x1008)),
+              kind::shared_stripe);  // a one-word object: the next word is another
+    EXPECT_EQ(table.classify(orec_table::owner_word_for(0x1010, 2), at(0x1000)),
+              kind::shared_stripe);
     // A freed 16-byte block recorded as a run of two words: both are the
     // owner's, the neighbour's words in the stripe are not.
     const std::uintptr_t block = orec_table::owner_word_for(0x1000, 2);
@@ -523,6 +528,44 @@ TYPED_TEST(StmTest, AFreeLocksTheBlockUntilItsCommit) {
             stm, t1, t2, [&](transaction& owner) { owner.free(static_cast<void*>(untyped.first)); },
             [&](transaction& tx) { (void)tx.load(&untyped.first->value); }),
         1);
+    EXPECT_EQ(stm.stats().aborts, 3u);
+}
+
+/// A store that names its object (a 48-byte node, as the red-black tree's):
+/// a conflict on another word of that object is true, on the next object's
+/// word in the same stripe false. Without the object, the 16-byte granule
+/// decides, which splits a 48-byte node into three.
+TYPED_TEST(StmTest, AStoreThatNamesItsObjectClassifiesByIt) {
+    smr::stm::stm<TypeParam> stm(this->domain, stm_config{.ort_bits = 20, .shift = 5});
+    two_threads<TypeParam> ids(this->domain);
+    const int t1 = ids.first.tid(), t2 = ids.second.tid();
+    alignas(64) std::array<std::int64_t, 12> words{};  // two 48-byte objects
+    const transaction::object_extent first{&words[0], 48};
+    const transaction::object_extent second{&words[6], 48};
+    ASSERT_EQ(stm.orecs().stripe_of(&words[5]), stm.orecs().stripe_of(&words[6]));
+
+    const auto victim_loads = [&](std::int64_t* word) {
+        return [word](transaction& tx) { (void)tx.load(word); };
+    };
+    // words[2] and words[0]: one object, different granules.
+    EXPECT_EQ(attempts_against(
+                  stm, t1, t2, [&](transaction& owner) { owner.store(&words[2], 1, first); },
+                  victim_loads(&words[0])),
+              2);
+    EXPECT_EQ(stm.stats().false_aborts, 0u);
+    EXPECT_EQ(attempts_against(
+                  stm, t1, t2, [&](transaction& owner) { owner.store(&words[2], 1); },
+                  victim_loads(&words[0])),
+              2);
+    EXPECT_EQ(stm.stats().false_aborts, 1u) << "the granule rule calls it false";
+
+    // words[5] and words[6]: one stripe, two objects.
+    EXPECT_EQ(attempts_against(
+                  stm, t1, t2, [&](transaction& owner) { owner.store(&words[6], 1, second); },
+                  victim_loads(&words[5])),
+              2);
+    EXPECT_EQ(stm.stats().false_aborts, 2u);
+    EXPECT_EQ(stm.stats().false_aborts_collision, 0u);
     EXPECT_EQ(stm.stats().aborts, 3u);
 }
 

@@ -66,9 +66,11 @@ class stm_hash_set : public detail::stm_structure<Domain> {
     using node = detail::stm_node;
 
     /// The link that points at the node found (a bucket head or a node's
-    /// next), and the node, or null if the key is absent.
+    /// next), the node that link is in (null for a bucket head), and the
+    /// node found, or null if the key is absent.
     struct found {
         node** link;
+        node* owner;
         node* curr;
     };
 
@@ -111,7 +113,7 @@ class stm_hash_set : public detail::stm_structure<Domain> {
             node** head = &buckets_[bucket_of(key)];
             node* first = tx.load(head);
             if (find(tx, head, first, key).curr != nullptr) return false;
-            tx.store(head, tx.make<node>(key, first));
+            tx.store(head, tx.make<node>(key, first), {head, sizeof(node*)});
             return true;
         });
     }
@@ -121,7 +123,11 @@ class stm_hash_set : public detail::stm_structure<Domain> {
             node** head = &buckets_[bucket_of(key)];
             const found f = find(tx, head, tx.load(head), key);
             if (f.curr == nullptr) return false;
-            tx.store(f.link, tx.load(&f.curr->next));
+            // The link is a bucket head (one word of the table) or a node's next.
+            const stm::transaction::object_extent owner =
+                f.link == head ? stm::transaction::object_extent{head, sizeof(node*)}
+                               : stm::transaction::object_extent{f.owner, sizeof(node)};
+            tx.store(f.link, tx.load(&f.curr->next), owner);
             tx.free(f.curr);
             return true;
         });
@@ -180,11 +186,13 @@ class stm_hash_set : public detail::stm_structure<Domain> {
     /// the link to it; curr is null when the key is absent.
     static found find(stm::transaction& tx, node** head, node* first, key_type key) {
         node** link = head;
+        node* owner = nullptr;
         for (node* curr = first; curr != nullptr; curr = tx.load(link)) {
-            if (tx.load(&curr->key) == key) return {link, curr};
+            if (tx.load(&curr->key) == key) return {link, owner, curr};
+            owner = curr;
             link = &curr->next;
         }
-        return {link, nullptr};
+        return {link, owner, nullptr};
     }
 
     std::size_t bucket_count_;

@@ -111,7 +111,7 @@ class stm_list : public detail::stm_structure<Domain> {
         return this->stm_.atomically(tid, [&](stm::transaction& tx) {
             const window w = locate(tx, key);
             if (w.curr_key == key) return false;
-            tx.store(&w.pred->next, tx.make<node>(key, w.curr));
+            tx.store(&w.pred->next, tx.make<node>(key, w.curr), {w.pred, sizeof(node)});
             return true;
         });
     }
@@ -120,7 +120,7 @@ class stm_list : public detail::stm_structure<Domain> {
         return this->stm_.atomically(tid, [&](stm::transaction& tx) {
             const window w = locate(tx, key);
             if (w.curr_key != key) return false;
-            tx.store(&w.pred->next, tx.load(&w.curr->next));
+            tx.store(&w.pred->next, tx.load(&w.curr->next), {w.pred, sizeof(node)});
             tx.free(w.curr);
             return true;
         });

@@ -358,15 +358,18 @@ class stm_rbtree<Domain>::access {
     }
 
     node* root() { return tx_.load(&tree_.root_); }
-    void set_root(node* n) { tx_.store(&tree_.root_, n); }
+    void set_root(node* n) { tx_.store(&tree_.root_, n, {&tree_.root_, sizeof(node*)}); }
 
     template <class T>
     T get(node* n, T node::*field) {
         return tx_.load(&(n->*field));
     }
+    /// A store names its node, so that conflicts between the words of one
+    /// 48-byte node count as true and only those with a neighbouring node
+    /// that shares a stripe as false.
     template <class T>
     void set(node* n, T node::*field, T value) {
-        tx_.store(&(n->*field), value);
+        tx_.store(&(n->*field), value, {n, sizeof(node)});
     }
 
     stm_rbtree& tree_;

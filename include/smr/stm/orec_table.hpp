@@ -84,25 +84,28 @@ class orec_table {
     /// ... or words of more than one stripe.
     static constexpr std::uintptr_t several_stripes = 2;
     static constexpr std::uintptr_t owner_flags = several_words | several_stripes;
-    /// Conflicts are told apart at this granularity, malloc's alignment: no
-    /// allocator puts two blocks in one aligned 16 bytes, so two words of one
-    /// granule are one object's (a node's key and next), and a conflict
-    /// between them would happen with any mapping -- it is counted true. Two
-    /// granules may be two objects that only the mapping put under one lock
-    /// (the paper's Figure 5b), or two parts of one larger object: counted
-    /// false (best effort; exact for the study's 16-byte nodes).
+    /// When the owner did not say which object its word belongs to, conflicts
+    /// are told apart at this granularity, malloc's alignment: no allocator
+    /// puts two blocks in one aligned 16 bytes, so two words of one granule
+    /// are one object's (a node's key and next), and a conflict between them
+    /// would happen with any mapping -- it is counted true. Two granules may
+    /// be two objects that only the mapping put under one lock (the paper's
+    /// Figure 5b), or two parts of one larger object: counted false (best
+    /// effort). A store given its object (transaction::object_extent) and a
+    /// sized free record the object's words instead, which is exact.
     static constexpr std::uintptr_t granule = 16;
-    /// A recorded owner word may cover a run of words (a block freed by the
-    /// owner, transaction::free): their number sits above this bit. User-space
-    /// addresses on x86-64 and AArch64 stay below 2^48, so the bits are free.
+    /// A recorded owner word may cover a run of words (the words of the
+    /// object written, or of a block freed, in the stripe): their number sits
+    /// above this bit, 0 when unknown. User-space addresses on x86-64 and
+    /// AArch64 stay below 2^48, so the bits are free.
     static constexpr unsigned span_shift = 52;
     static constexpr std::uintptr_t address_bits =
         ((std::uintptr_t{1} << span_shift) - 1) & ~owner_flags;
 
-    /// The owner word for `words` words (at least 1) from `address`, all in
-    /// one stripe, no flag.
+    /// The owner word for `words` words from `address`, all in one stripe
+    /// (0: the object is unknown, the granule rule applies), no flag.
     static constexpr std::uintptr_t owner_word_for(std::uintptr_t address,
-                                                   std::uintptr_t words = 1) noexcept {
+                                                   std::uintptr_t words = 0) noexcept {
         return address | (words << span_shift);
     }
     /// The first word a recorded owner word names (no flags, no span).
@@ -180,10 +183,10 @@ class orec_table {
         if (word == 0 || (recorded & several_stripes) != 0) return conflict_kind::true_or_unknown;
         if (stripe_of(word) != stripe_of(address)) return conflict_kind::table_collision;
         const auto at = reinterpret_cast<std::uintptr_t>(address);
-        if ((recorded & several_words) != 0 || covers(recorded, at) ||
-            word / granule == at / granule) {
-            return conflict_kind::true_or_unknown;
-        }
+        const bool object_known = (recorded >> span_shift) != 0;
+        const bool same_object =
+            object_known ? covers(recorded, at) : word / granule == at / granule;
+        if ((recorded & several_words) != 0 || same_object) return conflict_kind::true_or_unknown;
         return conflict_kind::shared_stripe;
     }
 

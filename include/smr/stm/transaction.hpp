@@ -160,12 +160,37 @@ class alignas(core::false_sharing_range) transaction {
         abort_attempt(abort_cause::validation);
     }
 
+    /// The object a stored word belongs to (its first byte and size): a
+    /// transaction that meets the lock on another word of it has a true
+    /// conflict, on a word outside it a false one (stm_stats::false_aborts).
+    struct object_extent {
+        const void* base;
+        std::size_t bytes;
+    };
+
     /// Buffers *address = value until commit, locking the word's entry now.
+    /// Without `object`, conflicts on the entry are classified at malloc's
+    /// 16-byte granularity (orec_table::granule).
     template <class T>
     void store(T* address, std::type_identity_t<T> value) {
         check_word<T>(address);
-        const std::size_t index = orecs_->index_of(address);
-        const std::size_t record = lock_for_write(index, address);
+        const std::size_t record = lock_for_write(orecs_->index_of(address), address);
+        buffer(record, address, std::bit_cast<std::uint64_t>(value), &write_as<T>);
+    }
+
+    /// As store(address, value), naming the object the word belongs to.
+    template <class T>
+    void store(T* address, std::type_identity_t<T> value, object_extent object) {
+        check_word<T>(address);
+        const auto* base = static_cast<const std::byte*>(object.base);
+        [[maybe_unused]] const auto* word = reinterpret_cast<const std::byte*>(address);
+        assert(word >= base && word + 8 <= base + object.bytes && "the word is in its object");
+        const auto* stripe = reinterpret_cast<const std::byte*>(orecs_->stripe_of(address));
+        const std::byte* first = std::max(base, stripe);
+        const std::byte* end =
+            std::min(base + object.bytes, stripe + (std::size_t{1} << orecs_->shift()));
+        const std::size_t record = lock_for_write(orecs_->index_of(address), first,
+                                                  static_cast<std::uintptr_t>(end - first + 7) / 8);
         buffer(record, address, std::bit_cast<std::uint64_t>(value), &write_as<T>);
     }
 
@@ -379,8 +404,9 @@ class alignas(core::false_sharing_range) transaction {
     /// Locks entry `index` for this transaction (or finds that it already
     /// holds it) and returns the index of its lock record.
     /// `words` words from `address`, all in one stripe, are what we lock the
-    /// entry for (recorded for the classification of others' conflicts).
-    std::size_t lock_for_write(std::size_t index, const void* address, std::uintptr_t words = 1) {
+    /// entry for (recorded for the classification of others' conflicts; 0:
+    /// the word at `address`, its object unknown).
+    std::size_t lock_for_write(std::size_t index, const void* address, std::uintptr_t words = 0) {
         std::atomic<std::uint64_t>& lock = orecs_->lock(index);
         // acquire: as in load (memory under the lock is read from here on).
         std::uint64_t word = lock.load(std::memory_order_acquire);
@@ -416,9 +442,7 @@ class alignas(core::false_sharing_range) transaction {
             return;
         }
         lock_record& lock = locks_[record];
-        if (!orec_table::covers(lock.recorded, reinterpret_cast<std::uintptr_t>(address))) {
-            note_second_word(lock, address);
-        }
+        note_if_new_word(record, address);
         writes_.push_back({address, bits, write, lock.last_write});
         lock.last_write = writes_.size() - 1;
     }
@@ -434,12 +458,17 @@ class alignas(core::false_sharing_range) transaction {
             const std::size_t held = locks_.size();
             const std::size_t record = lock_for_write(
                 orecs_->index_of(word), word, static_cast<std::uintptr_t>(run_end - word) / 8);
-            lock_record& lock = locks_[record];
-            if (record < held &&
-                !orec_table::covers(lock.recorded, reinterpret_cast<std::uintptr_t>(word))) {
-                note_second_word(lock, word);  // already ours, for another word
-            }
+            if (record < held) note_if_new_word(record, word);
             word = run_end;
+        }
+    }
+
+    /// Lock record `record` was already ours: if it was taken for other words
+    /// than `address`, its recorded owner word is flagged.
+    void note_if_new_word(std::size_t record, const void* address) noexcept {
+        lock_record& lock = locks_[record];
+        if (!orec_table::covers(lock.recorded, reinterpret_cast<std::uintptr_t>(address))) {
+            note_second_word(lock, address);
         }
     }
 
