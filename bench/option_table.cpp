@@ -58,6 +58,15 @@ json stm_option_json(const bench_config& c) {
     return c.*Field;
 }
 
+/// A ranged option of the transactional structures' STM, in bits.
+template <std::uint32_t bench_config::*Field>
+constexpr option_spec stm_option(std::string_view name, std::string_view help, double minimum,
+                                 double maximum) {
+    option_spec spec = number(name, Field, help, minimum, maximum, "bits");
+    spec.json = stm_option_json<Field>;
+    return spec;
+}
+
 json buckets_json(const bench_config& c) {
     const combination* combo = find_combination(c.ds, c.reclaimer);
     if (combo == nullptr || !combo->has_buckets_option) return nullptr;
@@ -177,27 +186,16 @@ constexpr std::array table{
                 .unit = "buckets",
                 .derived_default = true,
                 .json = buckets_json},
-    option_spec{
-        .name = "ort-bits",
-        .field = &bench_config::ort_bits,
-        .help = "stm_list, stm_hash_set, stm_rbtree: the STM's ownership-record table has 2^N versioned locks "
-                "(TinySTM's default, 20)",
-        .ranged = true,
-        .minimum = 1,
-        .maximum = 30,
-        .unit = "bits",
-        .json = stm_option_json<&bench_config::ort_bits>},
-    option_spec{
-        .name = "ort-shift",
-        .field = &bench_config::ort_shift,
-        .help = "stm_list, stm_hash_set, stm_rbtree: addresses map to versioned locks by (address >> N) mod "
-                "2^ort-bits, so a stripe of 2^N bytes shares a lock (TinySTM's default, "
-                "5: 32 bytes)",
-        .ranged = true,
-        .minimum = 0,
-        .maximum = 12,
-        .unit = "bits",
-        .json = stm_option_json<&bench_config::ort_shift>},
+    stm_option<&bench_config::ort_bits>(
+        "ort-bits",
+        "transactional structures (stm_*): the STM's ownership-record table has 2^N versioned "
+        "locks (TinySTM's default, 20)",
+        1, 30),
+    stm_option<&bench_config::ort_shift>(
+        "ort-shift",
+        "transactional structures (stm_*): addresses map to versioned locks by (address >> N) "
+        "mod 2^ort-bits, so a stripe of 2^N bytes shares a lock (TinySTM's default, 5: 32 bytes)",
+        0, 12),
     tuning<&bench_config::bag_size, &smr::domain_config::bag_threshold>(
         "bag-size", "scan-based reclaimers: retire-list length that triggers a scan", 1, two_to(32),
         "nodes"),
