@@ -32,6 +32,13 @@ constexpr option_spec number(std::string_view name, option_field field, std::str
             .unit = unit};
 }
 
+/// `spec`, taken by `commands` (command_set bits) instead of the set
+/// benchmark alone.
+constexpr option_spec shared(option_spec spec, std::uint8_t commands) {
+    spec.commands = commands;
+    return spec;
+}
+
 /// Sets the smr::domain_config member reached by the path To... (one member,
 /// or a member of a member) to bench_config's From.
 template <auto From, auto... To>
@@ -50,9 +57,11 @@ constexpr option_spec tuning(std::string_view name, std::string_view help, doubl
     return spec;
 }
 
-/// A transactional structure's option: its value, or null for the others.
+/// A transactional structure's option: its value, or null for the others
+/// (layout maps its blocks to the same table).
 template <std::uint32_t bench_config::*Field>
 json stm_option_json(const bench_config& c) {
+    if (c.command == bench_command::layout) return c.*Field;
     const combination* combo = find_combination(c.ds, c.reclaimer);
     if (combo == nullptr || !combo->transactional) return nullptr;
     return c.*Field;
@@ -99,7 +108,21 @@ constexpr std::array table{
     option_spec{.name = "alloc",
                 .field = text_option{"glibc"},
                 .help = "allocator: glibc | jemalloc | tcmalloc | mimalloc | tbbmalloc",
-                .json = [](const bench_config& c) -> json { return to_string(c.alloc); }},
+                .json = [](const bench_config& c) -> json { return to_string(c.alloc); },
+                .commands = for_all},
+    shared(number("block-size", &bench_config::block_size,
+                  "threadtest, layout: bytes of every block allocated", 1, two_to(30), "bytes"),
+           for_threadtest | for_layout),
+    shared(number("objects", &bench_config::objects,
+                  "threadtest: 0, the paper's form (each thread allocates one block and frees it "
+                  "at once); N, Hoard's original form (rounds of N blocks allocated, then freed)",
+                  0, two_to(24), "blocks"),
+           for_threadtest),
+    shared(number("blocks", &bench_config::blocks,
+                  "layout: blocks each thread allocates and keeps (alone, then with a second "
+                  "thread taking turns)",
+                  2, two_to(22), "blocks"),
+           for_layout),
     number("pool-nodes", &bench_config::pool_nodes,
            "allocate nodes from a bounded pool of N blocks on top of --alloc, which can run out "
            "(Hart et al.; 0: no pool)",
@@ -113,7 +136,8 @@ constexpr std::array table{
                     if (c.pool_nodes == 0) return nullptr;
                     return smr::alloc::to_string(c.on_empty);
                 }},
-    number("threads", &bench_config::threads, "worker threads", 1, 4096, "threads"),
+    shared(number("threads", &bench_config::threads, "worker threads", 1, 4096, "threads"),
+           for_set | for_threadtest),
     number("key-range", &bench_config::key_range, "keys are uniform in [0, N)", 1, two_to(40),
            "keys"),
     number("insert", &bench_config::insert_pct, "percent inserts", 0, 100, "%"),
@@ -124,13 +148,17 @@ constexpr std::array table{
                         "of the key it inserted, so the size stays at the prefill (TinySTM's "
                         "integer-set benchmark, the allocator/STM paper's workload; --insert and "
                         "--erase must be equal, their sum the update percentage)"},
-    number("duration", &bench_config::duration_s, "measured seconds per trial (fractions allowed)",
-           0.001, 86400, "s"),
-    number("ops", &bench_config::ops_per_thread,
-           "run exactly N operations per thread instead of --duration (deterministic: for "
-           "callgrind)",
-           0, two_to(40), "operations"),
-    number("trials", &bench_config::trials, "trials (throughput: median)", 1, 1000, "trials"),
+    shared(number("duration", &bench_config::duration_s,
+                  "measured seconds per trial (fractions allowed)", 0.001, 86400, "s"),
+           for_set | for_threadtest),
+    shared(number("ops", &bench_config::ops_per_thread,
+                  "run exactly N operations per thread instead of --duration (threadtest: "
+                  "malloc/free pairs, or rounds with --objects; deterministic: for callgrind)",
+                  0, two_to(40), "operations"),
+           for_set | for_threadtest),
+    shared(
+        number("trials", &bench_config::trials, "trials (throughput: median)", 1, 1000, "trials"),
+        for_set | for_threadtest),
     option_spec{.name = "prefill",
                 .field = text_option{"auto"},
                 .help = "auto (steady-state size) | none | N keys",
@@ -141,7 +169,8 @@ constexpr std::array table{
     option_spec{.name = "pin",
                 .field = text_option{"none", "none compact scatter"},
                 .help = "thread placement: none | compact | scatter",
-                .json = [](const bench_config& c) -> json { return to_string(c.pin); }},
+                .json = [](const bench_config& c) -> json { return to_string(c.pin); },
+                .commands = for_set | for_threadtest},
     option_spec{.name = "stall",
                 .field = &bench_config::stall,
                 .help = "one extra thread stays inside an operation for the whole trial"},
@@ -153,7 +182,8 @@ constexpr std::array table{
     option_spec{.name = "json",
                 .field = &bench_config::json,
                 .help = "print exactly one JSON object on stdout",
-                .target = option_target::output},
+                .target = option_target::output,
+                .commands = for_all},
     option_spec{.name = "list",
                 .field = &bench_config::list,
                 .help = "list data structures, reclaimers, allocators and valid combinations",
@@ -161,7 +191,8 @@ constexpr std::array table{
     option_spec{.name = "quiet",
                 .field = &bench_config::quiet,
                 .help = "no progress lines on stderr",
-                .target = option_target::output},
+                .target = option_target::output,
+                .commands = for_all},
     option_spec{.name = "markdown",
                 .field = &bench_config::markdown,
                 .help = "with --list: print the reclaimer x data structure compatibility table "
@@ -186,11 +217,12 @@ constexpr std::array table{
                 .unit = "buckets",
                 .derived_default = true,
                 .json = buckets_json},
-    stm_option<&bench_config::ort_bits>(
-        "ort-bits",
-        "transactional structures (stm_*): the STM's ownership-record table has 2^N versioned "
-        "locks (TinySTM's default, 20)",
-        1, 30),
+    shared(stm_option<&bench_config::ort_bits>(
+               "ort-bits",
+               "transactional structures (stm_*), layout: the STM's ownership-record table has "
+               "2^N versioned locks (TinySTM's default, 20)",
+               1, 30),
+           for_set | for_layout),
     stm_option<&bench_config::ort_shift>(
         "ort-shift",
         "transactional structures (stm_*): addresses map to versioned locks by (address >> N) "
@@ -384,8 +416,10 @@ void add_member(CLI::App& app, const option_spec& spec, T& value) {
 
 std::span<const option_spec> option_table() { return table; }
 
-void add_table_options(CLI::App& app, bench_config& config, option_texts& texts) {
+void add_table_options(CLI::App& app, bench_config& config, option_texts& texts,
+                       bench_command command) {
     for (const option_spec& spec : table) {
+        if (!belongs_to(spec.commands, command)) continue;
         std::visit(
             [&]<class Field>(const Field& field) {
                 if constexpr (std::is_same_v<Field, text_option>) {
@@ -452,6 +486,12 @@ json options_description() {
             },
             spec.field);
         if (spec.derived_default) row["default"] = nullptr;
+        json commands = json::array();
+        for (auto command :
+             {bench_command::set, bench_command::threadtest, bench_command::layout}) {
+            if (belongs_to(spec.commands, command)) commands.push_back(to_string(command));
+        }
+        row["commands"] = std::move(commands);
         out.push_back(std::move(row));
     }
     return out;
@@ -460,7 +500,8 @@ json options_description() {
 json table_config_json(const bench_config& config) {
     json out = json::object();
     for (const option_spec& spec : table) {
-        if (spec.target == option_target::output) continue;
+        if (spec.target == option_target::output || !belongs_to(spec.commands, config.command))
+            continue;
         const std::string key = json_key(spec.name);
         if (spec.json != nullptr) {
             out[key] = spec.json(config);

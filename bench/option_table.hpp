@@ -30,6 +30,20 @@ enum class option_target : std::uint8_t {
     output,     ///< what smrbench prints; not part of the run (not in the JSON config)
 };
 
+/// The commands an option belongs to, as a bit set: the set benchmark's
+/// options are its own, a few (the allocator, threads, timing, output) are
+/// shared with threadtest and layout.
+enum command_set : std::uint8_t {
+    for_set = 1U << static_cast<unsigned>(bench_command::set),
+    for_threadtest = 1U << static_cast<unsigned>(bench_command::threadtest),
+    for_layout = 1U << static_cast<unsigned>(bench_command::layout),
+    for_all = for_set | for_threadtest | for_layout,
+};
+
+constexpr bool belongs_to(std::uint8_t commands, bench_command command) {
+    return (commands & (1U << static_cast<unsigned>(command))) != 0;
+}
+
 /// Text options keep their text until parse_command_line reads it (their
 /// row gives the JSON value).
 struct text_option {
@@ -64,6 +78,8 @@ struct option_spec {
     /// Target domain: copies the option's value into the reclaimer's
     /// configuration (bench_config::domain_config walks the table).
     void (*to_domain)(smr::domain_config&, const bench_config&) = nullptr;
+    /// The commands that take it (command_set bits).
+    std::uint8_t commands = for_set;
 };
 
 /// Every option, in --help order.
@@ -72,16 +88,19 @@ std::span<const option_spec> option_table();
 /// The text of every text option after parsing, by option name.
 using option_texts = std::map<std::string_view, std::string>;
 
-/// Adds every option of the table to `app`, writing into `config` (numbers,
+/// Adds every option of `command` to `app`, writing into `config` (numbers,
 /// flags, plain strings) and `texts` (text options, preset to their defaults).
-void add_table_options(CLI::App& app, bench_config& config, option_texts& texts);
+void add_table_options(CLI::App& app, bench_config& config, option_texts& texts,
+                       bench_command command);
 
-/// The JSON config: every option not of target output, by JSON key.
+/// The JSON config: every option of config.command not of target output, by
+/// JSON key.
 nlohmann::json table_config_json(const bench_config& config);
 
 /// smrbench --list --json's "options": every option's name, flag, JSON key,
 /// type (int, float, bool, str), default (null when derived from others),
-/// range (null when unchecked), unit, target and help.
+/// range (null when unchecked), unit, target, help and the commands that take
+/// it ("set", "threadtest", "layout").
 nlohmann::json options_description();
 
 }  // namespace smrbench

@@ -84,11 +84,17 @@ void parse_prefill(const std::string& text, bench_config& config) {
 /// A prefill whose nodes alone (a lower bound: malloc chunks of the nodes,
 /// nothing else) need more than the memory available now would grow for
 /// minutes and then fail.
-void check_prefill_fits(const bench_config& config, const combination& combo) {
+/// Bytes of memory available now; 0 when unknown.
+double available_memory() {
     const long pages = sysconf(_SC_AVPHYS_PAGES);
     const long page_size = sysconf(_SC_PAGE_SIZE);
-    if (pages <= 0 || page_size <= 0) return;  // unknown: nothing to compare with
-    const auto memory = static_cast<double>(pages) * static_cast<double>(page_size);
+    if (pages <= 0 || page_size <= 0) return 0;
+    return static_cast<double>(pages) * static_cast<double>(page_size);
+}
+
+void check_prefill_fits(const bench_config& config, const combination& combo) {
+    const double memory = available_memory();
+    if (memory == 0) return;  // unknown: nothing to compare with
     const std::int64_t keys =
         config.prefill == prefill_mode::count ? config.prefill_count : config.prefill_target();
     const double needed = static_cast<double>(keys) * static_cast<double>(combo.bytes_per_key);
@@ -100,6 +106,15 @@ void check_prefill_fits(const bench_config& config, const combination& combo) {
                   static_cast<long long>(config.key_range), static_cast<long long>(keys),
                   needed / (1 << 30), std::string(combo.ds).c_str(), memory / (1 << 30));
     throw bad_input(line);
+}
+
+allocator_kind allocator_from_text(const std::string& alloc) {
+    const auto kind = parse_allocator(alloc);
+    if (!kind) {
+        throw bad_input("--alloc: unknown allocator '" + alloc +
+                        "' (known: " + join(allocator_names()) + ")");
+    }
+    return *kind;
 }
 
 void check_names(const bench_config& config, const std::string& free, const std::string& alloc,
@@ -156,12 +171,7 @@ void check_names(const bench_config& config, const std::string& free, const std:
     }
     // --free, --pin and --on-empty: the option table's choices were checked on parsing.
     out.free = smr::parse_free_mode(free).value();
-    const auto kind = parse_allocator(alloc);
-    if (!kind) {
-        throw bad_input("--alloc: unknown allocator '" + alloc +
-                        "' (known: " + join(allocator_names()) + ")");
-    }
-    out.alloc = *kind;
+    out.alloc = allocator_from_text(alloc);
     out.pin = parse_pin_policy(pin).value();
 }
 
@@ -191,6 +201,47 @@ void check_pool(bool on_empty_given, const std::string& on_empty, bench_config& 
                         " applies only with a pool: give --pool-nodes N (N > 0)");
     }
     config.on_empty = smr::alloc::parse_on_empty(on_empty).value();
+}
+
+/// threadtest and layout: the blocks held at once must fit in memory.
+void check_blocks_fit(const bench_config& config) {
+    const double blocks =
+        config.command == bench_command::layout
+            ? 2.0 * static_cast<double>(config.blocks)
+            : static_cast<double>(std::max<std::uint64_t>(config.objects, 1)) * config.threads;
+    const double needed = blocks * static_cast<double>(config.block_size);
+    const double memory = available_memory();
+    if (memory == 0 || needed <= memory) return;
+    char line[256];
+    std::snprintf(line, sizeof line,
+                  "%s: %.0f blocks of %llu bytes held at once need %.1f GiB, more than the %.1f "
+                  "GiB of memory available",
+                  std::string(to_string(config.command)).c_str(), blocks,
+                  static_cast<unsigned long long>(config.block_size), needed / (1 << 30),
+                  memory / (1 << 30));
+    throw bad_input(line);
+}
+
+/// A subcommand's options come after its name: one given before it is the
+/// set benchmark's, even when the subcommand has an option of that name.
+void check_no_set_options(const CLI::App& app, bench_command command) {
+    for (const CLI::Option* option : app.get_options()) {
+        if (option->count() == 0) continue;
+        throw bad_input(option->get_name() + " before '" + std::string(to_string(command)) +
+                        "' is an option of the set benchmark; give " +
+                        std::string(to_string(command)) + "'s options after its name (smrbench " +
+                        std::string(to_string(command)) + " --help)");
+    }
+}
+
+void check_allocator_available(allocator_kind kind);
+
+/// threadtest and layout: their own options are the table's, range-checked.
+void parse_allocator_command(bench_config& c, const option_texts& texts) {
+    c.alloc = allocator_from_text(texts.at("alloc"));
+    c.pin = parse_pin_policy(texts.at("pin")).value();
+    check_allocator_available(c.alloc);
+    check_blocks_fit(c);
 }
 
 void check_allocator_available(allocator_kind kind) {
@@ -236,6 +287,18 @@ smr::domain_config bench_config::domain_config() const {
     return d;
 }
 
+std::string_view to_string(bench_command command) {
+    switch (command) {
+        case bench_command::set:
+            return "set";
+        case bench_command::threadtest:
+            return "threadtest";
+        case bench_command::layout:
+            return "layout";
+    }
+    return "set";
+}
+
 std::string to_string(prefill_mode mode, std::int64_t count) {
     switch (mode) {
         case prefill_mode::automatic:
@@ -260,10 +323,27 @@ parse_outcome parse_command_line(int argc, char** argv) {
     app.option_defaults()->always_capture_default();
     // The VERSION file's, through CMake (bench/CMakeLists.txt).
     app.set_version_flag("--version", "smrbench " SMRLAB_VERSION);
-    add_table_options(app, c, texts);
+    add_table_options(app, c, texts, bench_command::set);
+    CLI::App* threadtest = app.add_subcommand(
+        "threadtest",
+        "Hoard's allocator microbenchmark: every thread allocates blocks of --block-size bytes "
+        "and frees them, as fast as it can; reports malloc/free pairs per second");
+    add_table_options(*threadtest, c, texts, bench_command::threadtest);
+    CLI::App* layout = app.add_subcommand(
+        "layout",
+        "where the allocator places consecutive blocks of --block-size bytes, for one thread and "
+        "for two taking turns, and which of them share an STM versioned lock");
+    add_table_options(*layout, c, texts, bench_command::layout);
+    app.require_subcommand(0, 1);
 
     try {
         app.parse(argc, argv);
+        if (threadtest->parsed() || layout->parsed()) {
+            c.command = threadtest->parsed() ? bench_command::threadtest : bench_command::layout;
+            check_no_set_options(app, c.command);
+            parse_allocator_command(c, texts);
+            return outcome;
+        }
         if (c.markdown && !c.list) throw bad_input("--markdown: only with --list");
         if (c.list) return outcome;
         if (c.stall_hold) c.stall = true;

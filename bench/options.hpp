@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "allocator.hpp"
@@ -18,7 +19,14 @@ namespace smrbench {
 
 enum class prefill_mode { automatic, none, count };
 
+/// What smrbench runs: the set benchmark (no subcommand), Hoard's allocator
+/// microbenchmark, or the address-layout measurement.
+enum class bench_command : std::uint8_t { set, threadtest, layout };
+
+std::string_view to_string(bench_command command);
+
 struct bench_config {
+    bench_command command = bench_command::set;
     std::string ds = "dgt_bst";
     std::string reclaimer = "debra";
     smr::free_mode free = smr::free_mode::batch;
@@ -50,6 +58,11 @@ struct bench_config {
     // versioned locks, 2^ort_shift-byte stripes (TinySTM's defaults).
     std::uint32_t ort_bits = 20;
     std::uint32_t ort_shift = 5;
+
+    // threadtest and layout (bench/threadtest.hpp, bench/layout.hpp).
+    std::uint64_t block_size = 64;  // bytes per malloc
+    std::uint64_t objects = 0;      // threadtest: 0, the paper's form; N, Hoard's rounds of N
+    std::uint64_t blocks = 4096;    // layout: blocks each thread allocates and keeps
 
     // Hart et al.'s bounded pool, on top of the --alloc allocator (0: no pool).
     std::uint64_t pool_nodes = 0;

@@ -17,57 +17,11 @@
 #include <string>
 #include <vector>
 
+#include "smrbench_process.hpp"
+
 namespace {
 
-namespace fs = std::filesystem;
-
-struct run_result {
-    int exit_code = -1;
-    std::string out;
-    std::string err;
-    double seconds = 0;  ///< wall time of the whole run
-};
-
-std::string slurp(const fs::path& path) {
-    std::ifstream in(path);
-    std::stringstream buffer;
-    buffer << in.rdbuf();
-    return buffer.str();
-}
-
-/// Runs smrbench with `args` (a shell-quoted string), capturing both streams.
-run_result smrbench(const std::string& args) {
-    const fs::path dir = fs::temp_directory_path();
-    const std::string tag = std::to_string(::getpid()) + "-" + std::to_string(std::rand());
-    const fs::path out = dir / ("smrbench-out-" + tag), err = dir / ("smrbench-err-" + tag);
-    const std::string command = std::string(SMRBENCH_PATH) + " " + args + " >" + out.string() +
-                                " 2>" + err.string() + " </dev/null";
-    const auto start = std::chrono::steady_clock::now();
-    const int status = std::system(command.c_str());
-    run_result result;
-    result.seconds =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-    result.out = slurp(out);
-    result.err = slurp(err);
-    fs::remove(out);
-    fs::remove(err);
-    return result;
-}
-
-int count_lines(const std::string& text) {
-    int lines = 0;
-    for (char c : text) lines += c == '\n';
-    return lines;
-}
-
-bool sanitizer_build() {
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-    return true;
-#else
-    return false;
-#endif
-}
+using namespace smrbench_test;
 
 const char* const quick = "--threads 2 --key-range 256 --duration 0.05 --quiet";
 
@@ -546,9 +500,14 @@ TEST(Cli, EveryNumberOptionRefusesEveryBadValue) {
     for (const auto& option : list["options"]) {
         if (option["type"] != "int" && option["type"] != "float") continue;
         const std::string flag = option["flag"];
+        // An option of threadtest or layout alone is given to its command.
+        const auto& commands = option["commands"];
+        const bool of_set = std::find(commands.begin(), commands.end(), "set") != commands.end();
+        const std::string rest =
+            of_set ? " --ops 1 --quiet --json --timeline " + timeline.string() : " --quiet --json";
+        const std::string command = of_set ? "" : commands[0].get<std::string>() + " ";
         for (const std::string& value : bad_values(option)) {
-            const std::string args =
-                flag + " '" + value + "' --ops 1 --quiet --json --timeline " + timeline.string();
+            const std::string args = command + flag + " '" + value + "'" + rest;
             const run_result r = smrbench(args);
             EXPECT_EQ(r.exit_code, 2) << args << "\n" << r.err;
             EXPECT_EQ(count_lines(r.err), 1) << args << "\n" << r.err;

@@ -253,8 +253,13 @@ def test_options_come_from_the_description() -> None:
     from smrlab.options import OPTIONS, load_description
 
     options = load_description()["options"]
-    described = {row["key"]: row for row in options if row["target"] != "output"}
+    described = {
+        row["key"]: row
+        for row in options
+        if row["target"] != "output" and "set" in row["commands"]
+    }
     assert set(described) <= set(OPTIONS)
+    assert "block_size" not in OPTIONS, "threadtest's option among the set benchmark's"
     for key, row in described.items():
         assert (OPTIONS[key].minimum, OPTIONS[key].maximum) == (row["minimum"], row["maximum"])
     assert OPTIONS["free"].choices == ("batch", "amortized")

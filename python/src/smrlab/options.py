@@ -71,12 +71,15 @@ _SMRLAB_OPTIONS = [
 ]
 
 
-def options_from_description(description: list[dict[str, Any]]) -> dict[str, Option]:
-    """smrlab's options: every option smrbench describes that configures a run (not the ones
-    of target output, which decide what smrbench prints), then smrlab's own."""
+def options_from_description(
+    description: list[dict[str, Any]], command: str = "set"
+) -> dict[str, Option]:
+    """smrlab's options for one smrbench command ("set", the set benchmark; "threadtest";
+    "layout"): every option smrbench describes for it that configures a run (not the ones of
+    target output, which decide what smrbench prints), then smrlab's own."""
     options: dict[str, Option] = {}
     for row in description:
-        if row["target"] == "output":
+        if row["target"] == "output" or command not in row.get("commands", ["set"]):
             continue
         key = row["key"]
         options[key] = Option(

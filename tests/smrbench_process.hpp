@@ -1,0 +1,67 @@
+// Runs the smrbench binary as a user does (a shell command line, both
+// streams captured): shared by the tests of its commands.
+#pragma once
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+namespace smrbench_test {
+
+namespace fs = std::filesystem;
+
+struct run_result {
+    int exit_code = -1;
+    std::string out;
+    std::string err;
+    double seconds = 0;  ///< wall time of the whole run
+};
+
+inline std::string slurp(const fs::path& path) {
+    std::ifstream in(path);
+    std::stringstream buffer;
+    buffer << in.rdbuf();
+    return buffer.str();
+}
+
+/// Runs smrbench with `args` (a shell-quoted string), capturing both streams.
+inline run_result smrbench(const std::string& args) {
+    const fs::path dir = fs::temp_directory_path();
+    const std::string tag = std::to_string(::getpid()) + "-" + std::to_string(std::rand());
+    const fs::path out = dir / ("smrbench-out-" + tag), err = dir / ("smrbench-err-" + tag);
+    const std::string command = std::string(SMRBENCH_PATH) + " " + args + " >" + out.string() +
+                                " 2>" + err.string() + " </dev/null";
+    const auto start = std::chrono::steady_clock::now();
+    const int status = std::system(command.c_str());
+    run_result result;
+    result.seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    result.out = slurp(out);
+    result.err = slurp(err);
+    fs::remove(out);
+    fs::remove(err);
+    return result;
+}
+
+inline int count_lines(const std::string& text) {
+    int lines = 0;
+    for (char c : text) lines += c == '\n';
+    return lines;
+}
+
+inline bool sanitizer_build() {
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+    return true;
+#else
+    return false;
+#endif
+}
+
+}  // namespace smrbench_test
