@@ -254,9 +254,7 @@ def test_options_come_from_the_description() -> None:
 
     options = load_description()["options"]
     described = {
-        row["key"]: row
-        for row in options
-        if row["target"] != "output" and "set" in row["commands"]
+        row["key"]: row for row in options if row["target"] != "output" and "set" in row["commands"]
     }
     assert set(described) <= set(OPTIONS)
     assert "block_size" not in OPTIONS, "threadtest's option among the set benchmark's"
