@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -336,3 +337,32 @@ def test_docs_list_every_option_with_its_default() -> None:
         expected = "off" if default is False or default == "" else str(default).removesuffix(".0")
         shown = documented[flag].split(" (")[0].strip("`")
         assert shown == expected, f"docs/smrbench.md gives {flag} the default {shown!r}"
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        ('benchmark = "malloc"', "benchmark: expected one of set, threadtest, layout"),
+        ('benchmark = "threadtest"\n[fixed]\nds = "lazylist"', "an option of the set benchmark"),
+        ('benchmark = "threadtest"\n[fixed]\nblocks = 8', "unknown option 'blocks'"),
+        ('benchmark = "layout"\n[fixed]\nthreads = 2', "an option of the set benchmark"),
+        ('benchmark = "threadtest"\n[fixed]\nblock_size = 0', "[fixed] block_size"),
+        ('benchmark = "threadtest"\n[fixed]\nworkload = "50/50"', "unknown option 'workload'"),
+        ("[fixed]\nblock_size = 16", "unknown option 'block_size'"),
+    ],
+)
+def test_each_benchmark_takes_only_its_own_options(body: str, message: str) -> None:
+    source = f'[experiment]\nname = "e"\n{body}\n'
+    with pytest.raises(UsageError, match=re.escape(message)):
+        parse_experiment(source)
+
+
+def test_a_threadtest_grid_expands_to_threadtest_jobs() -> None:
+    source = (
+        '[experiment]\nname = "e"\nbenchmark = "threadtest"\n'
+        "[grid]\nblock_size = [16, 64]\nalloc = ['glibc', 'jemalloc']\n[fixed]\ntrials = 3\n"
+    )
+    experiment = parse_experiment(source)
+    assert experiment.benchmark == "threadtest"
+    planned = jobs(experiment, expand(experiment, cpus=2))
+    assert len(planned) == 12 and {job.benchmark for job in planned} == {"threadtest"}

@@ -450,3 +450,75 @@ def test_a_grid_is_checked_against_the_binarys_own_description(
     with pytest.raises(UsageError, match="has no --key-range option yet"):
         make_plan(experiment, _described_as(Smrbench(fake_smrbench), no_key_range))
     assert make_plan(experiment, _described_as(Smrbench(fake_smrbench), lambda rows: None)).jobs
+
+
+THREADTEST = """
+[experiment]
+name = "allocators"
+description = "threadtest over block sizes"
+benchmark = "threadtest"
+[grid]
+block_size = [16, 4096]
+[fixed]
+alloc = "glibc"
+threads = 2
+ops = 2000
+trials = 2
+"""
+
+LAYOUT = """
+[experiment]
+name = "layout"
+benchmark = "layout"
+[grid]
+block_size = [16, 48]
+[fixed]
+blocks = 256
+"""
+
+
+def test_threadtest_and_layout_run_store_and_resume(tmp_path: Path, smrbench: Path, capsys) -> None:
+    db = tmp_path / "r.db"
+    for text, name in ((THREADTEST, "t.toml"), (LAYOUT, "l.toml")):
+        path = write(tmp_path, text, name)
+        assert main(["run", str(path), "--db", str(db), "--smrbench", str(smrbench)]) == 0
+    assert "0 failed" in capsys.readouterr().err
+    threadtest = rows(db, "SELECT * FROM runs WHERE experiment = 'allocators'")
+    assert len(threadtest) == 4
+    for row in threadtest:
+        assert row["benchmark"] == "threadtest" and row["ds"] is None
+        assert row["block_size"] in (16, 4096) and row["objects"] == 0
+        assert row["throughput"] > 0 and row["validated"] == 1
+        command = json.loads(row["command"])
+        assert command[1] == "threadtest" and "--seed" not in command
+        assert json.loads(row["result_json"])["trials"][0]["pairs"] == 2 * 2000
+    layout = rows(db, "SELECT * FROM runs WHERE experiment = 'layout'")
+    assert sorted(row["block_size"] for row in layout) == [16, 48]
+    for row in layout:
+        assert row["benchmark"] == "layout" and row["throughput"] is None
+        assert json.loads(row["command"])[1:2] == ["layout"]
+    # Stored results are found again: nothing runs twice.
+    path = write(tmp_path, THREADTEST, "t.toml")
+    assert main(["run", str(path), "--db", str(db), "--smrbench", str(smrbench)]) == 0
+    assert "4 of 4 trials already stored; running 0" in capsys.readouterr().err
+    # Figure 3's form and the layout's, from what was stored.
+    from smrlab.plots import build_plots
+
+    with Store(db) as store:
+        (figure,), _ = build_plots(store, "allocators")
+        assert (figure.name, figure.kind) == ("threadtest-t2-o0", "threadtest")
+        (line,) = figure.figure.axes[0].get_lines()[:1]
+        assert list(line.get_xdata()) == [16, 4096]
+        for size, y in zip((16, 4096), line.get_ydata(), strict=True):
+            stored = sorted(r["throughput"] for r in threadtest if r["block_size"] == size)
+            assert y == pytest.approx(sum(stored) / 2 / 1e6)  # the median of two trials
+        names = [plot.name for plot in build_plots(store, "layout")[0]]
+        assert names == ["layout-16B", "layout-48B"]
+    # The report shows each command's numbers in its own table.
+    from smrlab.report import write_report
+
+    with Store(db) as store:
+        page, _ = write_report(store, tmp_path / "report")
+    text = page.read_text()
+    assert "malloc/free pairs per second (median over trials)" in text
+    assert "Address layout" in text and "collisions % shift 5" in text

@@ -147,7 +147,8 @@ def test_a_schema_2_store_gains_harts_measures_from_its_stored_json(tmp_path: Pa
     with Store(path) as store:  # today's store, taken back to schema 2
         store.add_run("e", K1, 0, fake_result(threads=4, throughput=2e6), [])
     old = sqlite3.connect(path)
-    for column in ("exec_time_per_op_ns", "cpu_time_per_op_ns", "cpus"):
+    schema_3 = ("exec_time_per_op_ns", "cpu_time_per_op_ns", "cpus")
+    for column in (*schema_3, "benchmark", "block_size", "objects"):  # and schema 4's
         old.execute(f"ALTER TABLE runs DROP COLUMN {column}")
     old.execute("PRAGMA user_version=2")
     old.commit()
@@ -160,6 +161,32 @@ def test_a_schema_2_store_gains_harts_measures_from_its_stored_json(tmp_path: Pa
         assert run["cpus"] is None  # not recorded before schema 3
         store.add_run("e", K2, 1, fake_result(threads=2, throughput=1e6), [])
         assert store.runs("e")[1]["cpus"] == 4
+    assert sqlite3.connect(path).execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
+
+
+def test_a_schema_3_store_labels_its_runs_as_the_set_benchmark(tmp_path: Path) -> None:
+    path = tmp_path / "old.db"
+    with Store(path) as store:  # today's store, taken back to schema 3
+        store.add_run("e", K1, 0, fake_result(throughput=2e6), [])
+    old = sqlite3.connect(path)
+    for column in ("benchmark", "block_size", "objects"):
+        old.execute(f"ALTER TABLE runs DROP COLUMN {column}")
+    old.execute("PRAGMA user_version=3")
+    old.commit()
+    old.close()
+    with Store(path) as store:
+        run = store.runs("e")[0]
+        assert (run["benchmark"], run["block_size"], run["throughput"]) == ("set", None, 2e6)
+        threadtest = {
+            "benchmark": "threadtest",
+            "config": {"alloc": "glibc", "threads": 2, "block_size": 16, "objects": 0},
+            "throughput_ops_per_s": 5e7,
+            "validated": True,
+        }
+        assert store.add_run("t", K1, 0, threadtest, [])
+        run = store.runs("t")[0]
+        assert (run["benchmark"], run["block_size"], run["objects"]) == ("threadtest", 16, 0)
+        assert run["ds"] is None
     assert sqlite3.connect(path).execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
 
 

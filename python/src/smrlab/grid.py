@@ -25,8 +25,9 @@ from typing import Any
 
 from smrlab.errors import UsageError
 from smrlab.options import (
+    BENCHMARKS,
     DEFAULT_SEED,
-    OPTIONS,
+    OPTIONS_BY_BENCHMARK,
     Option,
     not_a_finite_number,
     not_an_integer,
@@ -40,7 +41,7 @@ Options = dict[str, Value]
 
 _TABLES = ("experiment", "grid", "fixed", "sizes")
 QUICK = "quick"  # the size the [grid] and [fixed] tables describe
-_EXPERIMENT_KEYS = ("name", "description", "skip_unavailable")
+_EXPERIMENT_KEYS = ("name", "description", "skip_unavailable", "benchmark")
 _NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 _RELATIVE_THREADS_RE = re.compile(r"^\s*(\d+(?:\.\d+)?|\.\d+)\s*x\s*$")
 _WORKLOAD_RE = re.compile(r"^\s*(\d+)\s*/\s*(\d+)\s*$")
@@ -72,6 +73,7 @@ class Experiment:
     skip_unavailable: bool = False
     size: str = QUICK
     sizes: tuple[str, ...] = (QUICK,)
+    benchmark: str = "set"  # the smrbench command: set, threadtest or layout
 
 
 @dataclass(frozen=True)
@@ -83,6 +85,7 @@ class Job:
     trial: int
     trials: int
     label: str = field(compare=False, default="")
+    benchmark: str = "set"
 
     @property
     def key(self) -> str:
@@ -194,10 +197,14 @@ def _parse_experiment(source: str, path: Path, size: str) -> Experiment:
     skip_unavailable = header.get("skip_unavailable", False)
     if not isinstance(skip_unavailable, bool):
         raise fail("[experiment] skip_unavailable must be true or false")
+    benchmark = header.get("benchmark", "set")
+    if benchmark not in BENCHMARKS:
+        raise fail(f"[experiment] benchmark: {not_one_of(benchmark, BENCHMARKS)}")
+    options_of = OPTIONS_BY_BENCHMARK[benchmark]
 
     grid: dict[str, list[Value]] = {}
     for key, raw in document.get("grid", {}).items():
-        option = _option(key, "grid", fail)
+        option = _option(key, "grid", fail, options_of, benchmark)
         values = raw if isinstance(raw, list) else [raw]
         if not values:
             raise fail(f"[grid] {key} is an empty list")
@@ -205,7 +212,7 @@ def _parse_experiment(source: str, path: Path, size: str) -> Experiment:
 
     fixed: Options = {}
     for key, value in document.get("fixed", {}).items():
-        option = _option(key, "fixed", fail)
+        option = _option(key, "fixed", fail, options_of, benchmark)
         if isinstance(value, list):
             raise fail(f"[fixed] {key} is a list; options that vary belong in [grid]")
         if key in grid:
@@ -232,7 +239,10 @@ def _parse_experiment(source: str, path: Path, size: str) -> Experiment:
         skip_unavailable=skip_unavailable,
         size=size,
         sizes=sizes,
+        benchmark=benchmark,
     )
+    if benchmark != "set":
+        return experiment
     for options in expand(experiment, cpus=1):  # percentages are checked once, up front
         _check_percentages(options, fail)
     return experiment
@@ -276,6 +286,7 @@ def jobs(experiment: Experiment, configurations: list[Options]) -> list[Job]:
             trial,
             experiment.trials,
             label=describe(options, varying, trial, experiment.trials),
+            benchmark=experiment.benchmark,
         )
         for trial in range(experiment.trials)
         for options in configurations
@@ -337,10 +348,12 @@ def _check_percentages(options: Options, fail: Any) -> None:
         raise fail(f"insert {insert} + erase {erase} is over 100 percent")
 
 
-def _option(key: str, table: str, fail: Any) -> Option:
-    option = OPTIONS.get(key)
+def _option(key: str, table: str, fail: Any, options: dict[str, Option], benchmark: str) -> Option:
+    option = options.get(key)
     if option is None:
-        hint = _suggest(key.replace("-", "_"), list(OPTIONS))
+        hint = _suggest(key.replace("-", "_"), list(options))
+        if benchmark != "set" and key in OPTIONS_BY_BENCHMARK["set"]:
+            hint = f" (an option of the set benchmark; {benchmark} takes {', '.join(options)})"
         raise fail(f"unknown option '{key}' in [{table}]{hint}")
     return option
 

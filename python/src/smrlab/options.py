@@ -91,8 +91,9 @@ def options_from_description(
             maximum=row["maximum"],
             passed=key not in _NOT_PASSED,
         )
-    for option in _SMRLAB_OPTIONS:
-        options[option.key] = option
+    if command == "set":
+        for option in _SMRLAB_OPTIONS:
+            options[option.key] = option
     return options
 
 
@@ -101,7 +102,15 @@ def load_description(path: Path = DESCRIPTION_PATH) -> dict[str, list[dict[str, 
     return json.loads(path.read_text(encoding="utf-8"))
 
 
-OPTIONS: dict[str, Option] = options_from_description(load_description()["options"])
+# smrbench's commands: the set benchmark (no subcommand), threadtest and layout. An experiment
+# file names its command in [experiment] benchmark; each command takes its own options.
+BENCHMARKS = ("set", "threadtest", "layout")
+OPTIONS_BY_BENCHMARK: dict[str, dict[str, Option]] = {
+    benchmark: options_from_description(load_description()["options"], benchmark)
+    for benchmark in BENCHMARKS
+}
+# The set benchmark's, which most of smrlab reads.
+OPTIONS: dict[str, Option] = OPTIONS_BY_BENCHMARK["set"]
 
 # Options whose value is a name smrbench --list knows, and the --list --json field holding them.
 NAMED_OPTIONS = {

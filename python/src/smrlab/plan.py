@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 from smrlab.errors import UsageError
 from smrlab.grid import Experiment, Job, Options, check_value, expand, jobs
-from smrlab.options import NAMED_OPTIONS, OPTIONS
+from smrlab.options import NAMED_OPTIONS, OPTIONS_BY_BENCHMARK
 from smrlab.smrbench import Smrbench
 
 
@@ -44,11 +44,13 @@ def _check_against(
     experiment: Experiment, configurations: list[Options], bench: Smrbench, notes: list[str]
 ) -> list[Options]:
     used = {key for options in configurations for key in options}
+    benchmark = experiment.benchmark
     for key in sorted(used):
-        option = OPTIONS[key]
-        if option.passed and not bench.has_option(key):
+        option = OPTIONS_BY_BENCHMARK[benchmark][key]
+        if option.passed and not bench.has_option(key, benchmark):
+            where = "" if benchmark == "set" else f" {benchmark}"
             raise UsageError(
-                f"experiment {experiment.name} sets {key}, but smrbench at "
+                f"experiment {experiment.name} sets {key}, but smrbench{where} at "
                 f"{bench.path} has no {option.flag} option yet"
             )
 
@@ -79,7 +81,11 @@ def _check_against(
             continue
         ds = str(options.get("ds", "dgt_bst"))
         reclaimer = str(options.get("reclaimer", "debra"))
-        if not options.get("allow_unsafe") and not bench.valid_combination(ds, reclaimer):
+        if (
+            benchmark == "set"
+            and not options.get("allow_unsafe")
+            and not bench.valid_combination(ds, reclaimer)
+        ):
             invalid.add((ds, reclaimer))
             continue
         kept.append(options)
@@ -94,7 +100,7 @@ def _check_values_against(
 ) -> None:
     """Checks every value once more against the binary's own description of its options, which
     differs from smrlab's snapshot when the binary is not the checkout's own build."""
-    described = bench.options
+    described = bench.options_for(experiment.benchmark)
     if described is None:
         return
     checked: set[tuple[str, str]] = set()

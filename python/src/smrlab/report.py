@@ -232,6 +232,80 @@ def _summary_table(runs: list[dict[str, Any]]) -> str:
     )
 
 
+def _table(headers: tuple[str, ...], rows: list[list[str]]) -> str:
+    head = "".join(f"<th>{html.escape(h)}</th>" for h in headers)
+    body = "".join(f"<tr>{''.join(cells)}</tr>" for cells in rows)
+    return (
+        f'<div class="table-wrap"><table class="sortable"><thead><tr>{head}</tr></thead>'
+        f"<tbody>{body}</tbody></table></div>"
+    )
+
+
+def _threadtest_table(runs: list[dict[str, Any]]) -> str:
+    """threadtest: median malloc/free pairs per second per allocator × block size × form."""
+    groups: dict[tuple, list[float]] = defaultdict(list)
+    for run in runs:
+        config = run["result"]["config"]
+        key = (run["alloc"], run["block_size"], config["threads"], config["objects"])
+        groups[key].append(run["throughput"] / 1e6)
+    headers = (
+        "alloc",
+        "block bytes",
+        "threads",
+        "objects",
+        "trials",
+        "median M pairs/s",
+        "min",
+        "max",
+    )
+    rows = [
+        [
+            *(_cell(value) for value in key),
+            _cell(len(values)),
+            _cell(float(np.median(values))),
+            _cell(min(values)),
+            _cell(max(values)),
+        ]
+        for key, values in sorted(groups.items())
+    ]
+    return _table(headers, rows)
+
+
+def _layout_table(runs: list[dict[str, Any]]) -> str:
+    """layout: distances and lock sharing per allocator × block size (the latest run)."""
+    latest = {(run["alloc"], run["block_size"]): run["result"] for run in runs}
+    headers = (
+        "alloc",
+        "block bytes",
+        "apart (one thread)",
+        "sharing % shift 4",
+        "sharing % shift 5",
+        "apart (two threads)",
+        "collisions % shift 4",
+        "collisions % shift 5",
+        "random (shift 5)",
+    )
+    rows = []
+    for (alloc, size), result in sorted(latest.items()):
+        alone, two = result["one_thread"], result["two_threads"]
+        sharing = {row["shift"]: row["sharing_pct"] for row in alone["shared_lock"]}
+        cross = {row["shift"]: row for row in two["cross_thread"]}
+        rows.append(
+            [
+                _cell(alloc),
+                _cell(size),
+                _cell(alone["distance"]["mode_bytes"]),
+                _cell(sharing[4], _number(sharing[4], 1)),
+                _cell(sharing[5], _number(sharing[5], 1)),
+                _cell(two["distance"]["mode_bytes"]),
+                _cell(cross[4]["collisions_pct"], _number(cross[4]["collisions_pct"], 1)),
+                _cell(cross[5]["collisions_pct"], _number(cross[5]["collisions_pct"], 1)),
+                _cell(cross[5]["random_expectation"], _number(cross[5]["random_expectation"], 1)),
+            ]
+        )
+    return _table(headers, rows)
+
+
 def _hart_table(runs: list[dict[str, Any]]) -> str:
     """Hart's measure per series and swept value: the numbers behind the Hart-form figures,
     with the spread ((max - min) / median) that says whether a difference is noise."""
@@ -336,6 +410,20 @@ def _timeline_section(index: int, path: Path) -> tuple[str, str, list[str]]:
     return section, script, [f"timeline {path}: {n}" for n in notes]
 
 
+def _tables(runs: list[dict[str, Any]]) -> str:
+    """The numbers behind an experiment's figures, in the form of its smrbench command."""
+    benchmark = runs[0]["benchmark"] if runs else "set"
+    if benchmark == "threadtest":
+        return (
+            f"<h3>malloc/free pairs per second (median over trials)</h3>{_threadtest_table(runs)}"
+        )
+    if benchmark == "layout":
+        return f"<h3>Address layout</h3>{_layout_table(runs)}"
+    return f"""<h3>Configurations (median over trials)</h3>
+{_summary_table(runs)}
+<details><summary>All {len(runs)} runs</summary>{_runs_table(runs)}</details>"""
+
+
 def write_report(
     store: Store, out: Path, timelines: list[Path] | None = None, experiment: str | None = None
 ) -> tuple[Path, list[str]]:
@@ -392,9 +480,7 @@ def write_report(
 <div class="figures">{figures}</div>
 {skipped}
 {_hart_table(runs) if hart.applies(name) else ""}
-<h3>Configurations (median over trials)</h3>
-{_summary_table(runs)}
-<details><summary>All {len(runs)} runs</summary>{_runs_table(runs)}</details>
+{_tables(runs)}
 {failed_html}
 """)
     timelines = list(timelines or [])

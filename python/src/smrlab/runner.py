@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from smrlab.grid import Job
-from smrlab.options import DEFAULT_DURATION_S, OPTIONS
+from smrlab.options import DEFAULT_DURATION_S, OPTIONS_BY_BENCHMARK
 from smrlab.progress import Progress, format_throughput
 from smrlab.smrbench import command
 from smrlab.store import Failure, Store
@@ -38,8 +38,9 @@ def job_files(job: Job, directory: Path) -> dict[str, Path]:
 
     Named by a hash of the config key, so they are stable across re-runs and unique per job.
     """
+    described = OPTIONS_BY_BENCHMARK[job.benchmark]
     wanted = [
-        key for key, value in job.options.items() if OPTIONS[key].kind == "path_flag" and value
+        key for key, value in job.options.items() if described[key].kind == "path_flag" and value
     ]
     if not wanted:
         return {}
@@ -49,7 +50,7 @@ def job_files(job: Job, directory: Path) -> dict[str, Path]:
 
 def job_command(job: Job, binary: Path, files_dir: Path) -> list[str]:
     """The exact argv run for a job."""
-    return command(binary, job.options, job.seed, job_files(job, files_dir))
+    return command(binary, job.options, job.seed, job_files(job, files_dir), job.benchmark)
 
 
 @dataclass
@@ -115,7 +116,7 @@ class Runner:
         files = job_files(job, self.files_dir)
         for path in files.values():
             path.parent.mkdir(parents=True, exist_ok=True)
-        argv = command(self.binary, job.options, job.seed, files)
+        argv = command(self.binary, job.options, job.seed, files, job.benchmark)
         timeout = self.timeout if self.timeout is not None else default_timeout(job)
         begun = time.monotonic()
         outcome = _execute(argv, timeout)
@@ -134,8 +135,7 @@ class Runner:
                 elapsed_s=elapsed,
                 files=present,
             )
-            throughput = outcome.result.get("throughput_ops_per_s") or 0.0
-            self.progress.done(job, True, format_throughput(float(throughput)), elapsed)
+            self.progress.done(job, True, _detail(job, outcome.result), elapsed)
             return
         failure = Failure(
             job.experiment,
@@ -151,6 +151,16 @@ class Runner:
         self.store.add_failure(failure)
         summary.failures.append(failure)
         self.progress.done(job, False, outcome.message, elapsed)
+
+
+def _detail(job: Job, result: dict[str, Any]) -> str:
+    """What a progress line says of a stored result."""
+    if job.benchmark == "layout":
+        return "layout measured"
+    throughput = float(result.get("throughput_ops_per_s") or 0.0)
+    if job.benchmark == "threadtest":
+        return f"{throughput / 1e6:.2f} M malloc/free pairs/s"
+    return format_throughput(throughput)
 
 
 def _kill_group(process: subprocess.Popen) -> None:

@@ -16,7 +16,13 @@ from pathlib import Path
 
 from smrlab.errors import UsageError
 from smrlab.grid import Options
-from smrlab.options import NAMED_OPTIONS, OPTIONS, Option, options_from_description
+from smrlab.options import (
+    NAMED_OPTIONS,
+    OPTIONS,
+    OPTIONS_BY_BENCHMARK,
+    Option,
+    options_from_description,
+)
 
 BUILD_HINT = "build it with cmake --workflow --preset release"
 RELATIVE_PATH = Path("build/release/bench/smrbench")
@@ -119,16 +125,23 @@ class Smrbench:
 
     @cached_property
     def options(self) -> dict[str, Option] | None:
-        """This binary's own description of its options (``--list --json`` "options"), as
-        smrlab reads them; None for a build older than that description."""
-        rows = self.listing.get("options")
-        return None if rows is None else options_from_description(rows)
+        """This binary's own description of the set benchmark's options (``--list --json``
+        "options"), as smrlab reads them; None for a build older than that description."""
+        return self.options_for("set")
 
-    def has_option(self, key: str) -> bool:
+    def options_for(self, benchmark: str) -> dict[str, Option] | None:
+        """As ``options``, for one smrbench command (set, threadtest, layout)."""
+        rows = self.listing.get("options")
+        return None if rows is None else options_from_description(rows, benchmark)
+
+    def has_option(self, key: str, benchmark: str = "set") -> bool:
         """Whether this build accepts the option: its description lists it (or, for an older
         build, smrbench --help mentions its flag)."""
-        if self.options is not None:
-            return key in self.options and self.options[key].passed
+        described = self.options_for(benchmark)
+        if described is not None:
+            return key in described and described[key].passed
+        if benchmark != "set":
+            return False  # a build without the description has no subcommands
         flag = OPTIONS[key].flag
         return any(
             token.startswith(flag) and token[len(flag) : len(flag) + 1] in ("", "=", ",")
@@ -137,15 +150,22 @@ class Smrbench:
 
 
 def command(
-    binary: Path, options: Options, trial_seed: int, files: dict[str, Path] | None = None
+    binary: Path,
+    options: Options,
+    trial_seed: int,
+    files: dict[str, Path] | None = None,
+    benchmark: str = "set",
 ) -> list[str]:
     """The argv of one trial: one smrbench process, one trial, JSON on stdout.
 
-    ``files`` maps path-valued options (timeline, garbage_series) to the paths to write.
+    ``files`` maps path-valued options (timeline, garbage_series) to the paths to write. A
+    ``benchmark`` other than the set benchmark is smrbench's subcommand of that name, which
+    takes no seed (threadtest draws nothing at random, layout measures once).
     """
-    argv = [str(binary)]
+    described = OPTIONS_BY_BENCHMARK[benchmark]
+    argv = [str(binary)] + ([] if benchmark == "set" else [benchmark])
     for key in sorted(options):
-        option = OPTIONS[key]
+        option = described[key]
         value = options[key]
         if not option.passed or key == "seed":
             continue
@@ -158,8 +178,11 @@ def command(
                 argv.append(option.flag)
             continue
         argv += [option.flag, _format(value)]
-    argv += ["--trials", "1", "--seed", str(trial_seed), "--json", "--quiet"]
-    return argv
+    if "trials" in described:
+        argv += ["--trials", "1"]
+    if "seed" in described:
+        argv += ["--seed", str(trial_seed)]
+    return [*argv, "--json", "--quiet"]
 
 
 def _format(value: object) -> str:

@@ -20,11 +20,13 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 # Schema 2 adds the bounded pool (pool_nodes, on_empty) and the trial's status; schema 3 Hart et
-# al.'s measures (execution and CPU time per operation) and the CPUs a run could use. An older
-# store is migrated when opened, one step at a time: its runs had no pool and ended "ok", and
-# their measures are computed from the smrbench JSON each row keeps.
+# al.'s measures (execution and CPU time per operation) and the CPUs a run could use; schema 4
+# the smrbench command that produced a run (set, threadtest, layout) and threadtest's and
+# layout's block size and objects. An older store is migrated when opened, one step at a time:
+# its runs had no pool, ended "ok" and ran the set benchmark, and their measures are computed
+# from the smrbench JSON each row keeps.
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS experiments (
@@ -38,6 +40,7 @@ CREATE TABLE IF NOT EXISTS runs (
     id             INTEGER PRIMARY KEY,
     experiment     TEXT NOT NULL,
     config_key     TEXT NOT NULL,            -- sorted JSON of the options and the trial index
+    benchmark      TEXT NOT NULL DEFAULT 'set', -- set | threadtest | layout (smrbench command)
     ds             TEXT,
     reclaimer      TEXT,
     free           TEXT,
@@ -54,7 +57,9 @@ CREATE TABLE IF NOT EXISTS runs (
     stall          INTEGER,
     seed           INTEGER,
     trial          INTEGER NOT NULL,
-    throughput     REAL,                     -- operations per second
+    block_size     INTEGER,                  -- threadtest, layout: bytes per block
+    objects        INTEGER,                  -- threadtest: 0, one block at a time; N, rounds
+    throughput     REAL,                     -- per second: operations (threadtest: pairs)
     exec_time_per_op_ns REAL,                -- Hart: measured time / all threads' operations
     cpu_time_per_op_ns  REAL,                -- Hart: execution time x threads
     cpus           INTEGER,                  -- CPUs the process could run on (NULL: unknown)
@@ -95,6 +100,7 @@ CREATE TABLE IF NOT EXISTS files (
 """
 
 RUN_COLUMNS = (
+    "benchmark",
     "ds",
     "reclaimer",
     "free",
@@ -111,6 +117,8 @@ RUN_COLUMNS = (
     "stall",
     "seed",
     "trial",
+    "block_size",
+    "objects",
     "throughput",
     "exec_time_per_op_ns",
     "cpu_time_per_op_ns",
@@ -149,6 +157,7 @@ def columns_from_result(result: dict[str, Any], trial: int) -> dict[str, Any]:
     reclaimer = result.get("reclaimer", {})
     allocator = result.get("allocator", {})
     return {
+        "benchmark": result.get("benchmark", "set"),  # the set benchmark's JSON names none
         "ds": config.get("ds"),
         "reclaimer": config.get("reclaimer"),
         "free": config.get("free"),
@@ -166,6 +175,8 @@ def columns_from_result(result: dict[str, Any], trial: int) -> dict[str, Any]:
         "stall": 2 if config.get("stall_hold") else int(bool(config.get("stall", False))),
         "seed": config.get("seed"),
         "trial": trial,
+        "block_size": config.get("block_size"),
+        "objects": config.get("objects"),
         "throughput": result.get("throughput_ops_per_s"),
         "exec_time_per_op_ns": result.get("exec_time_per_op_ns"),
         "cpu_time_per_op_ns": result.get("cpu_time_per_op_ns"),
@@ -212,8 +223,15 @@ def _hart_measures(result: dict[str, Any]) -> tuple[float, float] | None:
     return exec_ns, exec_ns * threads
 
 
+def _migrate_from_3(db: sqlite3.Connection) -> None:
+    """Schema 3 → 4: the smrbench command; every older run was the set benchmark's."""
+    db.execute("ALTER TABLE runs ADD COLUMN benchmark TEXT NOT NULL DEFAULT 'set'")
+    db.execute("ALTER TABLE runs ADD COLUMN block_size INTEGER")
+    db.execute("ALTER TABLE runs ADD COLUMN objects INTEGER")
+
+
 # Each step brings a store from the version it is keyed by to the next one.
-_MIGRATIONS = {1: _migrate_from_1, 2: _migrate_from_2}
+_MIGRATIONS = {1: _migrate_from_1, 2: _migrate_from_2, 3: _migrate_from_3}
 
 
 class Store:
