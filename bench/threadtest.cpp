@@ -14,6 +14,7 @@
 #include "option_table.hpp"
 #include "pinning.hpp"
 #include "process_stats.hpp"
+#include "smr/core/padded.hpp"
 
 namespace smrbench {
 namespace {
@@ -66,7 +67,9 @@ class block_checker {
 /// re-reads the block's bytes after it.
 inline void escape(void* block) { asm volatile("" : : "r"(block) : "memory"); }
 
-struct worker_result {
+/// One thread's result, alone on its cache lines: written at the end of the
+/// thread's loop only, so that the benchmark itself shares nothing.
+struct alignas(smr::core::false_sharing_range) worker_result {
     std::uint64_t pairs = 0;
     std::string error;
 };
@@ -82,21 +85,25 @@ void single_blocks(const bench_config& config, int thread, const shared_control&
     const std::size_t size = config.block_size;
     const block_checker checker(size);
     const std::uint64_t limit = config.ops_per_thread != 0 ? config.ops_per_thread : UINT64_MAX;
+    std::uint64_t i = 0;
     // relaxed: `stop` only ends the loop; the join publishes the results.
-    for (std::uint64_t i = 0; i != limit && !control.stop.load(std::memory_order_relaxed); ++i) {
+    for (; i != limit && !control.stop.load(std::memory_order_relaxed); ++i) {
         void* block = std::malloc(size);
         if (block == nullptr) {
             out.error = "malloc(" + std::to_string(size) + ") returned null";
-            return;
+            break;
         }
         const std::uint64_t tag = tag_for(thread, i);
         checker.stamp(block, tag);
         escape(block);
-        out.error = checker.check(block, tag);
+        std::string error = checker.check(block, tag);
         std::free(block);
-        if (!out.error.empty()) return;
-        ++out.pairs;
+        if (!error.empty()) {
+            out.error = std::move(error);
+            break;
+        }
     }
+    out.pairs = i;
 }
 
 /// Hoard's form: rounds of --objects blocks, all live before any is freed.
@@ -107,6 +114,7 @@ void rounds_of_blocks(const bench_config& config, int thread, const shared_contr
     std::vector<void*> live(config.objects);
     const std::uint64_t limit = config.ops_per_thread != 0 ? config.ops_per_thread : UINT64_MAX;
     std::uint64_t next_tag = 0;
+    std::uint64_t pairs = 0;
     for (std::uint64_t round = 0; round != limit && !control.stop.load(std::memory_order_relaxed);
          ++round) {
         const std::uint64_t first_tag = next_tag;
@@ -126,9 +134,10 @@ void rounds_of_blocks(const bench_config& config, int thread, const shared_contr
             ++tag;
             std::free(block);
         }
-        if (!out.error.empty()) return;
-        out.pairs += live.size();
+        if (!out.error.empty()) break;
+        pairs += live.size();
     }
+    out.pairs = pairs;
 }
 
 void work(const bench_config& config, int thread, const std::vector<int>& cpus,

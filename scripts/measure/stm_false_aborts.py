@@ -1,18 +1,21 @@
 #!/usr/bin/env python3
-"""False aborts of the transactional list per allocator, thread count and ORT shift.
+"""False aborts of a transactional structure per allocator, thread count and ORT shift.
 
 The allocator/STM study's mechanism in counts (Baldassin, Borin and Araujo, TRANSACT 2014,
-Section 5): stm_list at the paper's workload (4096 elements over [0, 8192), alternating
-updates), a fixed number of operations per thread so that every configuration commits the
-same number of transactions, and for each allocator x threads x shift the aborts and the
-false aborts (lock conflicts on a word the owner does not write: a neighbour in the stripe, or
-a stripe that only shares the table entry). Rounds are interleaved (every configuration once
-per round, in a rotated order) so that the machine's drift spreads over all of them; each cell
-is the median of the rounds with the range beside it.
+Section 5): stm_list (or --ds stm_hash_set with the paper's 128K buckets, or stm_rbtree) at the
+paper's workload (4096 elements over [0, 8192), alternating updates), a fixed number of
+operations per thread so that every configuration commits the same number of transactions,
+and for each allocator x threads x shift the aborts and the false aborts (lock conflicts on an
+object the owner does not write: a neighbour in the stripe, or a stripe that only shares the
+table entry). Rounds are interleaved (every configuration once per round, in a rotated order)
+so that the machine's drift spreads over all of them; each cell is the median of the rounds
+with the range beside it. The last column is the layout that explains them: of 4096 nodes a
+second thread allocates, how many share a versioned lock with a first thread's 4096
+(smrbench layout; glibc's 64 MB-aligned arenas).
 
-Usage: scripts/measure/stm_false_aborts.py [--smrbench PATH] [--rounds 5] [--ops 25000]
-       [--updates 60] [--threads 2,4] [--shifts 5,4] [--allocators glibc,jemalloc,...]
-       [--reclaimer debra]
+Usage: scripts/measure/stm_false_aborts.py [--smrbench PATH] [--ds stm_list] [--rounds 5]
+       [--ops 25000] [--updates 60] [--threads 2,4] [--shifts 5,4]
+       [--allocators glibc,jemalloc,...] [--reclaimer debra]
 """
 
 from __future__ import annotations
@@ -27,6 +30,12 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
 ALLOCATORS = "glibc,jemalloc,tcmalloc,mimalloc,tbbmalloc"
+# Each structure's node size, and its options beyond the workload.
+STRUCTURES = {
+    "stm_list": (16, []),
+    "stm_hash_set": (16, ["--buckets", "131072"]),
+    "stm_rbtree": (48, []),
+}
 
 
 def run(smrbench: str, args: list[str]) -> dict[str, Any]:
@@ -42,6 +51,13 @@ def run(smrbench: str, args: list[str]) -> dict[str, Any]:
     return result
 
 
+def collisions(smrbench: str, alloc: str, node_bytes: int, shift: int) -> str:
+    """Of a second thread's nodes, how many share a lock with a first thread's (layout)."""
+    layout = run(smrbench, ["layout", "--alloc", alloc, "--block-size", str(node_bytes)])
+    row = next(r for r in layout["two_threads"]["cross_thread"] if r["shift"] == shift)
+    return f"{row['collisions']} (random: {row['random_expectation']:.0f})"
+
+
 def cell(values: list[float], digits: int = 0) -> str:
     """Median (min-max)."""
     fmt = f"{{:,.{digits}f}}"
@@ -52,6 +68,7 @@ def cell(values: list[float], digits: int = 0) -> str:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--smrbench", default=str(ROOT / "build/release/bench/smrbench"))
+    parser.add_argument("--ds", default="stm_list", choices=sorted(STRUCTURES))
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--ops", type=int, default=25000, help="operations per thread")
     parser.add_argument("--updates", type=int, default=60, help="percent updates (even)")
@@ -78,7 +95,8 @@ def main() -> int:
                 options.smrbench,
                 [
                     "--ds",
-                    "stm_list",
+                    options.ds,
+                    *STRUCTURES[options.ds][1],
                     "--reclaimer",
                     options.reclaimer,
                     "--alloc",
@@ -120,16 +138,18 @@ def main() -> int:
                 flush=True,
             )
 
+    node_bytes = STRUCTURES[options.ds][0]
     print(
-        f"# stm_list, {options.updates}% updates (alternating), 4096 elements over [0, 8192), "
+        f"# {options.ds}, {options.updates}% updates (alternating), 4096 elements over [0, 8192), "
         f"{options.ops} operations per thread, {options.reclaimer}; median (min-max) of "
         f"{options.rounds} interleaved rounds"
     )
     print(
         "| allocator | threads | shift | commits | aborts | aborted % | false aborts | "
-        "false % of aborts | of which table collisions | Mops/s |"
+        f"false % of aborts | of which table collisions | Mops/s | {node_bytes}-byte nodes "
+        "colliding across threads |"
     )
-    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for (alloc, threads, shift), rows in samples.items():
         column = {key: [row[key] for row in rows] for key in rows[0] if key != "version"}
         print(
@@ -137,7 +157,8 @@ def main() -> int:
             f"{statistics.median(column['commits']):,.0f} | {cell(column['aborts'])} | "
             f"{cell(column['aborted_pct'], 2)} | {cell(column['false'])} | "
             f"{cell(column['false_pct'], 1)} | {cell(column['collision'])} | "
-            f"{cell(column['mops'], 3)} |"
+            f"{cell(column['mops'], 3)} | "
+            f"{collisions(options.smrbench, alloc, node_bytes, shift)} |"
         )
     return 0
 
