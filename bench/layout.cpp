@@ -238,14 +238,8 @@ json measure_layout(const bench_config& config, const allocator_identity& alloca
     const std::string error = overlap_error(all, size);
     for (std::uintptr_t p : all) std::free(reinterpret_cast<void*>(p));
 
-    return json{
-        {"smrbench_version", 1},
-        {"benchmark", "layout"},
-        {"config", table_config_json(config)},
-        {"allocator",
-         {{"name", allocator.name},
-          {"version", allocator.version},
-          {"library", allocator.library}}},
+    json out = subcommand_json(config, allocator);
+    out.update(json{
         {"one_thread",
          {{"blocks", alone.size()},
           {"distance", distance_json(alone)},
@@ -258,7 +252,8 @@ json measure_layout(const bench_config& config, const allocator_identity& alloca
           {"cross_thread", cross_thread_json(a, b, config)}}},
         {"validated", error.empty()},
         {"validation", {{"error", error}}},
-    };
+    });
+    return out;
 }
 
 void print_layout_human(std::ostream& out, const json& layout) {

@@ -17,37 +17,52 @@ constexpr int exit_ok = 0;
 constexpr int exit_validation_failed = 1;
 constexpr int exit_bad_input = 2;
 
-/// `smrbench threadtest`: its trials, then the JSON or the table.
-int run_threadtest_command(const smrbench::bench_config& config,
-                           const smrbench::allocator_identity& allocator) {
-    using namespace smrbench;
-    std::vector<threadtest_trial> trials;
+/// Runs config.trials trials of `run` (each a trial result with `validated`
+/// and `validation_error`), reporting each on stderr unless quiet; then
+/// `print`s them. `what` names the trials ("trial", "threadtest trial");
+/// `rate` gives a trial's speed per second, in millions of `unit`.
+template <class Trial, class Run, class Rate, class Print>
+int run_trials(const smrbench::bench_config& config, const char* what, const char* unit, Run run,
+               Rate rate, Print print) {
+    std::vector<Trial> trials;
     try {
         for (int i = 0; i < config.trials; ++i) {
-            trials.push_back(run_threadtest(config, i));
-            const threadtest_trial& t = trials.back();
+            trials.push_back(run(i));
+            const Trial& t = trials.back();
             if (!config.quiet) {
-                std::cerr << "smrbench: threadtest trial " << i + 1 << '/' << config.trials << ": "
-                          << t.pairs_per_s / 1e6 << " M pairs/s, "
+                std::cerr << "smrbench: " << what << ' ' << i + 1 << '/' << config.trials << ": "
+                          << rate(t) / 1e6 << ' ' << unit << ", "
                           << (t.validated ? "validated"
                                           : "VALIDATION FAILED: " + t.validation_error)
                           << '\n';
             }
         }
     } catch (const std::exception& e) {
-        std::cerr << "smrbench: error: threadtest trial " << trials.size() + 1
+        std::cerr << "smrbench: error: " << what << ' ' << trials.size() + 1
                   << " failed: " << e.what() << '\n';
         return exit_validation_failed;
     }
-    if (config.json) {
-        std::cout << threadtest_to_json(config, allocator, trials).dump() << '\n';
-    } else {
-        print_threadtest_human(std::cout, config, allocator, trials);
-    }
+    print(trials);
     for (const auto& t : trials) {
         if (!t.validated) return exit_validation_failed;
     }
     return exit_ok;
+}
+
+/// `smrbench threadtest`: its trials, then the JSON or the table.
+int run_threadtest_command(const smrbench::bench_config& config,
+                           const smrbench::allocator_identity& allocator) {
+    using namespace smrbench;
+    return run_trials<threadtest_trial>(
+        config, "threadtest trial", "M pairs/s", [&](int i) { return run_threadtest(config, i); },
+        [](const threadtest_trial& t) { return t.pairs_per_s; },
+        [&](const std::vector<threadtest_trial>& trials) {
+            if (config.json) {
+                std::cout << threadtest_to_json(config, allocator, trials).dump() << '\n';
+            } else {
+                print_threadtest_human(std::cout, config, allocator, trials);
+            }
+        });
 }
 
 /// `smrbench layout`: one measurement, then the JSON or the summary.
@@ -104,32 +119,14 @@ int main(int argc, char** argv) {
     const combination& combo = *find_combination(config.ds, config.reclaimer);
     smr::core::ns_per_tick();  // calibrate the free-latency clock outside measured time
 
-    std::vector<trial_result> trials;
-    try {
-        for (int i = 0; i < config.trials; ++i) {
-            trials.push_back(combo.run(config, i));
-            const trial_result& t = trials.back();
-            if (!config.quiet) {
-                std::cerr << "smrbench: trial " << i + 1 << '/' << config.trials << ": "
-                          << t.throughput_ops_per_s / 1e6 << " Mops/s, "
-                          << (t.validated ? "validated"
-                                          : "VALIDATION FAILED: " + t.validation_error)
-                          << '\n';
+    return run_trials<trial_result>(
+        config, "trial", "Mops/s", [&](int i) { return combo.run(config, i); },
+        [](const trial_result& t) { return t.throughput_ops_per_s; },
+        [&](const std::vector<trial_result>& trials) {
+            if (config.json) {
+                std::cout << run_to_json(config, combo, allocator, trials).dump() << '\n';
+            } else {
+                print_human(std::cout, config, combo, allocator, trials);
             }
-        }
-    } catch (const std::exception& e) {
-        std::cerr << "smrbench: error: trial " << trials.size() + 1 << " failed: " << e.what()
-                  << '\n';
-        return exit_validation_failed;
-    }
-
-    if (config.json) {
-        std::cout << run_to_json(config, combo, allocator, trials).dump() << '\n';
-    } else {
-        print_human(std::cout, config, combo, allocator, trials);
-    }
-    for (const auto& t : trials) {
-        if (!t.validated) return exit_validation_failed;
-    }
-    return exit_ok;
+        });
 }

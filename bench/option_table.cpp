@@ -497,6 +497,18 @@ json options_description() {
     return out;
 }
 
+json subcommand_json(const bench_config& config, const allocator_identity& allocator) {
+    return json{
+        {"smrbench_version", 1},
+        {"benchmark", to_string(config.command)},
+        {"config", table_config_json(config)},
+        {"allocator",
+         {{"name", allocator.name},
+          {"version", allocator.version},
+          {"library", allocator.library}}},
+    };
+}
+
 json table_config_json(const bench_config& config) {
     json out = json::object();
     for (const option_spec& spec : table) {

@@ -97,6 +97,10 @@ void add_table_options(CLI::App& app, bench_config& config, option_texts& texts,
 /// JSON key.
 nlohmann::json table_config_json(const bench_config& config);
 
+/// What a subcommand's JSON (threadtest, layout) starts with: the format
+/// version, the command, its config and the allocator really in use.
+nlohmann::json subcommand_json(const bench_config& config, const allocator_identity& allocator);
+
 /// smrbench --list --json's "options": every option's name, flag, JSON key,
 /// type (int, float, bool, str), default (null when derived from others),
 /// range (null when unchecked), unit, target, help and the commands that take

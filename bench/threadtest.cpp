@@ -242,14 +242,8 @@ nlohmann::json threadtest_to_json(const bench_config& config, const allocator_id
     const double ns_per_pair = median.pairs != 0 ? median.seconds * 1e9 * config.threads /
                                                        static_cast<double>(median.pairs)
                                                  : 0.0;
-    return json{
-        {"smrbench_version", 1},
-        {"benchmark", "threadtest"},
-        {"config", table_config_json(config)},
-        {"allocator",
-         {{"name", allocator.name},
-          {"version", allocator.version},
-          {"library", allocator.library}}},
+    json out = subcommand_json(config, allocator);
+    out.update(json{
         {"machine", {{"hardware_threads", std::thread::hardware_concurrency()}, {"cpus", cpus}}},
         {"pairs_per_s", median.pairs_per_s},
         {"pairs_per_s_min", low},
@@ -263,7 +257,8 @@ nlohmann::json threadtest_to_json(const bench_config& config, const allocator_id
         {"peak_rss_bytes", peak_rss},
         {"median_trial", median.trial},
         {"trials", trial_list},
-    };
+    });
+    return out;
 }
 
 void print_threadtest_human(std::ostream& out, const bench_config& config,

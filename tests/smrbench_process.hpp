@@ -2,9 +2,11 @@
 // streams captured): shared by the tests of its commands.
 #pragma once
 
+#include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
@@ -62,6 +64,39 @@ inline bool sanitizer_build() {
 #else
     return false;
 #endif
+}
+
+/// A command line smrbench must refuse, and a word its one error line names.
+struct bad_input_case {
+    const char* args;
+    const char* stderr_mentions;
+};
+
+inline void PrintTo(const bad_input_case& c, std::ostream* out) { *out << '"' << c.args << '"'; }
+
+/// Refused before anything runs: exit code 2, one line on stderr naming the
+/// problem, nothing on stdout.
+inline void expect_refused(const bad_input_case& c) {
+    const run_result r = smrbench(c.args);
+    EXPECT_EQ(r.exit_code, 2) << c.args;
+    EXPECT_EQ(count_lines(r.err), 1) << "stderr: " << r.err;
+    EXPECT_EQ(r.err.rfind("smrbench: error: ", 0), 0u) << r.err;
+    EXPECT_NE(r.err.find(c.stderr_mentions), std::string::npos) << r.err;
+    EXPECT_TRUE(r.out.empty()) << "stdout: " << r.out;
+}
+
+/// A test name from the arguments: "--key-range 100 --prefill 101" ->
+/// "key_range_100_prefill_101".
+inline std::string bad_input_name(const testing::TestParamInfo<bad_input_case>& info) {
+    std::string name;
+    for (const char* c = info.param.args; *c != '\0'; ++c) {
+        if (std::isalnum(static_cast<unsigned char>(*c))) {
+            name += *c;
+        } else if (!name.empty() && name.back() != '_') {
+            name += '_';
+        }
+    }
+    return name;
 }
 
 }  // namespace smrbench_test

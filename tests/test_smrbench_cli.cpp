@@ -27,24 +27,9 @@ const char* const quick = "--threads 2 --key-range 256 --duration 0.05 --quiet";
 
 // ---- bad input --------------------------------------------------------------
 
-struct bad_input_case {
-    const char* args;
-    const char* stderr_mentions;  // a word the one error line must contain
-};
-
-void PrintTo(const bad_input_case& c, std::ostream* out) { *out << '"' << c.args << '"'; }
-
 class BadInput : public testing::TestWithParam<bad_input_case> {};
 
-TEST_P(BadInput, IsRefusedWithOneLineAndExitCode2) {
-    const auto& c = GetParam();
-    const run_result r = smrbench(c.args);
-    EXPECT_EQ(r.exit_code, 2) << c.args;
-    EXPECT_EQ(count_lines(r.err), 1) << "stderr: " << r.err;
-    EXPECT_EQ(r.err.rfind("smrbench: error: ", 0), 0u) << r.err;
-    EXPECT_NE(r.err.find(c.stderr_mentions), std::string::npos) << r.err;
-    EXPECT_TRUE(r.out.empty()) << "stdout: " << r.out;
-}
+TEST_P(BadInput, IsRefusedWithOneLineAndExitCode2) { expect_refused(GetParam()); }
 
 INSTANTIATE_TEST_SUITE_P(
     Cli, BadInput,
@@ -97,18 +82,7 @@ INSTANTIATE_TEST_SUITE_P(
         bad_input_case{"--reclaimer nbrplus --bag-size 1", "--nbr-low-watermark"},
         bad_input_case{"--reclaimer nbr --nbr-low-watermark 9 --nbr-high-watermark 8",
                        "--nbr-low-watermark"}),
-    [](const testing::TestParamInfo<bad_input_case>& info) {
-        // "--key-range 100 --prefill 101" -> "key_range_100_prefill_101"
-        std::string name;
-        for (const char* c = info.param.args; *c != '\0'; ++c) {
-            if (std::isalnum(static_cast<unsigned char>(*c))) {
-                name += *c;
-            } else if (!name.empty() && name.back() != '_') {
-                name += '_';
-            }
-        }
-        return name;
-    });
+    bad_input_name);
 
 TEST(Cli, SanitizerBuildsRefuseOtherAllocators) {
     if (!sanitizer_build()) GTEST_SKIP() << "release build: allocator selection is supported";

@@ -17,24 +17,9 @@ namespace {
 using namespace smrbench_test;
 using nlohmann::json;
 
-struct bad_input_case {
-    const char* args;
-    const char* stderr_mentions;
-};
-
-void PrintTo(const bad_input_case& c, std::ostream* out) { *out << '"' << c.args << '"'; }
-
 class ThreadtestBadInput : public testing::TestWithParam<bad_input_case> {};
 
-TEST_P(ThreadtestBadInput, IsRefusedWithOneLineAndExitCode2) {
-    const auto& c = GetParam();
-    const run_result r = smrbench(c.args);
-    EXPECT_EQ(r.exit_code, 2) << c.args;
-    EXPECT_EQ(count_lines(r.err), 1) << "stderr: " << r.err;
-    EXPECT_EQ(r.err.rfind("smrbench: error: ", 0), 0u) << r.err;
-    EXPECT_NE(r.err.find(c.stderr_mentions), std::string::npos) << r.err;
-    EXPECT_TRUE(r.out.empty()) << "stdout: " << r.out;
-}
+TEST_P(ThreadtestBadInput, IsRefusedWithOneLineAndExitCode2) { expect_refused(GetParam()); }
 
 INSTANTIATE_TEST_SUITE_P(
     Cli, ThreadtestBadInput,
@@ -58,17 +43,7 @@ INSTANTIATE_TEST_SUITE_P(
                     bad_input_case{"layout --ort-shift 4", "--ort-shift"},
                     bad_input_case{"layout --blocks 4194304 --block-size 1073741824", "memory"},
                     bad_input_case{"threadtest layout", "layout"}),
-    [](const testing::TestParamInfo<bad_input_case>& info) {
-        std::string name;
-        for (const char* c = info.param.args; *c != '\0'; ++c) {
-            if (std::isalnum(static_cast<unsigned char>(*c))) {
-                name += *c;
-            } else if (!name.empty() && name.back() != '_') {
-                name += '_';
-            }
-        }
-        return name;
-    });
+    bad_input_name);
 
 TEST(Threadtest, HelpNamesItsOptionsAndExitsZero) {
     const run_result r = smrbench("threadtest --help");

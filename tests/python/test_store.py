@@ -142,17 +142,29 @@ def test_a_schema_1_store_is_migrated_and_keeps_its_runs(tmp_path: Path) -> None
         assert [run["on_empty"] for run in store.runs("e")] == [None, "fail"]
 
 
-def test_a_schema_2_store_gains_harts_measures_from_its_stored_json(tmp_path: Path) -> None:
-    path = tmp_path / "old.db"
-    with Store(path) as store:  # today's store, taken back to schema 2
-        store.add_run("e", K1, 0, fake_result(threads=4, throughput=2e6), [])
+# The columns each schema added, newest last.
+ADDED_COLUMNS = {
+    3: ("exec_time_per_op_ns", "cpu_time_per_op_ns", "cpus"),
+    4: ("benchmark", "block_size", "objects"),
+}
+
+
+def take_back(path: Path, version: int) -> None:
+    """Turns today's store at `path` into one of schema `version` (2 or later)."""
     old = sqlite3.connect(path)
-    schema_3 = ("exec_time_per_op_ns", "cpu_time_per_op_ns", "cpus")
-    for column in (*schema_3, "benchmark", "block_size", "objects"):  # and schema 4's
-        old.execute(f"ALTER TABLE runs DROP COLUMN {column}")
-    old.execute("PRAGMA user_version=2")
+    for added, columns in ADDED_COLUMNS.items():
+        for column in columns if added > version else ():
+            old.execute(f"ALTER TABLE runs DROP COLUMN {column}")
+    old.execute(f"PRAGMA user_version={version}")
     old.commit()
     old.close()
+
+
+def test_a_schema_2_store_gains_harts_measures_from_its_stored_json(tmp_path: Path) -> None:
+    path = tmp_path / "old.db"
+    with Store(path) as store:
+        store.add_run("e", K1, 0, fake_result(threads=4, throughput=2e6), [])
+    take_back(path, 2)
     with Store(path) as store:
         run = store.runs("e")[0]
         # The median trial ran 2e6 operations in 1 s on 4 threads.
@@ -166,14 +178,9 @@ def test_a_schema_2_store_gains_harts_measures_from_its_stored_json(tmp_path: Pa
 
 def test_a_schema_3_store_labels_its_runs_as_the_set_benchmark(tmp_path: Path) -> None:
     path = tmp_path / "old.db"
-    with Store(path) as store:  # today's store, taken back to schema 3
+    with Store(path) as store:
         store.add_run("e", K1, 0, fake_result(throughput=2e6), [])
-    old = sqlite3.connect(path)
-    for column in ("benchmark", "block_size", "objects"):
-        old.execute(f"ALTER TABLE runs DROP COLUMN {column}")
-    old.execute("PRAGMA user_version=3")
-    old.commit()
-    old.close()
+    take_back(path, 3)
     with Store(path) as store:
         run = store.runs("e")[0]
         assert (run["benchmark"], run["block_size"], run["throughput"]) == ("set", None, 2e6)

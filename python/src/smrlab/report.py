@@ -150,6 +150,15 @@ RUN_HEADERS = (
 )
 
 
+def _table(headers: tuple[str, ...], rows: list[list[str]]) -> str:
+    head = "".join(f"<th>{html.escape(h)}</th>" for h in headers)
+    body = "".join(f"<tr>{''.join(cells)}</tr>" for cells in rows)
+    return (
+        f'<div class="table-wrap"><table class="sortable"><thead><tr>{head}</tr></thead>'
+        f"<tbody>{body}</tbody></table></div>"
+    )
+
+
 def _runs_table(runs: list[dict[str, Any]]) -> str:
     rows = []
     for run in runs:
@@ -224,21 +233,8 @@ def _summary_table(runs: list[dict[str, Any]]) -> str:
             _cell(max(throughput)),
             _cell(float(np.median(rss)), _number(float(np.median(rss)), 1)),
         ]
-        rows.append(f"<tr>{''.join(cells)}</tr>")
-    head = "".join(f"<th>{html.escape(h)}</th>" for h in headers)
-    return (
-        f'<div class="table-wrap"><table class="sortable"><thead><tr>{head}</tr></thead>'
-        f"<tbody>{''.join(rows)}</tbody></table></div>"
-    )
-
-
-def _table(headers: tuple[str, ...], rows: list[list[str]]) -> str:
-    head = "".join(f"<th>{html.escape(h)}</th>" for h in headers)
-    body = "".join(f"<tr>{''.join(cells)}</tr>" for cells in rows)
-    return (
-        f'<div class="table-wrap"><table class="sortable"><thead><tr>{head}</tr></thead>'
-        f"<tbody>{body}</tbody></table></div>"
-    )
+        rows.append(cells)
+    return _table(headers, rows)
 
 
 def _threadtest_table(runs: list[dict[str, Any]]) -> str:
