@@ -7,6 +7,8 @@
 #include <string>
 #include <thread>
 
+#include "median.hpp"
+#include "median.hpp"
 #include "option_table.hpp"
 #include "pinning.hpp"
 #include "smr/free_policy.hpp"
@@ -102,12 +104,7 @@ std::string human_ns(std::uint64_t ns) {
 }  // namespace
 
 std::size_t median_trial(const std::vector<trial_result>& trials) {
-    std::vector<std::size_t> order(trials.size());
-    std::iota(order.begin(), order.end(), 0);
-    std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
-        return trials[a].throughput_ops_per_s < trials[b].throughput_ops_per_s;
-    });
-    return order[(order.size() - 1) / 2];
+    return median_index(trials, [](const trial_result& t) { return t.throughput_ops_per_s; });
 }
 
 json run_to_json(const bench_config& config, const combination& combo,

@@ -11,6 +11,7 @@
 #include <ostream>
 #include <thread>
 
+#include "median.hpp"
 #include "option_table.hpp"
 #include "pinning.hpp"
 #include "process_stats.hpp"
@@ -156,13 +157,8 @@ void work(const bench_config& config, int thread, const std::vector<int>& cpus,
     }
 }
 
-std::size_t median_index(const std::vector<threadtest_trial>& trials) {
-    std::vector<std::size_t> order(trials.size());
-    std::iota(order.begin(), order.end(), 0);
-    std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
-        return trials[a].pairs_per_s < trials[b].pairs_per_s;
-    });
-    return order[(order.size() - 1) / 2];
+std::size_t median_trial(const std::vector<threadtest_trial>& trials) {
+    return median_index(trials, [](const threadtest_trial& t) { return t.pairs_per_s; });
 }
 
 }  // namespace
@@ -218,7 +214,7 @@ threadtest_trial run_threadtest(const bench_config& config, int trial) {
 nlohmann::json threadtest_to_json(const bench_config& config, const allocator_identity& allocator,
                                   const std::vector<threadtest_trial>& trials) {
     using nlohmann::json;
-    const threadtest_trial& median = trials[median_index(trials)];
+    const threadtest_trial& median = trials[median_trial(trials)];
     json trial_list = json::array();
     double low = median.pairs_per_s;
     double high = median.pairs_per_s;
@@ -264,7 +260,7 @@ nlohmann::json threadtest_to_json(const bench_config& config, const allocator_id
 void print_threadtest_human(std::ostream& out, const bench_config& config,
                             const allocator_identity& allocator,
                             const std::vector<threadtest_trial>& trials) {
-    const threadtest_trial& median = trials[median_index(trials)];
+    const threadtest_trial& median = trials[median_trial(trials)];
     out << "threadtest  " << allocator.name << ' ' << allocator.version << ", " << config.block_size
         << "-byte blocks, " << config.threads << " threads, "
         << (config.objects == 0 ? std::string("one block at a time")
