@@ -8,7 +8,6 @@
 #include <thread>
 
 #include "median.hpp"
-#include "median.hpp"
 #include "option_table.hpp"
 #include "pinning.hpp"
 #include "smr/free_policy.hpp"
