@@ -6,6 +6,7 @@ import copy
 import io
 import json
 import os
+import re
 import signal
 import sqlite3
 import subprocess
@@ -522,3 +523,57 @@ def test_threadtest_and_layout_run_store_and_resume(tmp_path: Path, smrbench: Pa
     text = page.read_text()
     assert "malloc/free pairs per second (median over trials)" in text
     assert "Address layout" in text and "collisions % shift 5" in text
+
+
+def test_the_stm_experiments_run_and_draw_the_papers_figures_and_tables(
+    tmp_path: Path, smrbench: Path
+) -> None:
+    """experiments/stm_{list,hash_set,rbtree}.toml at a shortened quick size: two allocators,
+    0.05 s, 2 trials; Figure 4 per structure and shift, Figure 6 for the list, Tables 3 and 4."""
+    from smrlab.plots import build_plots
+    from smrlab.report import write_report
+    from smrlab.stm_plots import abort_rows, best_and_worst
+
+    db = tmp_path / "r.db"
+    for name in ("stm_list", "stm_hash_set", "stm_rbtree"):
+        text = (Path(__file__).resolve().parents[2] / "experiments" / f"{name}.toml").read_text()
+        text = re.sub(r"(?m)^alloc = \[.*\]$", 'alloc = ["glibc", "jemalloc"]', text)
+        text = re.sub(r"(?m)^duration = 0\.5$", "duration = 0.05", text)
+        text = re.sub(r"(?m)^trials = 3$", "trials = 2", text)
+        path = write(tmp_path, text, f"{name}.toml")
+        assert main(["run", str(path), "--db", str(db), "--smrbench", str(smrbench)]) == 0
+    with Store(db) as store:
+        plots = {name: build_plots(store, name)[0] for name in store.experiments()}
+        runs = store.runs("stm_list")
+    assert [p.name for p in plots["stm_list"]] == [
+        "stm-throughput-stm_list-shift4",
+        "stm-throughput-stm_list-shift5",
+        "stm-shift-stm_list",
+    ]
+    assert [p.name for p in plots["stm_hash_set"]] == ["stm-throughput-stm_hash_set-shift5"]
+    assert [p.name for p in plots["stm_rbtree"]] == ["stm-throughput-stm_rbtree-shift5"]
+    # Figure 4's points are the medians of the stored trials.
+    figure = plots["stm_list"][1].figure
+    bars = next(c for c in figure.axes[0].containers if c.get_label() == "glibc")
+    glibc = bars.lines[0]  # the errorbar's data line
+    for threads, y in zip(glibc.get_xdata(), glibc.get_ydata(), strict=True):
+        stored = [
+            r["throughput"] / 1e6
+            for r in runs
+            if r["alloc"] == "glibc"
+            and r["threads"] == threads
+            and r["result"]["config"]["ort_shift"] == 5
+        ]
+        assert len(stored) == 2 and y == pytest.approx(sum(stored) / 2)
+    # Table 3: one row per structure and shift, at the thread count of the top throughput.
+    best = best_and_worst(runs)
+    assert [row.title.split(" · ")[-1] for row in best] == ["shift 4", "shift 5"]
+    for row in best:
+        assert {row.best, row.worst} == {"glibc", "jemalloc"} and row.speedup_pct >= 0
+    # Table 4: every allocator x threads x shift, with the transactions of 2 trials.
+    aborts = abort_rows(runs)
+    assert len(aborts) == 2 * 2 * 2 and all(row.trials == 2 for row in aborts)
+    assert all(row.aborted_pct == 0 for row in aborts if row.threads == 1)
+    with Store(db) as store:
+        text = write_report(store, tmp_path / "report")[0].read_text()
+    assert "the paper&#x27;s Table 3" in text or "the paper's Table 3" in text

@@ -56,7 +56,9 @@ class Plot:
     """A built figure: its file stem, what it shows, and the matplotlib figure."""
 
     name: str
-    kind: str  # throughput | memory | af_bars | free_latency | garbage | hart | threadtest | layout
+    # throughput | memory | af_bars | free_latency | garbage | hart | threadtest | layout |
+    # stm_throughput | stm_shift
+    kind: str
     title: str
     figure: Figure
     facet: dict[str, Any] = field(default_factory=dict)
@@ -543,12 +545,14 @@ def build_plots(store: Store, experiment: str) -> tuple[list[Plot], list[str]]:
     runs = store.runs(experiment)
     if not runs:
         return [], [f"{experiment}: no stored runs"]
-    from smrlab import allocator_plots, hart  # both build on this module's helpers
+    from smrlab import allocator_plots, hart, stm_plots  # they build on this module's helpers
 
     if runs[0]["benchmark"] == "threadtest":  # an experiment runs one smrbench command
         return allocator_plots.threadtest_figures(runs), notes
     if runs[0]["benchmark"] == "layout":
         return allocator_plots.layout_figures(runs), notes
+    if stm_plots.applies(runs):
+        return stm_plots.figures(runs), notes
 
     plots = _metric_vs_threads(runs, "throughput") + _metric_vs_threads(runs, "memory")
     bars = _af_bars(runs)

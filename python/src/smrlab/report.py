@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from smrlab import __version__, hart, style
+from smrlab import __version__, hart, stm_plots, style
 from smrlab.errors import UsageError
 from smrlab.plots import Plot, build_plots, series_label
 from smrlab.statistics import PEAK_RSS, THROUGHPUT
@@ -406,6 +406,49 @@ def _timeline_section(index: int, path: Path) -> tuple[str, str, list[str]]:
     return section, script, [f"timeline {path}: {n}" for n in notes]
 
 
+def _stm_tables(runs: list[dict[str, Any]]) -> str:
+    """The allocator/STM study's Tables 3 and 4 from the transactional structures' runs."""
+    best = [
+        [
+            _cell(row.title),
+            _cell(row.best),
+            _cell(row.worst),
+            _cell(row.speedup_pct, _number(row.speedup_pct, 1) + "%"),
+            _cell(row.threads),
+            _cell("yes" if row.beyond_spread else "no (inside the trials' spread)"),
+        ]
+        for row in stm_plots.best_and_worst(runs)
+    ]
+    aborts = [
+        [
+            _cell(row.title),
+            _cell(row.allocator),
+            _cell(row.threads),
+            _cell(row.aborted_pct, _number(row.aborted_pct, 2)),
+            _cell(row.false_pct, _number(row.false_pct, 1)),
+            _cell(row.collisions, _number(row.collisions, 0)),
+            _cell(row.trials),
+        ]
+        for row in stm_plots.abort_rows(runs)
+    ]
+    best_headers = ("structure", "best", "worst", "speedup", "threads", "beyond the spread")
+    abort_headers = (
+        "structure",
+        "alloc",
+        "threads",
+        "aborted %",
+        "false % of aborts",
+        "table collisions",
+        "trials",
+    )
+    return (
+        "<h3>Best and worst allocator (the paper's Table 3)</h3>"
+        + _table(best_headers, best)
+        + "<h3>Aborted transactions (the paper's Table 4; medians of trials)</h3>"
+        + _table(abort_headers, aborts)
+    )
+
+
 def _tables(runs: list[dict[str, Any]]) -> str:
     """The numbers behind an experiment's figures, in the form of its smrbench command."""
     benchmark = runs[0]["benchmark"] if runs else "set"
@@ -415,7 +458,8 @@ def _tables(runs: list[dict[str, Any]]) -> str:
         )
     if benchmark == "layout":
         return f"<h3>Address layout</h3>{_layout_table(runs)}"
-    return f"""<h3>Configurations (median over trials)</h3>
+    stm = _stm_tables(runs) if stm_plots.applies(runs) else ""
+    return f"""{stm}<h3>Configurations (median over trials)</h3>
 {_summary_table(runs)}
 <details><summary>All {len(runs)} runs</summary>{_runs_table(runs)}</details>"""
 

@@ -1,0 +1,216 @@
+"""Figures and tables of the allocator/STM study (Baldassin, Borin and Araujo, "On the Impact of
+Dynamic Memory Management on Software Transactional Memory Performance", TRANSACT 2014,
+Section 5) from stored runs of the transactional structures (``stm_list``, ``stm_hash_set``,
+``stm_rbtree``):
+
+- Figure 4: throughput against threads, one line per allocator, per structure and ORT shift;
+- Figure 6: the relative speedup of shift 4 over shift 5 (minus one), per allocator and
+  threads, where an experiment ran both;
+- Table 3: per structure, the best and the worst allocator at the thread count of the highest
+  throughput, their ratio, and whether the gap is wider than the trials' spread;
+- Table 4: per allocator and threads, the aborted transactions' share and the false aborts'
+  (the paper's L1 miss rate needs hardware counters; scripts/measure/stm_cachegrind.py
+  simulates it, outside smrlab).
+
+A point is the median of a configuration's trials, with min–max bars.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections import defaultdict
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from smrlab import style
+from smrlab.allocator_plots import _allocator_rank, allocator_color
+from smrlab.plots import Plot, _note, _Point
+
+
+def applies(runs: list[dict[str, Any]]) -> bool:
+    """Whether every run is a transactional structure's (their figures replace the generic
+    per-reclaimer ones)."""
+    return bool(runs) and all(str(run["ds"] or "").startswith("stm_") for run in runs)
+
+
+# (ds, ort_shift, insert, erase, alternate) -> allocator -> threads -> runs
+Groups = dict[tuple, dict[str, dict[int, list[dict[str, Any]]]]]
+
+
+def _groups(runs: list[dict[str, Any]]) -> Groups:
+    groups: Groups = defaultdict(lambda: defaultdict(lambda: defaultdict(list)))
+    for run in runs:
+        config = run["result"]["config"]
+        key = (
+            run["ds"],
+            config.get("ort_shift"),
+            run["insert_pct"],
+            run["erase_pct"],
+            bool(config.get("alternate")),
+        )
+        groups[key][run["alloc"]][int(run["threads"])].append(run)
+    return groups
+
+
+def _title(key: tuple) -> str:
+    ds, shift, insert, erase, alternate = key
+    updates = f"{insert + erase}% updates" + (" alternating" if alternate else "")
+    return f"{ds} · {updates} · shift {shift}"
+
+
+def _mops(runs: list[dict[str, Any]]) -> list[float]:
+    return [run["throughput"] / 1e6 for run in runs]
+
+
+def throughput_figures(runs: list[dict[str, Any]]) -> list[Plot]:
+    """Figure 4: throughput against threads per allocator."""
+    plots = []
+    for key, by_allocator in sorted(_groups(runs).items(), key=lambda item: str(item[0])):
+        fig = style.figure(6.4, 4.2)
+        ax = fig.add_subplot()
+        threads: set[int] = set()
+        for allocator in sorted(by_allocator, key=_allocator_rank):
+            points = by_allocator[allocator]
+            xs = sorted(points)
+            threads.update(xs)
+            stats = [_Point(_mops(points[x])) for x in xs]
+            medians = np.array([p.median for p in stats])
+            yerr = np.array([[p.median - p.low for p in stats], [p.high - p.median for p in stats]])
+            ax.errorbar(
+                xs,
+                medians,
+                yerr=yerr,
+                label=allocator,
+                color=allocator_color(allocator),
+                marker="o",
+                capsize=3,
+                elinewidth=1.0,
+                markersize=5,
+            )
+        ax.set_xticks(sorted(threads))
+        ax.set_xlabel("threads")
+        ax.set_ylabel("Mops/s (committed transactions)")
+        ax.set_ylim(bottom=0)
+        title = f"Throughput — {_title(key)}"
+        ax.set_title(title, loc="left", fontsize=10)
+        ax.legend(title="allocator", fontsize=8, title_fontsize=8, frameon=False)
+        _note(ax, "median of trials; bars: min–max")
+        ds, shift = key[0], key[1]
+        facet = {"ds": ds, "ort_shift": shift}
+        plots.append(Plot(f"stm-throughput-{ds}-shift{shift}", "stm_throughput", title, fig, facet))
+    return plots
+
+
+def shift_figures(runs: list[dict[str, Any]]) -> list[Plot]:
+    """Figure 6: median throughput at shift 4 over shift 5, minus one, per allocator."""
+    groups = _groups(runs)
+    plots = []
+    for key in sorted(groups, key=str):
+        ds, shift, *workload = key
+        other = (ds, 5, *workload)
+        if shift != 4 or other not in groups:
+            continue
+        fig = style.figure(6.4, 4.2)
+        ax = fig.add_subplot()
+        threads: set[int] = set()
+        for allocator in sorted(groups[key], key=_allocator_rank):
+            fours, fives = groups[key][allocator], groups[other].get(allocator, {})
+            xs = sorted(set(fours) & set(fives))
+            threads.update(xs)
+            ratios = [
+                100 * (statistics.median(_mops(fours[x])) / statistics.median(_mops(fives[x])) - 1)
+                for x in xs
+            ]
+            ax.plot(xs, ratios, marker="o", label=allocator, color=allocator_color(allocator))
+        ax.axhline(0, color="black", linewidth=0.8)
+        ax.set_xticks(sorted(threads))
+        ax.set_xlabel("threads")
+        ax.set_ylabel("speedup of shift 4 over shift 5 (%)")
+        title = f"Shift 4 against 5 — {ds}"
+        ax.set_title(title, loc="left", fontsize=10)
+        ax.legend(title="allocator", fontsize=8, title_fontsize=8, frameon=False)
+        _note(ax, "ratio of medians of trials, minus one")
+        plots.append(Plot(f"stm-shift-{ds}", "stm_shift", title, fig, {"ds": ds}))
+    return plots
+
+
+@dataclass(frozen=True)
+class BestWorst:
+    """Table 3's row: at the thread count of the structure's highest throughput."""
+
+    title: str
+    threads: int
+    best: str
+    best_mops: float
+    worst: str
+    worst_mops: float
+    beyond_spread: bool  # every trial of the best above every trial of the worst
+
+    @property
+    def speedup_pct(self) -> float:
+        return 100 * (self.best_mops / self.worst_mops - 1)
+
+
+def best_and_worst(runs: list[dict[str, Any]]) -> list[BestWorst]:
+    """Table 3: per structure, shift and workload."""
+    rows = []
+    for key, by_allocator in sorted(_groups(runs).items(), key=lambda item: str(item[0])):
+        medians = {
+            (allocator, threads): statistics.median(_mops(group))
+            for allocator, points in by_allocator.items()
+            for threads, group in points.items()
+        }
+        top_threads = max(medians, key=medians.__getitem__)[1]
+        at_top = {a: m for (a, t), m in medians.items() if t == top_threads}
+        if len(at_top) < 2:
+            continue
+        best = max(at_top, key=at_top.__getitem__)
+        worst = min(at_top, key=at_top.__getitem__)
+        beyond = min(_mops(by_allocator[best][top_threads])) > max(
+            _mops(by_allocator[worst][top_threads])
+        )
+        rows.append(
+            BestWorst(_title(key), top_threads, best, at_top[best], worst, at_top[worst], beyond)
+        )
+    return rows
+
+
+@dataclass(frozen=True)
+class Aborts:
+    """Table 4's cell: an allocator at a thread count (medians of trials)."""
+
+    title: str
+    allocator: str
+    threads: int
+    aborted_pct: float
+    false_pct: float  # false aborts, in percent of the aborts
+    collisions: float  # false aborts met in another stripe on the same table entry
+    trials: int
+
+
+def abort_rows(runs: list[dict[str, Any]]) -> list[Aborts]:
+    """Table 4: aborted transactions and false aborts per allocator and threads."""
+    rows = []
+    for key, by_allocator in sorted(_groups(runs).items(), key=lambda item: str(item[0])):
+        for allocator in sorted(by_allocator, key=_allocator_rank):
+            for threads, group in sorted(by_allocator[allocator].items()):
+                stm = [run["result"]["stm"] for run in group]
+                rows.append(
+                    Aborts(
+                        _title(key),
+                        allocator,
+                        threads,
+                        statistics.median(s["aborted_pct"] or 0.0 for s in stm),
+                        statistics.median(s["false_aborts_pct"] or 0.0 for s in stm),
+                        statistics.median(s["false_aborts_collision"] for s in stm),
+                        len(group),
+                    )
+                )
+    return rows
+
+
+def figures(runs: list[dict[str, Any]]) -> list[Plot]:
+    """Every figure of an experiment of transactional structures."""
+    return throughput_figures(runs) + shift_figures(runs)
