@@ -576,4 +576,8 @@ def test_the_stm_experiments_run_and_draw_the_papers_figures_and_tables(
     assert all(row.aborted_pct == 0 for row in aborts if row.threads == 1)
     with Store(db) as store:
         text = write_report(store, tmp_path / "report")[0].read_text()
-    assert "the paper&#x27;s Table 3" in text or "the paper's Table 3" in text
+    assert "the paper's Table 3" in text and "the paper's Table 4" in text
+    # The three under the study's heading, which comes once, before them.
+    heading = text.index('<h2 id="stm">')
+    assert text.count('<h2 id="stm">') == 1
+    assert all(text.index(f'id="exp-{name}"') > heading for name in ("stm_list", "stm_rbtree"))
