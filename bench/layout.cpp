@@ -50,17 +50,19 @@ class lock_map {
     }
 
     std::uint64_t locks_per_block(std::uintptr_t address) const {
-        std::uint64_t n = 0;
-        for_each_lock(address, [&](std::uint64_t) { ++n; });
-        return n;
+        const std::uint64_t stripes = ((address + size_ - 1) >> shift_) - (address >> shift_) + 1;
+        return std::min(stripes, table_size());
     }
 
+    /// Whether two blocks' runs of locks (cyclic in the table) meet: one run
+    /// starts inside the other, or together they cover the table. O(1), so a
+    /// block of many stripes costs no more than a small one.
     bool share(std::uintptr_t a, std::uintptr_t b) const {
-        bool shared = false;
-        for_each_lock(a, [&](std::uint64_t lock_a) {
-            for_each_lock(b, [&](std::uint64_t lock_b) { shared = shared || lock_a == lock_b; });
-        });
-        return shared;
+        const std::uint64_t na = locks_per_block(a);
+        const std::uint64_t nb = locks_per_block(b);
+        const std::uint64_t mask = table_size() - 1;
+        const std::uint64_t d = ((b >> shift_) - (a >> shift_)) & mask;  // b's first, from a's
+        return na + nb > table_size() || d < na || d > table_size() - nb;
     }
 
     std::uint64_t table_size() const { return std::uint64_t{1} << bits_; }

@@ -119,8 +119,8 @@ constexpr std::array table{
                   0, two_to(24), "blocks"),
            for_threadtest),
     shared(number("blocks", &bench_config::blocks,
-                  "layout: blocks each thread allocates and keeps (alone, then with a second "
-                  "thread taking turns)",
+                  "layout: blocks each thread allocates and keeps (two threads taking turns, "
+                  "then one alone)",
                   2, two_to(22), "blocks"),
            for_layout),
     number("pool-nodes", &bench_config::pool_nodes,

@@ -205,11 +205,15 @@ void check_pool(bool on_empty_given, const std::string& on_empty, bench_config& 
 
 /// threadtest and layout: the blocks held at once must fit in memory.
 void check_blocks_fit(const bench_config& config) {
+    // layout keeps three threads' blocks (two in turns, then one alone);
+    // threadtest's rounds keep --objects blocks per thread and a pointer to each.
+    const bool layout = config.command == bench_command::layout;
     const double blocks =
-        config.command == bench_command::layout
-            ? 2.0 * static_cast<double>(config.blocks)
-            : static_cast<double>(std::max<std::uint64_t>(config.objects, 1)) * config.threads;
-    const double needed = blocks * static_cast<double>(config.block_size);
+        layout ? 3.0 * static_cast<double>(config.blocks)
+               : static_cast<double>(std::max<std::uint64_t>(config.objects, 1)) * config.threads;
+    const double per_block =
+        static_cast<double>(config.block_size) + (layout ? 0.0 : sizeof(void*));
+    const double needed = blocks * per_block;
     const double memory = available_memory();
     if (memory == 0 || needed <= memory) return;
     char line[256];

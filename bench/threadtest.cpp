@@ -7,8 +7,10 @@
 #include <cstddef>
 #include <cstdlib>
 #include <cstring>
+#include <exception>
 #include <numeric>
 #include <ostream>
+#include <string>
 #include <thread>
 
 #include "median.hpp"
@@ -150,10 +152,14 @@ void work(const bench_config& config, int thread, const std::vector<int>& cpus,
     while (!control.go.load(std::memory_order_acquire)) {
         control.go.wait(false, std::memory_order_acquire);
     }
-    if (config.objects == 0) {
-        single_blocks(config, thread, control, out);
-    } else {
-        rounds_of_blocks(config, thread, control, out);
+    try {  // an exception must not leave a thread: it would terminate smrbench
+        if (config.objects == 0) {
+            single_blocks(config, thread, control, out);
+        } else {
+            rounds_of_blocks(config, thread, control, out);
+        }
+    } catch (const std::exception& e) {
+        out.error = "thread " + std::to_string(thread) + ": " + e.what();
     }
 }
 

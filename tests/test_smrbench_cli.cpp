@@ -474,22 +474,25 @@ TEST(Cli, EveryNumberOptionRefusesEveryBadValue) {
     for (const auto& option : list["options"]) {
         if (option["type"] != "int" && option["type"] != "float") continue;
         const std::string flag = option["flag"];
-        // An option of threadtest or layout alone is given to its command.
-        const auto& commands = option["commands"];
-        const bool of_set = std::find(commands.begin(), commands.end(), "set") != commands.end();
-        const std::string rest =
-            of_set ? " --ops 1 --quiet --json --timeline " + timeline.string() : " --quiet --json";
-        const std::string command = of_set ? "" : commands[0].get<std::string>() + " ";
-        for (const std::string& value : bad_values(option)) {
-            const std::string args = command + flag + " '" + value + "'" + rest;
-            const run_result r = smrbench(args);
-            EXPECT_EQ(r.exit_code, 2) << args << "\n" << r.err;
-            EXPECT_EQ(count_lines(r.err), 1) << args << "\n" << r.err;
-            EXPECT_NE(r.err.find(flag), std::string::npos) << args << ": " << r.err;
-            EXPECT_EQ(r.out, "") << args;
-            EXPECT_FALSE(fs::exists(timeline)) << args;
-            fs::remove(timeline);
-            ++cases;
+        // Under every command that takes it: the set benchmark (no subcommand
+        // name), threadtest, layout.
+        for (const auto& name : option["commands"]) {
+            const bool of_set = name == "set";
+            const std::string command = of_set ? "" : name.get<std::string>() + " ";
+            const std::string rest = of_set
+                                         ? " --ops 1 --quiet --json --timeline " + timeline.string()
+                                         : " --quiet --json";
+            for (const std::string& value : bad_values(option)) {
+                const std::string args = command + flag + " '" + value + "'" + rest;
+                const run_result r = smrbench(args);
+                EXPECT_EQ(r.exit_code, 2) << args << "\n" << r.err;
+                EXPECT_EQ(count_lines(r.err), 1) << args << "\n" << r.err;
+                EXPECT_NE(r.err.find(flag), std::string::npos) << args << ": " << r.err;
+                EXPECT_EQ(r.out, "") << args;
+                EXPECT_FALSE(fs::exists(timeline)) << args;
+                fs::remove(timeline);
+                ++cases;
+            }
         }
     }
     std::printf("options x bad values: %d\n", cases);

@@ -12,6 +12,9 @@ stm_rbtree.toml (Baldassin, Borin and Araujo, TRANSACT 2014).
 - Figure 6: per allocator and thread count, median throughput at shift 4 over shift 5, minus
   one, with "~" where the two configurations' trial ranges overlap (inside the noise).
 
+A store may hold an experiment at its quick and its paper size: only the runs of the longest
+duration (the paper size) are used.
+
 Usage: scripts/measure/stm_paper_tables.py [--db results/smrlab.db]
 """
 
@@ -31,12 +34,19 @@ from smrlab.stm_plots import abort_rows, best_and_worst  # noqa: E402
 from smrlab.store import Store  # noqa: E402
 
 
+def paper_runs(store: Store, experiment: str) -> list[dict]:
+    """The experiment's runs of its longest duration."""
+    runs = store.runs(experiment)
+    longest = max((run["duration"] or 0 for run in runs), default=0)
+    return [run for run in runs if (run["duration"] or 0) == longest]
+
+
 def table_3(store: Store) -> None:
     print("| structure | best | worst | speedup | threads | outside the spread |")
     print("|---|---|---|---:|---:|---|")
     for name in ("stm_list", "stm_hash_set", "stm_rbtree"):
-        for row in best_and_worst(store.runs(name)):
-            if not row.title.endswith("shift 5"):
+        for row in best_and_worst(paper_runs(store, name)):
+            if " · shift 5" not in row.title:
                 continue
             print(
                 f"| {name} | {row.best} ({row.best_mops:.3f} Mops/s) | {row.worst} "
@@ -46,7 +56,7 @@ def table_3(store: Store) -> None:
 
 
 def table_4(store: Store) -> None:
-    rows = [r for r in abort_rows(store.runs("stm_list")) if r.title.endswith("shift 5")]
+    rows = [r for r in abort_rows(paper_runs(store, "stm_list")) if " · shift 5" in r.title]
     allocators = sorted({r.allocator for r in rows}, key=_allocator_rank)
     cells: dict[int, dict[str, str]] = defaultdict(dict)
     for r in rows:
@@ -59,7 +69,7 @@ def table_4(store: Store) -> None:
 
 def figure_6(store: Store) -> None:
     by: dict[tuple[str, int, int], list[float]] = defaultdict(list)
-    for run in store.runs("stm_list"):
+    for run in paper_runs(store, "stm_list"):
         shift = run["result"]["config"]["ort_shift"]
         by[(run["alloc"], int(run["threads"]), shift)].append(run["throughput"] / 1e6)
     allocators = sorted({key[0] for key in by}, key=_allocator_rank)

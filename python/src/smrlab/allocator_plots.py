@@ -18,7 +18,7 @@ import numpy as np
 from matplotlib.patches import Patch
 
 from smrlab import style
-from smrlab.plots import Plot, _note, _Point
+from smrlab.plots import Plot, _facet_fields, _note, _Point
 
 # The study's allocators first (glibc, then those with thread caches), then ours.
 ALLOCATOR_ORDER = ("glibc", "tcmalloc", "tbbmalloc", "jemalloc", "mimalloc")
@@ -37,17 +37,43 @@ def allocator_color(name: str) -> str:
     return style.PALETTE[sum(map(ord, name)) % len(style.PALETTE)]
 
 
+def other_options(runs: list[dict[str, Any]], shown: set[str]) -> list[str]:
+    """Config fields that vary between runs beyond those a figure shows (`shown`): a quick and
+    a paper size of one experiment differ in duration, so their runs never share a point."""
+    return [key for key in _facet_fields(runs) if key not in shown]
+
+
+def other_values(run: dict[str, Any], keys: list[str]) -> tuple:
+    config = run["result"]["config"]
+    return tuple(config.get(key) for key in keys)
+
+
+def describe_others(keys: list[str], values: tuple) -> tuple[str, str]:
+    """A title suffix and a file-name suffix for the other options' values."""
+    pairs = list(zip(keys, values, strict=True))
+    title = "".join(f" · {key.replace('_', ' ')} {value}" for key, value in pairs)
+    stem = "".join(f"-{key}{value}" for key, value in pairs)
+    return title, stem
+
+
+def by_facet(item: tuple[tuple, Any]) -> tuple:
+    """Sort order of (facet, ...) items: numbers numerically, anything else as text."""
+    return tuple((0, v, "") if isinstance(v, int | float) else (1, 0, str(v)) for v in item[0])
+
+
 def threadtest_figures(runs: list[dict[str, Any]]) -> list[Plot]:
     """Figure 3: throughput against block size per allocator."""
-    facets: dict[tuple[int, int], dict[str, dict[int, list[float]]]] = defaultdict(
+    others = other_options(runs, {"block_size", "objects"})
+    facets: dict[tuple, dict[str, dict[int, list[float]]]] = defaultdict(
         lambda: defaultdict(lambda: defaultdict(list))
     )
     for run in runs:
         config = run["result"]["config"]
-        facet = (int(config["threads"]), int(config["objects"]))
+        facet = (int(config["threads"]), int(config["objects"]), *other_values(run, others))
         facets[facet][run["alloc"]][int(run["block_size"])].append(run["throughput"] / 1e6)
     plots = []
-    for (threads, objects), by_allocator in sorted(facets.items()):
+    for (threads, objects, *values), by_allocator in sorted(facets.items(), key=by_facet):
+        suffix, stem = describe_others(others, tuple(values))
         fig = style.figure(6.4, 4.2)
         ax = fig.add_subplot()
         sizes: set[int] = set()
@@ -75,22 +101,25 @@ def threadtest_figures(runs: list[dict[str, Any]]) -> list[Plot]:
         ax.set_ylabel("M malloc/free pairs per second")
         ax.set_ylim(bottom=0)
         form = "one block at a time" if objects == 0 else f"rounds of {objects} blocks"
-        title = f"threadtest — {threads} threads, {form}"
+        title = f"threadtest — {threads} threads, {form}{suffix}"
         ax.set_title(title, loc="left", fontsize=10)
         ax.legend(title="allocator", fontsize=8, title_fontsize=8, frameon=False)
         _note(ax, "median of trials; bars: min–max")
-        facet = {"threads": threads, "objects": objects}
-        plots.append(Plot(f"threadtest-t{threads}-o{objects}", "threadtest", title, fig, facet))
+        facet = {"threads": threads, "objects": objects, **dict(zip(others, values, strict=True))}
+        name = f"threadtest-t{threads}-o{objects}{stem}"
+        plots.append(Plot(name, "threadtest", title, fig, facet))
     return plots
 
 
 def layout_figures(runs: list[dict[str, Any]]) -> list[Plot]:
     """Figures 2 and 5, measured: lock sharing within a thread and collisions between two."""
-    by_size: dict[int, dict[str, dict[str, Any]]] = defaultdict(dict)
-    for run in runs:
-        by_size[int(run["block_size"])][run["alloc"]] = run["result"]  # the latest per allocator
+    others = other_options(runs, {"block_size"})
+    by_size: dict[tuple, dict[str, dict[str, Any]]] = defaultdict(dict)
+    for run in runs:  # the latest run per allocator and configuration
+        by_size[(int(run["block_size"]), *other_values(run, others))][run["alloc"]] = run["result"]
     plots = []
-    for size, by_allocator in sorted(by_size.items()):
+    for (size, *values), by_allocator in sorted(by_size.items(), key=by_facet):
+        suffix, stem = describe_others(others, tuple(values))
         allocators = sorted(by_allocator, key=_allocator_rank)
         fig = style.figure(7.6, 3.8)
         within, across = fig.subplots(1, 2, sharey=True)
@@ -153,9 +182,10 @@ def layout_figures(runs: list[dict[str, Any]]) -> list[Plot]:
         within.legend(handles=shift_keys, fontsize=8, frameon=False, loc="upper left")
         across.legend(fontsize=8, frameon=False, loc="upper center")
         bits = next(iter(by_allocator.values()))["config"]["ort_bits"]
-        title = f"Address layout — {_bytes(size)} blocks, 2^{bits} versioned locks"
+        title = f"Address layout — {_bytes(size)} blocks, 2^{bits} versioned locks{suffix}"
         fig.suptitle(title, fontsize=10, x=0.0, ha="left")
-        plots.append(Plot(f"layout-{size}B", "layout", title, fig, {"block_size": size}))
+        facet = {"block_size": size, **dict(zip(others, values, strict=True))}
+        plots.append(Plot(f"layout-{size}B{stem}", "layout", title, fig, facet))
     return plots
 
 

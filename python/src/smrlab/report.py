@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from smrlab import __version__, hart, stm_plots, style
+from smrlab.allocator_plots import by_facet, other_options, other_values
 from smrlab.errors import UsageError
 from smrlab.plots import Plot, build_plots, series_label
 from smrlab.statistics import PEAK_RSS, THROUGHPUT
@@ -239,16 +240,18 @@ def _summary_table(runs: list[dict[str, Any]]) -> str:
 
 def _threadtest_table(runs: list[dict[str, Any]]) -> str:
     """threadtest: median malloc/free pairs per second per allocator × block size × form."""
+    others = other_options(runs, {"block_size", "objects"})
     groups: dict[tuple, list[float]] = defaultdict(list)
     for run in runs:
         config = run["result"]["config"]
         key = (run["alloc"], run["block_size"], config["threads"], config["objects"])
-        groups[key].append(run["throughput"] / 1e6)
+        groups[(*key, _others_text(others, run))].append(run["throughput"] / 1e6)
     headers = (
         "alloc",
         "block bytes",
         "threads",
         "objects",
+        "other options",
         "trials",
         "median M pairs/s",
         "min",
@@ -262,41 +265,51 @@ def _threadtest_table(runs: list[dict[str, Any]]) -> str:
             _cell(min(values)),
             _cell(max(values)),
         ]
-        for key, values in sorted(groups.items())
+        for key, values in sorted(groups.items(), key=by_facet)
     ]
     return _table(headers, rows)
 
 
+def _others_text(others: list[str], run: dict[str, Any]) -> str:
+    return ", ".join(f"{k}={v}" for k, v in zip(others, other_values(run, others), strict=True))
+
+
 def _layout_table(runs: list[dict[str, Any]]) -> str:
     """layout: distances and lock sharing per allocator × block size (the latest run)."""
-    latest = {(run["alloc"], run["block_size"]): run["result"] for run in runs}
+    others = other_options(runs, {"block_size"})
+    latest = {
+        (run["alloc"], run["block_size"], _others_text(others, run)): run["result"] for run in runs
+    }
     headers = (
         "alloc",
         "block bytes",
+        "other options",
         "apart (one thread)",
         "sharing % shift 4",
         "sharing % shift 5",
         "apart (two threads)",
         "collisions % shift 4",
         "collisions % shift 5",
-        "random (shift 5)",
+        "random % (shift 5)",
     )
     rows = []
-    for (alloc, size), result in sorted(latest.items()):
+    for (alloc, size, other), result in sorted(latest.items(), key=by_facet):
         alone, two = result["one_thread"], result["two_threads"]
         sharing = {row["shift"]: row["sharing_pct"] for row in alone["shared_lock"]}
         cross = {row["shift"]: row for row in two["cross_thread"]}
+        random_pct = 100 * cross[5]["random_expectation"] / cross[5]["blocks"]
         rows.append(
             [
                 _cell(alloc),
                 _cell(size),
+                _cell(other),
                 _cell(alone["distance"]["mode_bytes"]),
                 _cell(sharing[4], _number(sharing[4], 1)),
                 _cell(sharing[5], _number(sharing[5], 1)),
                 _cell(two["distance"]["mode_bytes"]),
                 _cell(cross[4]["collisions_pct"], _number(cross[4]["collisions_pct"], 1)),
                 _cell(cross[5]["collisions_pct"], _number(cross[5]["collisions_pct"], 1)),
-                _cell(cross[5]["random_expectation"], _number(cross[5]["random_expectation"], 1)),
+                _cell(random_pct, _number(random_pct, 2)),
             ]
         )
     return _table(headers, rows)

@@ -211,7 +211,7 @@ def _execute(argv: list[str], timeout: float) -> _Outcome:
     if result is not None and result.get("validated") is False:
         errors = [
             trial.get("validation", {}).get("error", "") for trial in result.get("trials", [])
-        ]
+        ] + [result.get("validation", {}).get("error", "")]  # layout's, which has no trials
         detail = next((error for error in errors if error), "validation failed")
         return failed("not_validated", f"not validated: {detail}")
     if code == 2:

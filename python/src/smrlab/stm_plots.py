@@ -25,7 +25,14 @@ from typing import Any
 import numpy as np
 
 from smrlab import style
-from smrlab.allocator_plots import _allocator_rank, allocator_color
+from smrlab.allocator_plots import (
+    _allocator_rank,
+    allocator_color,
+    by_facet,
+    describe_others,
+    other_options,
+    other_values,
+)
 from smrlab.plots import Plot, _note, _Point
 
 
@@ -35,11 +42,14 @@ def applies(runs: list[dict[str, Any]]) -> bool:
     return bool(runs) and all(str(run["ds"] or "").startswith("stm_") for run in runs)
 
 
-# (ds, ort_shift, insert, erase, alternate) -> allocator -> threads -> runs
+# (ds, ort_shift, insert, erase, alternate, *other options) -> allocator -> threads -> runs
 Groups = dict[tuple, dict[str, dict[int, list[dict[str, Any]]]]]
 
 
-def _groups(runs: list[dict[str, Any]]) -> Groups:
+def _groups(runs: list[dict[str, Any]]) -> tuple[Groups, list[str]]:
+    """Runs by configuration, and the names of the other options that split them (a quick and
+    a paper size differ in duration: their trials never share a point)."""
+    others = other_options(runs, {"ort_shift", "alternate"})
     groups: Groups = defaultdict(lambda: defaultdict(lambda: defaultdict(list)))
     for run in runs:
         config = run["result"]["config"]
@@ -49,15 +59,20 @@ def _groups(runs: list[dict[str, Any]]) -> Groups:
             run["insert_pct"],
             run["erase_pct"],
             bool(config.get("alternate")),
+            *other_values(run, others),
         )
         groups[key][run["alloc"]][int(run["threads"])].append(run)
-    return groups
+    return groups, others
 
 
-def _title(key: tuple) -> str:
-    ds, shift, insert, erase, alternate = key
+def _title(key: tuple, others: list[str]) -> str:
+    ds, shift, insert, erase, alternate, *values = key
     updates = f"{insert + erase}% updates" + (" alternating" if alternate else "")
-    return f"{ds} · {updates} · shift {shift}"
+    return f"{ds} · {updates} · shift {shift}" + describe_others(others, tuple(values))[0]
+
+
+def _stem(key: tuple, others: list[str]) -> str:
+    return describe_others(others, tuple(key[5:]))[1]
 
 
 def _mops(runs: list[dict[str, Any]]) -> list[float]:
@@ -67,7 +82,8 @@ def _mops(runs: list[dict[str, Any]]) -> list[float]:
 def throughput_figures(runs: list[dict[str, Any]]) -> list[Plot]:
     """Figure 4: throughput against threads per allocator."""
     plots = []
-    for key, by_allocator in sorted(_groups(runs).items(), key=lambda item: str(item[0])):
+    groups, others = _groups(runs)
+    for key, by_allocator in sorted(groups.items(), key=by_facet):
         fig = style.figure(6.4, 4.2)
         ax = fig.add_subplot()
         threads: set[int] = set()
@@ -93,23 +109,24 @@ def throughput_figures(runs: list[dict[str, Any]]) -> list[Plot]:
         ax.set_xlabel("threads")
         ax.set_ylabel("Mops/s (committed transactions)")
         ax.set_ylim(bottom=0)
-        title = f"Throughput — {_title(key)}"
+        title = f"Throughput — {_title(key, others)}"
         ax.set_title(title, loc="left", fontsize=10)
         ax.legend(title="allocator", fontsize=8, title_fontsize=8, frameon=False)
         _note(ax, "median of trials; bars: min–max")
         ds, shift = key[0], key[1]
         facet = {"ds": ds, "ort_shift": shift}
-        plots.append(Plot(f"stm-throughput-{ds}-shift{shift}", "stm_throughput", title, fig, facet))
+        name = f"stm-throughput-{ds}-shift{shift}{_stem(key, others)}"
+        plots.append(Plot(name, "stm_throughput", title, fig, facet))
     return plots
 
 
 def shift_figures(runs: list[dict[str, Any]]) -> list[Plot]:
     """Figure 6: median throughput at shift 4 over shift 5, minus one, per allocator."""
-    groups = _groups(runs)
+    groups, others = _groups(runs)
     plots = []
-    for key in sorted(groups, key=str):
-        ds, shift, *workload = key
-        other = (ds, 5, *workload)
+    for key in sorted(groups, key=lambda key: by_facet((key, None))):
+        ds, shift, *rest = key
+        other = (ds, 5, *rest)
         if shift != 4 or other not in groups:
             continue
         fig = style.figure(6.4, 4.2)
@@ -128,11 +145,12 @@ def shift_figures(runs: list[dict[str, Any]]) -> list[Plot]:
         ax.set_xticks(sorted(threads))
         ax.set_xlabel("threads")
         ax.set_ylabel("speedup of shift 4 over shift 5 (%)")
-        title = f"Shift 4 against 5 — {ds}"
+        title = f"Shift 4 against 5 — {_title(key, others).replace(' · shift 4', '')}"
         ax.set_title(title, loc="left", fontsize=10)
         ax.legend(title="allocator", fontsize=8, title_fontsize=8, frameon=False)
         _note(ax, "ratio of medians of trials, minus one")
-        plots.append(Plot(f"stm-shift-{ds}", "stm_shift", title, fig, {"ds": ds}))
+        name = f"stm-shift-{ds}{_stem(key, others)}"
+        plots.append(Plot(name, "stm_shift", title, fig, {"ds": ds}))
     return plots
 
 
@@ -156,7 +174,8 @@ class BestWorst:
 def best_and_worst(runs: list[dict[str, Any]]) -> list[BestWorst]:
     """Table 3: per structure, shift and workload."""
     rows = []
-    for key, by_allocator in sorted(_groups(runs).items(), key=lambda item: str(item[0])):
+    groups, others = _groups(runs)
+    for key, by_allocator in sorted(groups.items(), key=by_facet):
         medians = {
             (allocator, threads): statistics.median(_mops(group))
             for allocator, points in by_allocator.items()
@@ -172,7 +191,9 @@ def best_and_worst(runs: list[dict[str, Any]]) -> list[BestWorst]:
             _mops(by_allocator[worst][top_threads])
         )
         rows.append(
-            BestWorst(_title(key), top_threads, best, at_top[best], worst, at_top[worst], beyond)
+            BestWorst(
+                _title(key, others), top_threads, best, at_top[best], worst, at_top[worst], beyond
+            )
         )
     return rows
 
@@ -193,13 +214,14 @@ class Aborts:
 def abort_rows(runs: list[dict[str, Any]]) -> list[Aborts]:
     """Table 4: aborted transactions and false aborts per allocator and threads."""
     rows = []
-    for key, by_allocator in sorted(_groups(runs).items(), key=lambda item: str(item[0])):
+    groups, others = _groups(runs)
+    for key, by_allocator in sorted(groups.items(), key=by_facet):
         for allocator in sorted(by_allocator, key=_allocator_rank):
             for threads, group in sorted(by_allocator[allocator].items()):
                 stm = [run["result"]["stm"] for run in group]
                 rows.append(
                     Aborts(
-                        _title(key),
+                        _title(key, others),
                         allocator,
                         threads,
                         statistics.median(s["aborted_pct"] or 0.0 for s in stm),
