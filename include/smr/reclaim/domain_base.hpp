@@ -159,9 +159,14 @@ class domain_base {
         return tid;
     }
     void unregister_thread(int tid) {
-        derived().on_thread_exit(tid);
+        derived().on_thread_exit(tid);  // also ends an operation still open
+        slot_of(tid).op_depth = 0;
         registry_.release(tid);
     }
+
+    /// The open op_guards of thread tid (guards.hpp): only the outermost one
+    /// begins and ends an operation.
+    std::uint32_t& operation_depth(int tid) noexcept { return slot_of(tid).op_depth; }
 
     // ---- hooks with empty defaults (a reclaimer hides the ones it needs) -----
 
@@ -360,6 +365,7 @@ class domain_base {
         core::limbo_bag freeable;  // amortized free: safe, not yet freed
         core::owner_counter allocated, allocated_bytes, retired, freed, discarded;
         core::owner_counter epochs, signals, restarts;
+        std::uint32_t op_depth = 0;  // op_guards open; the owner's alone
     };
 
     /// A hook that touches its slot more than once takes it once: the index

@@ -22,7 +22,9 @@
 // read_phase_begin(tid), an empty inline function.
 #pragma once
 
+#include <cassert>
 #include <csetjmp>
+#include <cstdint>
 #include <type_traits>
 #include <utility>
 
@@ -30,17 +32,32 @@ namespace smr {
 
 /// Brackets one data-structure operation: begin_op on construction, end_op on
 /// destruction. Not copyable or movable, so an operation cannot outlive it.
+///
+/// Guards of one thread nest where the reclaimer allows it
+/// (reclaimer_traits::nests: the epoch family, ibr, none): only the outermost
+/// guard begins and ends the operation, so what the outer operation protects
+/// stays protected through any inner one. hp, he, wfe, lfrc and nbr refuse a
+/// nested guard with a debug-build assertion: their protection belongs to one
+/// operation at a time (docs/design.md, "Nested operations").
 template <class Domain>
 class [[nodiscard]] op_guard {
   public:
-    op_guard(Domain& domain, int tid) : domain_(domain), tid_(tid) { domain_.begin_op(tid_); }
-    ~op_guard() { domain_.end_op(tid_); }
+    op_guard(Domain& domain, int tid)
+        : domain_(domain), tid_(tid), depth_(domain.operation_depth(tid)) {
+        assert((depth_ == 0 || Domain::traits.nests) &&
+               "nested op_guard: this reclaimer protects one operation at a time per thread");
+        if (depth_++ == 0) domain_.begin_op(tid_);
+    }
+    ~op_guard() {
+        if (--depth_ == 0) domain_.end_op(tid_);
+    }
     op_guard(const op_guard&) = delete;
     op_guard& operator=(const op_guard&) = delete;
 
   private:
     Domain& domain_;
     int tid_;
+    std::uint32_t& depth_;  // the thread's count of open guards, in its own slot
 };
 
 /// A registered thread. Owns one slot of a domain from construction until

@@ -74,6 +74,7 @@ class he_domain : public domain_base<he_domain, detail::he_local, era_node_heade
         .uses_signals = false,
         .needs_quiescent_states = false,
         .protect_uses_slots = true,
+        .nests = false,
     };
 
     using node_header = era_node_header;

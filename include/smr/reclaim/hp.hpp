@@ -82,6 +82,7 @@ class hp_domain : public domain_base<hp_domain, detail::hp_local> {
         .uses_signals = false,
         .needs_quiescent_states = false,
         .protect_uses_slots = true,
+        .nests = false,
     };
 
     using base::base;

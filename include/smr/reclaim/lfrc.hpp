@@ -176,6 +176,7 @@ class lfrc_domain : private lfrc_memory,
         .uses_signals = false,
         .needs_quiescent_states = false,
         .protect_uses_slots = true,
+        .nests = false,
     };
 
     /// Where the count word lies in every node (after the retired-node link

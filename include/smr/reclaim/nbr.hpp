@@ -329,6 +329,7 @@ class basic_nbr_domain : public domain_base<basic_nbr_domain<Plus>, detail::nbr_
         .needs_restart_from_root = true,
         .uses_signals = true,
         .needs_quiescent_states = false,
+        .nests = false,
     };
     static constexpr std::size_t max_reservations = detail::nbr_max_reservations;
 

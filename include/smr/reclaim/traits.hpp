@@ -67,6 +67,14 @@ struct reclaimer_traits {
     /// away (callgrind, hm_list contains, 1K keys: nbr 5,731 instructions
     /// with the bookkeeping, 3,440 without; debra 2,623).
     bool protect_uses_slots = false;
+    /// op_guards of one thread nest: an inner guard neither begins nor ends
+    /// an operation, so the outer one stays protected until the outermost
+    /// guard ends, as C++26 rcu read-side locks nest. False where a thread's
+    /// protection belongs to one operation at a time: hazard slots that the
+    /// structures number from 0 (hp, he, wfe, lfrc's held references) and
+    /// NBR's one checkpoint; a nested guard then fails a debug-build
+    /// assertion (docs/design.md, "Nested operations").
+    bool nests = true;
 };
 
 }  // namespace smr

@@ -195,6 +195,7 @@ class wfe_domain : public domain_base<wfe_domain, detail::wfe_local, era_node_he
         .uses_signals = false,
         .needs_quiescent_states = false,
         .protect_uses_slots = true,
+        .nests = false,
     };
 
     using node_header = era_node_header;

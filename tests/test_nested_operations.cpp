@@ -1,0 +1,157 @@
+// Nested op_guards (docs/design.md, "Nested operations"): where a reclaimer
+// nests (reclaimer_traits::nests), an inner guard of a thread must not end
+// its outer operation; where it does not, a nested guard is refused in debug
+// builds.
+//
+// Deterministic, on one OS thread with two registered slots: a reader opens
+// an operation and protects a node; a writer replaces and retires that node
+// and keeps running operations, which lets every scheme advance its epochs or
+// eras as far as the reader allows; between the writer's operations the
+// reader opens and closes an inner guard. Before guards nested, the inner
+// guard's end published the reader as quiescent (debra, ebr, token), cleared
+// its reservation (rcu) or its interval (ibr), and the node was freed while
+// the outer operation still held it.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <string>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+
+#include "smr/reclaim/all.hpp"
+#include "smr/reclaim/guards.hpp"
+
+namespace {
+
+template <class Tuple, bool Nests>
+struct with_nesting;
+template <class... Ds, bool Nests>
+struct with_nesting<std::tuple<Ds...>, Nests> {
+    using type = decltype(std::tuple_cat(
+        std::declval<
+            std::conditional_t<Ds::traits.nests == Nests, std::tuple<Ds>, std::tuple<>>>()...));
+};
+
+template <class Tuple>
+struct as_gtest_types;
+template <class... Ts>
+struct as_gtest_types<std::tuple<Ts...>> {
+    using type = ::testing::Types<Ts...>;
+};
+
+struct domain_names {
+    template <class D>
+    static std::string GetName(int) {
+        return std::string(D::traits.name);
+    }
+};
+
+/// A node that says when it is destroyed, so the test never reads freed memory.
+template <class Domain>
+struct flagged_node : Domain::node_base {
+    bool* destroyed;
+    explicit flagged_node(bool* flag) : destroyed(flag) {}
+    ~flagged_node() {
+        if (destroyed != nullptr) *destroyed = true;
+    }
+};
+
+smr::domain_config eager() {
+    smr::domain_config config;
+    config.max_threads = 4;
+    config.bag_threshold = 1;
+    config.check_every = 1;
+    config.advance_every = 1;
+    config.epoch_freq = 1;
+    config.token_check_every = 1;
+    return config;
+}
+
+/// One operation of the writer: replaces the cell's node and retires it.
+template <class Domain>
+void replace(Domain& domain, int w, std::atomic<flagged_node<Domain>*>& cell) {
+    {
+        smr::op_guard op(domain, w);
+        auto* fresh = domain.template allocate<flagged_node<Domain>>(w, nullptr);
+        domain.retire(w, cell.exchange(fresh, std::memory_order_acq_rel));
+    }
+    domain.quiescent(w);
+}
+
+template <class Domain>
+class nesting_test : public ::testing::Test {};
+using nesting_domains = as_gtest_types<with_nesting<smr::all_domains, true>::type>::type;
+TYPED_TEST_SUITE(nesting_test, nesting_domains, domain_names);
+
+TYPED_TEST(nesting_test, an_inner_guard_keeps_the_outer_operation_protected) {
+    using Domain = TypeParam;
+    using node = flagged_node<Domain>;
+    Domain domain(eager());
+    smr::thread_handle reader(domain);
+    smr::thread_handle writer(domain);
+    const int r = reader.tid();
+    const int w = writer.tid();
+    bool first_destroyed = false;
+    std::atomic<node*> cell{domain.template allocate_outside_op<node>(w, &first_destroyed)};
+    constexpr int rounds = 200;
+    {
+        smr::op_guard outer(domain, r);
+        SMR_READ_PHASE_BEGIN(domain, r);
+        node* held = domain.protect(r, 0, cell);
+        ASSERT_NE(held, nullptr);
+        for (int round = 0; round < rounds; ++round) {
+            { smr::op_guard inner(domain, r); }  // must not end `outer`
+            replace(domain, w, cell);
+        }
+        EXPECT_FALSE(first_destroyed) << "freed while the outer operation held it";
+        domain.read_phase_end(r);
+    }
+    // The outer operation is over: the writer's operations now free it
+    // (except under none, which frees nothing while running).
+    for (int round = 0; round < rounds && !first_destroyed; ++round) {
+        { smr::op_guard op(domain, r); }  // token schemes pass the token on here
+        domain.quiescent(r);
+        replace(domain, w, cell);
+    }
+    if (Domain::traits.family != smr::reclaimer_family::leak) {
+        EXPECT_TRUE(first_destroyed);
+    }
+    domain.free_unshared(cell.load(std::memory_order_relaxed));
+}
+
+TYPED_TEST(nesting_test, depth_returns_to_zero) {
+    TypeParam domain(eager());
+    smr::thread_handle reader(domain);
+    {
+        smr::op_guard outer(domain, reader.tid());
+        {
+            smr::op_guard inner(domain, reader.tid());
+            EXPECT_EQ(domain.operation_depth(reader.tid()), 2u);
+        }
+        EXPECT_EQ(domain.operation_depth(reader.tid()), 1u);
+    }
+    EXPECT_EQ(domain.operation_depth(reader.tid()), 0u);
+}
+
+template <class Domain>
+class refused_nesting_test : public ::testing::Test {};
+using refusing_domains = as_gtest_types<with_nesting<smr::all_domains, false>::type>::type;
+TYPED_TEST_SUITE(refused_nesting_test, refusing_domains, domain_names);
+
+// hp, he, wfe and lfrc number their slots from 0 in every operation and nbr
+// keeps one checkpoint: a nested guard would overwrite the outer operation's
+// protection, so a debug build stops it.
+TYPED_TEST(refused_nesting_test, a_nested_guard_fails_a_debug_assertion) {
+    GTEST_FLAG_SET(death_test_style, "threadsafe");
+    EXPECT_DEBUG_DEATH(
+        {
+            TypeParam domain(smr::domain_config{});
+            smr::thread_handle thread(domain);
+            smr::op_guard outer(domain, thread.tid());
+            smr::op_guard inner(domain, thread.tid());
+        },
+        "nested op_guard");
+}
+
+}  // namespace
