@@ -61,6 +61,31 @@ def by_facet(item: tuple[tuple, Any]) -> tuple:
     return tuple((0, v, "") if isinstance(v, int | float) else (1, 0, str(v)) for v in item[0])
 
 
+def allocator_lines(ax, by_allocator: dict[str, dict[int, list[float]]]) -> list[int]:
+    """One line per allocator: at each x, the median of its values with min–max bars.
+    Returns every x drawn, sorted."""
+    every_x: set[int] = set()
+    for allocator in sorted(by_allocator, key=_allocator_rank):
+        points = by_allocator[allocator]
+        xs = sorted(points)
+        every_x.update(xs)
+        stats = [_Point(points[x]) for x in xs]
+        medians = np.array([p.median for p in stats])
+        yerr = np.array([[p.median - p.low for p in stats], [p.high - p.median for p in stats]])
+        ax.errorbar(
+            xs,
+            medians,
+            yerr=yerr,
+            label=allocator,
+            color=allocator_color(allocator),
+            marker="o",
+            capsize=3,
+            elinewidth=1.0,
+            markersize=5,
+        )
+    return sorted(every_x)
+
+
 def threadtest_figures(runs: list[dict[str, Any]]) -> list[Plot]:
     """Figure 3: throughput against block size per allocator."""
     others = other_options(runs, {"block_size", "objects"})
@@ -76,27 +101,9 @@ def threadtest_figures(runs: list[dict[str, Any]]) -> list[Plot]:
         suffix, stem = describe_others(others, tuple(values))
         fig = style.figure(6.4, 4.2)
         ax = fig.add_subplot()
-        sizes: set[int] = set()
-        for allocator in sorted(by_allocator, key=_allocator_rank):
-            points = by_allocator[allocator]
-            xs = sorted(points)
-            sizes.update(xs)
-            stats = [_Point(points[x]) for x in xs]
-            medians = np.array([p.median for p in stats])
-            yerr = np.array([[p.median - p.low for p in stats], [p.high - p.median for p in stats]])
-            ax.errorbar(
-                xs,
-                medians,
-                yerr=yerr,
-                label=allocator,
-                color=allocator_color(allocator),
-                marker="o",
-                capsize=3,
-                elinewidth=1.0,
-                markersize=5,
-            )
+        sizes = allocator_lines(ax, by_allocator)
         ax.set_xscale("log", base=2)
-        ax.set_xticks(sorted(sizes), [_bytes(size) for size in sorted(sizes)])
+        ax.set_xticks(sizes, [_bytes(size) for size in sizes])
         ax.set_xlabel("block size")
         ax.set_ylabel("M malloc/free pairs per second")
         ax.set_ylim(bottom=0)

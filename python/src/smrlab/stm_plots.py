@@ -22,18 +22,17 @@ from collections import defaultdict
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
-
 from smrlab import style
 from smrlab.allocator_plots import (
     _allocator_rank,
     allocator_color,
+    allocator_lines,
     by_facet,
     describe_others,
     other_options,
     other_values,
 )
-from smrlab.plots import Plot, _note, _Point
+from smrlab.plots import Plot, _note
 
 
 def applies(runs: list[dict[str, Any]]) -> bool:
@@ -86,26 +85,11 @@ def throughput_figures(runs: list[dict[str, Any]]) -> list[Plot]:
     for key, by_allocator in sorted(groups.items(), key=by_facet):
         fig = style.figure(6.4, 4.2)
         ax = fig.add_subplot()
-        threads: set[int] = set()
-        for allocator in sorted(by_allocator, key=_allocator_rank):
-            points = by_allocator[allocator]
-            xs = sorted(points)
-            threads.update(xs)
-            stats = [_Point(_mops(points[x])) for x in xs]
-            medians = np.array([p.median for p in stats])
-            yerr = np.array([[p.median - p.low for p in stats], [p.high - p.median for p in stats]])
-            ax.errorbar(
-                xs,
-                medians,
-                yerr=yerr,
-                label=allocator,
-                color=allocator_color(allocator),
-                marker="o",
-                capsize=3,
-                elinewidth=1.0,
-                markersize=5,
-            )
-        ax.set_xticks(sorted(threads))
+        mops = {
+            allocator: {threads: _mops(group) for threads, group in points.items()}
+            for allocator, points in by_allocator.items()
+        }
+        ax.set_xticks(allocator_lines(ax, mops))
         ax.set_xlabel("threads")
         ax.set_ylabel("Mops/s (committed transactions)")
         ax.set_ylim(bottom=0)
