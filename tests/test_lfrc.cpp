@@ -10,6 +10,7 @@
 #include <array>
 #include <atomic>
 #include <cstdint>
+#include <cstdlib>
 #include <memory_resource>
 #include <random>
 #include <stdexcept>
@@ -86,6 +87,32 @@ TEST(lfrc, refuses_memory_that_is_not_type_stable) {
     lfrc_domain domain(config);
     EXPECT_EQ(&domain.pool(), &stable);
     EXPECT_EQ(lfrc_domain::count_offset, 16u);
+}
+
+// lfrc frees a node when its last reference goes, so it cannot accept a
+// retire from a thread that no longer holds the node (docs/design.md, "Retire
+// outside an operation"): the operation that unlinked it freed it at its end.
+TEST(lfrc, a_retire_after_the_operation_ended_fails_a_debug_assertion) {
+    GTEST_FLAG_SET(death_test_style, "threadsafe");
+    EXPECT_DEBUG_DEATH(
+        {
+            lfrc_domain d{smr::domain_config{}};
+            smr::thread_handle handle(d);
+            const int tid = handle.tid();
+            std::atomic<link_node*> root{nullptr};
+            push(d, tid, root, 1);
+            push(d, tid, root, 2);
+            link_node* two = nullptr;
+            {
+                smr::op_guard guard(d, tid);
+                two = d.protect(tid, 0, root);
+                link_node* one = d.protect(tid, 1, two->next);
+                link_node* expected = two;
+                if (!d.compare_exchange_link(tid, root, expected, one)) std::abort();
+            }
+            d.retire(tid, two);  // two was freed when the operation ended
+        },
+        "caller does not hold");
 }
 
 TEST(lfrc, links_hold_counts_and_the_last_release_frees) {

@@ -14,80 +14,30 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
-#include <string>
-#include <tuple>
-#include <type_traits>
-#include <utility>
 
+#include "one_thread_scenarios.hpp"
 #include "smr/reclaim/all.hpp"
 #include "smr/reclaim/guards.hpp"
 
 namespace {
 
-template <class Tuple, bool Nests>
-struct with_nesting;
-template <class... Ds, bool Nests>
-struct with_nesting<std::tuple<Ds...>, Nests> {
-    using type = decltype(std::tuple_cat(
-        std::declval<
-            std::conditional_t<Ds::traits.nests == Nests, std::tuple<Ds>, std::tuple<>>>()...));
-};
+using smr::test::domain_names;
+using smr::test::eager_config;
+using smr::test::flagged_node;
+using smr::test::replace;
 
-template <class Tuple>
-struct as_gtest_types;
-template <class... Ts>
-struct as_gtest_types<std::tuple<Ts...>> {
-    using type = ::testing::Types<Ts...>;
-};
-
-struct domain_names {
-    template <class D>
-    static std::string GetName(int) {
-        return std::string(D::traits.name);
-    }
-};
-
-/// A node that says when it is destroyed, so the test never reads freed memory.
-template <class Domain>
-struct flagged_node : Domain::node_base {
-    bool* destroyed;
-    explicit flagged_node(bool* flag) : destroyed(flag) {}
-    ~flagged_node() {
-        if (destroyed != nullptr) *destroyed = true;
-    }
-};
-
-smr::domain_config eager() {
-    smr::domain_config config;
-    config.max_threads = 4;
-    config.bag_threshold = 1;
-    config.check_every = 1;
-    config.advance_every = 1;
-    config.epoch_freq = 1;
-    config.token_check_every = 1;
-    return config;
-}
-
-/// One operation of the writer: replaces the cell's node and retires it.
-template <class Domain>
-void replace(Domain& domain, int w, std::atomic<flagged_node<Domain>*>& cell) {
-    {
-        smr::op_guard op(domain, w);
-        auto* fresh = domain.template allocate<flagged_node<Domain>>(w, nullptr);
-        domain.retire(w, cell.exchange(fresh, std::memory_order_acq_rel));
-    }
-    domain.quiescent(w);
-}
+template <bool Nests>
+using domains_nesting = smr::test::gtest_types_of<typename smr::test::domains_where<
+    smr::all_domains, [](smr::reclaimer_traits t) { return t.nests == Nests; }>::type>::type;
 
 template <class Domain>
 class nesting_test : public ::testing::Test {};
-using nesting_domains = as_gtest_types<with_nesting<smr::all_domains, true>::type>::type;
-TYPED_TEST_SUITE(nesting_test, nesting_domains, domain_names);
+TYPED_TEST_SUITE(nesting_test, domains_nesting<true>, domain_names);
 
 TYPED_TEST(nesting_test, an_inner_guard_keeps_the_outer_operation_protected) {
     using Domain = TypeParam;
     using node = flagged_node<Domain>;
-    Domain domain(eager());
+    Domain domain(eager_config());
     smr::thread_handle reader(domain);
     smr::thread_handle writer(domain);
     const int r = reader.tid();
@@ -121,7 +71,7 @@ TYPED_TEST(nesting_test, an_inner_guard_keeps_the_outer_operation_protected) {
 }
 
 TYPED_TEST(nesting_test, depth_returns_to_zero) {
-    TypeParam domain(eager());
+    TypeParam domain(eager_config());
     smr::thread_handle reader(domain);
     {
         smr::op_guard outer(domain, reader.tid());
@@ -136,8 +86,7 @@ TYPED_TEST(nesting_test, depth_returns_to_zero) {
 
 template <class Domain>
 class refused_nesting_test : public ::testing::Test {};
-using refusing_domains = as_gtest_types<with_nesting<smr::all_domains, false>::type>::type;
-TYPED_TEST_SUITE(refused_nesting_test, refusing_domains, domain_names);
+TYPED_TEST_SUITE(refused_nesting_test, domains_nesting<false>, domain_names);
 
 // hp, he, wfe and lfrc number their slots from 0 in every operation and nbr
 // keeps one checkpoint: a nested guard would overwrite the outer operation's

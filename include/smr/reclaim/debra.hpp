@@ -88,10 +88,16 @@ class debra_domain : public domain_base<debra_domain, detail::debra_local> {
         me.announce.store((me.epoch << 1) | 1, std::memory_order_release);
     }
 
+    /// Inside an operation, or outside one (then it runs an operation of its
+    /// own, docs/design.md "Retire outside an operation").
     template <class T>
     void retire(int tid, T* node) noexcept {
         slot& s = slot_of(tid);
         count_retired(s);
+        // relaxed: the thread's own announcement, written only by itself.
+        if ((s.local.announce.load(std::memory_order_relaxed) & 1) != 0) [[unlikely]] {
+            return retire_while_quiescent(tid, node);
+        }
         s.local.bags.add(node);
     }
 
@@ -102,6 +108,16 @@ class debra_domain : public domain_base<debra_domain, detail::debra_local> {
     }
 
   private:
+    /// A quiescent thread's local epoch may be any number of epochs behind:
+    /// labelled with it, the node would be freed while readers that entered
+    /// later epochs still hold it. Inside an operation of its own the thread
+    /// has caught up with the global epoch and announced it.
+    SMR_SLOW_PATH void retire_while_quiescent(int tid, core::retired_node* node) noexcept {
+        begin_op(tid);
+        local(tid).bags.add(node);
+        end_op(tid);
+    }
+
     /// begin_op's announcement raced with an epoch change: enter the new
     /// epoch and announce again until the re-read agrees. Returns the epoch.
     SMR_SLOW_PATH std::uint64_t announce_again(int tid) noexcept {

@@ -95,10 +95,16 @@ class ebr_domain : public domain_base<ebr_domain, detail::ebr_local> {
         me.announce.exchange(me.epoch << 1, std::memory_order_seq_cst);
     }
 
+    /// Inside a critical region, or outside one (then it enters a region of
+    /// its own, docs/design.md "Retire outside an operation").
     template <class T>
     void retire(int tid, T* node) noexcept {
         count_retired(tid);
         auto& me = local(tid);
+        // relaxed: the thread's own flag, written only by itself.
+        if ((me.announce.load(std::memory_order_relaxed) & 1) == 0) [[unlikely]] {
+            return retire_outside_region(tid, node);
+        }
         me.bags.add(node);
     }
 
@@ -111,6 +117,16 @@ class ebr_domain : public domain_base<ebr_domain, detail::ebr_local> {
     }
 
   private:
+    /// Outside a region the local epoch may be any number of epochs behind the
+    /// global one: labelled with it, the node would be freed while readers
+    /// that entered later epochs still hold it. In a region of its own the
+    /// thread has caught up and announced the current epoch.
+    SMR_SLOW_PATH void retire_outside_region(int tid, core::retired_node* node) noexcept {
+        begin_op(tid);
+        local(tid).bags.add(node);
+        end_op(tid);
+    }
+
     void enter_epoch(int tid, std::uint64_t epoch) noexcept {
         auto& me = local(tid);
         me.epoch = epoch;

@@ -90,10 +90,16 @@ class nebr_domain : public domain_base<nebr_domain, detail::nebr_local> {
 
     void end_op(int) noexcept {}
 
+    /// Online, inside an operation or not; or offline (then it comes online
+    /// for the retire, docs/design.md "Retire outside an operation").
     template <class T>
     void retire(int tid, T* node) noexcept {
         count_retired(tid);
         auto& me = local(tid);
+        // relaxed: the thread's own flag, written only by itself.
+        if ((me.announce.load(std::memory_order_relaxed) & 1) == 0) [[unlikely]] {
+            return retire_while_offline(tid, node);
+        }
         me.bags.add(node);
     }
 
@@ -133,6 +139,16 @@ class nebr_domain : public domain_base<nebr_domain, detail::nebr_local> {
     }
 
   private:
+    /// An offline thread's local epoch may be any number of epochs behind:
+    /// labelled with it, the node would be freed while readers that entered
+    /// later epochs still hold it. Online, the thread has caught up with the
+    /// global epoch and announced it (with thread_online's fence).
+    SMR_SLOW_PATH void retire_while_offline(int tid, core::retired_node* node) noexcept {
+        thread_online(tid);
+        local(tid).bags.add(node);
+        thread_offline(tid);
+    }
+
     void enter_epoch(int tid, std::uint64_t epoch) noexcept {
         auto& me = local(tid);
         me.epoch = epoch;

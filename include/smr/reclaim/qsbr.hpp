@@ -72,10 +72,16 @@ class qsbr_domain : public domain_base<qsbr_domain, detail::qsbr_local> {
 
     // begin_op (amortized free's step) and end_op (empty) are inherited.
 
+    /// Online, between quiescent states; or offline (then it comes online
+    /// for the retire, docs/design.md "Retire outside an operation").
     template <class T>
     void retire(int tid, T* node) noexcept {
         slot& s = slot_of(tid);
         count_retired(s);
+        // relaxed: the thread's own flag, written only by itself.
+        if ((s.local.announce.load(std::memory_order_relaxed) & 1) != 0) [[unlikely]] {
+            return retire_while_offline(tid, node);
+        }
         s.local.bags.add(node);
     }
 
@@ -133,6 +139,16 @@ class qsbr_domain : public domain_base<qsbr_domain, detail::qsbr_local> {
     }
 
   private:
+    /// An offline thread's local epoch may be any number of epochs behind:
+    /// labelled with it, the node would be freed while readers that entered
+    /// later epochs still hold it. Online, the thread has caught up with the
+    /// global epoch and announced it (with thread_online's fence).
+    SMR_SLOW_PATH void retire_while_offline(int tid, core::retired_node* node) noexcept {
+        thread_online(tid);
+        local(tid).bags.add(node);
+        thread_offline(tid);
+    }
+
     SMR_SLOW_PATH void enter_epoch(int tid, std::uint64_t epoch) noexcept {
         auto& me = local(tid);
         me.epoch = epoch;
