@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "smr/core/limbo_bag.hpp"
+#include "smr/core/orphanage.hpp"
 #include "smr/core/retired_node.hpp"
 #include "smr/core/thread_registry.hpp"
 #include "smr/free_policy.hpp"
@@ -145,6 +146,68 @@ TEST(limbo_bag, extract_unless_keeps_order_in_both_bags) {
     limbo_bag none = bag.extract_unless([](retired_node*) { return true; });
     EXPECT_TRUE(none.empty());
     EXPECT_EQ(bag.size(), 5u);
+}
+
+// ---- orphanage ----------------------------------------------------------------
+
+/// A bag of nodes[from, to).
+limbo_bag bag_of(std::vector<retired_node>& nodes, std::size_t from, std::size_t to) {
+    limbo_bag bag;
+    for (std::size_t i = from; i < to; ++i) bag.push_back(&nodes[i]);
+    return bag;
+}
+
+TEST(orphanage, adopts_the_bags_whose_label_is_safe_and_keeps_the_others) {
+    std::vector<retired_node> nodes(6);
+    smr::core::orphanage orphans;
+    EXPECT_TRUE(orphans.empty());
+    limbo_bag early = bag_of(nodes, 0, 2);
+    limbo_bag late = bag_of(nodes, 2, 5);
+    limbo_bag done = bag_of(nodes, 5, 6);
+    ASSERT_TRUE(orphans.give(early, 3));
+    ASSERT_TRUE(orphans.give(late, 7));
+    ASSERT_TRUE(orphans.give_safe(done));
+    EXPECT_TRUE(early.empty() && late.empty() && done.empty());
+    EXPECT_FALSE(orphans.empty());
+
+    limbo_bag safe;
+    orphans.take_safe(safe, [](std::uint64_t label) { return label + 3 <= 6; });
+    std::vector<retired_node*> got = contents(safe);
+    std::sort(got.begin(), got.end());
+    EXPECT_EQ(got, (std::vector<retired_node*>{&nodes[0], &nodes[1], &nodes[5]}))
+        << "label 3 is safe at 6, label 7 is not, a safe bag always is";
+    EXPECT_FALSE(orphans.empty());
+
+    limbo_bag rest;
+    orphans.take_all(rest);
+    EXPECT_EQ(contents(rest), addresses(nodes, 2, 5));
+    EXPECT_TRUE(orphans.empty());
+}
+
+TEST(orphanage, concurrent_gives_and_takes_lose_and_duplicate_nothing) {
+    constexpr int threads = 4;
+    constexpr int bags_per_thread = 2000;
+    std::vector<std::vector<retired_node>> nodes(threads,
+                                                 std::vector<retired_node>(bags_per_thread));
+    smr::core::orphanage orphans;
+    std::atomic<std::size_t> taken{0};
+    std::vector<std::thread> pool;
+    for (int t = 0; t < threads; ++t) {
+        pool.emplace_back([&, t] {
+            for (int i = 0; i < bags_per_thread; ++i) {
+                limbo_bag one;
+                one.push_back(&nodes[static_cast<std::size_t>(t)][static_cast<std::size_t>(i)]);
+                ASSERT_TRUE(orphans.give(one, static_cast<std::uint64_t>(i % 2)));
+                limbo_bag safe;
+                orphans.take_safe(safe, [](std::uint64_t label) { return label == 0; });
+                taken.fetch_add(safe.size());
+            }
+        });
+    }
+    for (auto& thread : pool) thread.join();
+    limbo_bag rest;
+    orphans.take_all(rest);
+    EXPECT_EQ(taken.load() + rest.size(), std::size_t{threads} * bags_per_thread);
 }
 
 // ---- latency_histogram ----------------------------------------------------------

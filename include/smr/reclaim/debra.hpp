@@ -101,7 +101,10 @@ class debra_domain : public domain_base<debra_domain, detail::debra_local> {
         s.local.bags.add(node);
     }
 
-    void on_thread_exit(int tid) noexcept { end_op(tid); }
+    void on_thread_exit(int tid) noexcept {
+        end_op(tid);
+        local(tid).bags.orphan_into(orphans());
+    }
 
     std::uint64_t global_epoch() const noexcept {
         return global_epoch_.load(std::memory_order_relaxed);
@@ -136,7 +139,7 @@ class debra_domain : public domain_base<debra_domain, detail::debra_local> {
         me.epoch = epoch;
         me.next_to_check = 0;
         core::limbo_bag safe;
-        me.bags.advance(epoch, safe);
+        me.bags.advance(epoch, safe, orphans());
         dispose_safe(tid, safe);
     }
 

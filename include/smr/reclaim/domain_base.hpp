@@ -24,6 +24,7 @@
 #include "smr/core/compiler.hpp"
 #include "smr/core/counters.hpp"
 #include "smr/core/limbo_bag.hpp"
+#include "smr/core/orphanage.hpp"
 #include "smr/core/padded.hpp"
 #include "smr/core/retired_node.hpp"
 #include "smr/core/thread_registry.hpp"
@@ -148,6 +149,9 @@ class domain_base {
             }
             while (core::retired_node* node = s.freeable.pop_front()) release_memory(node);
         }
+        core::limbo_bag orphaned;
+        orphans_.take_all(orphaned);
+        while (core::retired_node* node = orphaned.pop_front()) release_memory(node);
     }
 
     // ---- thread registration -------------------------------------------------
@@ -158,9 +162,14 @@ class domain_base {
         derived().on_thread_enter(tid);
         return tid;
     }
+    /// Releases the slot. What the thread retired and could not free yet goes
+    /// to the orphanage (core/orphanage.hpp), where running threads adopt it
+    /// once it is safe; it does not wait in the slot for the next registrant.
     void unregister_thread(int tid) {
-        derived().on_thread_exit(tid);  // also ends an operation still open
-        slot_of(tid).op_depth = 0;
+        derived().on_thread_exit(tid);  // ends an operation still open, orphans the bags
+        slot& s = slot_of(tid);
+        orphans_.give_safe(s.freeable);
+        s.op_depth = 0;
         registry_.release(tid);
     }
 
@@ -377,6 +386,17 @@ class domain_base {
     Local& local(int tid) noexcept { return slot_of(tid).local; }
     const Local& local(int tid) const noexcept { return slot_of(tid).local; }
     core::thread_registry& threads() noexcept { return registry_; }
+    /// Garbage of threads that unregistered: a scheme's on_thread_exit gives
+    /// its bags with the labels it judges them by, and its slow paths adopt
+    /// them.
+    core::orphanage& orphans() noexcept { return orphans_; }
+    /// For the scan schemes, at retire: the orphans join the caller's list
+    /// (their nodes carry what its scan judges them by), so they count
+    /// towards its next scan. A relaxed load when there are none.
+    void adopt_orphans(core::limbo_bag& list) noexcept {
+        if (!orphans_.empty()) [[unlikely]]
+            adopt_all(list);
+    }
 
     void count_retired(int tid) noexcept { slot_of(tid).retired.add(); }
     void count_retired(slot& s) noexcept { s.retired.add(); }
@@ -482,6 +502,8 @@ class domain_base {
 
     Derived& derived() noexcept { return static_cast<Derived&>(*this); }
 
+    SMR_SLOW_PATH void adopt_all(core::limbo_bag& list) noexcept { orphans_.take_all(list); }
+
     /// allocate_outside_op's wait: an empty operation and a quiescent state
     /// per retry (epoch schemes advance and free there; QSBR declares it).
     class idle_while_waiting final : public alloc::wait_observer {
@@ -553,6 +575,7 @@ class domain_base {
     core::tick_converter ticks_;
     trace::timeline* timeline_ = nullptr;
     trace::garbage_series* series_ = nullptr;
+    core::orphanage orphans_;
     alignas(core::false_sharing_range) std::atomic<std::uint64_t> garbage_peak_{0};
 };
 

@@ -110,7 +110,11 @@ class ebr_domain : public domain_base<ebr_domain, detail::ebr_local> {
 
     /// The caller has left every operation; clearing the flag again is
     /// harmless and covers a thread that exits from inside a region by mistake.
-    void on_thread_exit(int tid) noexcept { end_op(tid); }
+    /// Its bags go to the orphanage, labelled with their epochs.
+    void on_thread_exit(int tid) noexcept {
+        end_op(tid);
+        local(tid).bags.orphan_into(orphans());
+    }
 
     std::uint64_t global_epoch() const noexcept {
         return global_epoch_.load(std::memory_order_relaxed);
@@ -131,7 +135,7 @@ class ebr_domain : public domain_base<ebr_domain, detail::ebr_local> {
         auto& me = local(tid);
         me.epoch = epoch;
         core::limbo_bag safe;
-        me.bags.advance(epoch, safe);
+        me.bags.advance(epoch, safe, orphans());
         dispose_safe(tid, safe);
     }
 

@@ -5,6 +5,7 @@
 #include <cstdint>
 
 #include "smr/core/limbo_bag.hpp"
+#include "smr/core/orphanage.hpp"
 
 namespace smr::detail {
 
@@ -31,18 +32,35 @@ class epoch_bags {
     /// to advance(); 0 before the first).
     void add(core::retired_node* node) noexcept { current_->push_back(node); }
 
+    /// A bag retired in local epoch `label` is safe for a thread that has
+    /// seen epoch `epoch`: the global epoch has been at least `epoch`, so it
+    /// passed label + 2, and every operation that overlapped the unlinks has
+    /// ended (whichever thread's bag it is).
+    static constexpr bool safe_at(std::uint64_t label, std::uint64_t epoch) noexcept {
+        return label + 3 <= epoch;
+    }
+
     /// The owner's local epoch is now `epoch` (it only grows): moves every bag
-    /// retired three or more epochs ago to `safe` and makes epoch's bag the
-    /// current one. Call on every change of local epoch.
-    void advance(std::uint64_t epoch, core::limbo_bag& safe) noexcept {
+    /// retired three or more epochs ago to `safe`, with the orphaned bags that
+    /// are (adopted: safe_at holds for any thread's bag), and makes epoch's
+    /// bag the current one. Call on every change of local epoch.
+    void advance(std::uint64_t epoch, core::limbo_bag& safe, core::orphanage& orphans) noexcept {
         for (std::size_t i = 0; i < 3; ++i) {
-            if (!bags_[i].empty() && epoch_of_[i] + 3 <= epoch) safe.splice_back(bags_[i]);
+            if (!bags_[i].empty() && safe_at(epoch_of_[i], epoch)) safe.splice_back(bags_[i]);
         }
+        orphans.take_safe(safe, [epoch](std::uint64_t label) { return safe_at(label, epoch); });
         // epoch's bag held epoch - 3 or older (same residue, lower epoch): it
         // was just emptied into `safe`.
         const std::size_t i = epoch % 3;
         current_ = &bags_[i];
         epoch_of_[i] = epoch;
+    }
+
+    /// The owner unregisters: every non-empty bag goes to `orphans`, labelled
+    /// with its epoch (a bag no memory is left for stays, for the slot's next
+    /// owner).
+    void orphan_into(core::orphanage& orphans) noexcept {
+        for (std::size_t i = 0; i < 3; ++i) orphans.give(bags_[i], epoch_of_[i]);
     }
 
     void drain_into(core::limbo_bag& out) noexcept {

@@ -140,14 +140,19 @@ class he_domain : public domain_base<he_domain, detail::he_local, era_node_heade
         // still reached the node announced (the argument of rcu.hpp).
         core::fence();
         node->retire_era = global_era_.load(std::memory_order_relaxed);
+        adopt_orphans(me.retired);
         me.retired.push_back(node);
         if (me.next_scan_at == 0) me.next_scan_at = config().bag_threshold;
         if (me.retired.size() >= me.next_scan_at) scan(tid, node->retire_era);
     }
 
+    /// Clears every reservation and orphans the retire list (judged node
+    /// by node, by its eras, in the adopter's scan).
     void on_thread_exit(int tid) noexcept {
-        local(tid).used = max_protect_slots;
+        auto& me = local(tid);
+        me.used = max_protect_slots;
         end_op(tid);
+        orphans().give(me.retired, 0);
     }
 
     std::uint64_t global_era() const noexcept {

@@ -127,15 +127,19 @@ class hp_domain : public domain_base<hp_domain, detail::hp_local> {
     void retire(int tid, T* node) noexcept {
         count_retired(tid);
         auto& me = local(tid);
+        adopt_orphans(me.retired);
         me.retired.push_back(node);
         if (me.next_scan_at == 0) me.next_scan_at = scan_threshold();
         if (me.retired.size() >= me.next_scan_at) scan(tid);
     }
 
+    /// Clears every hazard and orphans the retire list (judged node by node
+    /// in the adopter's scan).
     void on_thread_exit(int tid) noexcept {
         auto& me = local(tid);
         me.used = max_protect_slots;
         end_op(tid);
+        orphans().give(me.retired, 0);
     }
 
     /// R for the threads registered now.

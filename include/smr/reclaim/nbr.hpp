@@ -380,6 +380,10 @@ class basic_nbr_domain : public domain_base<basic_nbr_domain<Plus>, detail::nbr_
         // pthread_kill names this thread, which may now exit.
         while (me.signallers.load(std::memory_order_seq_cst) != 0) sched_yield();
         if (detail::nbr_current == &me) detail::nbr_current = nullptr;
+        // Every node of the bag was retired before this point, so before any
+        // later broadcast: an adopter treats it as its own older nodes.
+        this->orphans().give(me.bag, 0);
+        me.watching = false;
     }
 
     // ---- operations -------------------------------------------------------------
@@ -433,6 +437,11 @@ class basic_nbr_domain : public domain_base<basic_nbr_domain<Plus>, detail::nbr_
     void retire(int tid, T* node) noexcept {
         this->count_retired(tid);
         auto& me = local(tid);
+        // Orphans were retired before any broadcast still to come, which is
+        // all that reclaim's rule asks of a node (a reader that holds one is
+        // restarted or has it reserved); appended, so NBR+'s bookmarked
+        // prefix stays what it was.
+        this->adopt_orphans(me.bag);
         const std::size_t size = me.bag.size();
         if constexpr (!Plus) {
             if (size >= high_) {  // Algorithm 1, lines 15-17

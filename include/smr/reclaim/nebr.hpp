@@ -132,7 +132,10 @@ class nebr_domain : public domain_base<nebr_domain, detail::nebr_local> {
     }
 
     void on_thread_enter(int tid) noexcept { thread_online(tid); }
-    void on_thread_exit(int tid) noexcept { thread_offline(tid); }
+    void on_thread_exit(int tid) noexcept {
+        thread_offline(tid);
+        local(tid).bags.orphan_into(orphans());
+    }
 
     std::uint64_t global_epoch() const noexcept {
         return global_epoch_.load(std::memory_order_relaxed);
@@ -153,7 +156,7 @@ class nebr_domain : public domain_base<nebr_domain, detail::nebr_local> {
         auto& me = local(tid);
         me.epoch = epoch;
         core::limbo_bag safe;
-        me.bags.advance(epoch, safe);
+        me.bags.advance(epoch, safe, orphans());
         dispose_safe(tid, safe);
     }
 

@@ -132,7 +132,10 @@ class qsbr_domain : public domain_base<qsbr_domain, detail::qsbr_local> {
     }
 
     void on_thread_enter(int tid) noexcept { thread_online(tid); }
-    void on_thread_exit(int tid) noexcept { thread_offline(tid); }
+    void on_thread_exit(int tid) noexcept {
+        thread_offline(tid);
+        local(tid).bags.orphan_into(orphans());
+    }
 
     std::uint64_t global_epoch() const noexcept {
         return global_epoch_.load(std::memory_order_relaxed);
@@ -154,7 +157,7 @@ class qsbr_domain : public domain_base<qsbr_domain, detail::qsbr_local> {
         me.epoch = epoch;
         me.next_to_check = 0;
         core::limbo_bag safe;
-        me.bags.advance(epoch, safe);
+        me.bags.advance(epoch, safe, orphans());
         dispose_safe(tid, safe);
     }
 

@@ -34,7 +34,9 @@ struct rcu_local {
     /// The epoch reserved by the running operation, or no_reservation. Read
     /// by every scan; alone on its lines.
     alignas(core::false_sharing_range) std::atomic<std::uint64_t> reservation{no_reservation};
-    /// Retired nodes in retire order, hence in non-decreasing retire_epoch.
+    /// Retired nodes in retire order, hence in non-decreasing retire_epoch,
+    /// but for adopted orphans (appended, maybe older): the scan frees a
+    /// prefix, so a node out of order is freed later, never early.
     alignas(core::false_sharing_range) core::limbo_bag retired;
     std::size_t next_scan_at = 0;  // retire-list length that triggers the next scan
     std::uint32_t allocations = 0;
@@ -139,14 +141,21 @@ class rcu_epoch_domain : public domain_base<rcu_epoch_domain, detail::rcu_local,
         // ordered before the stamp load against readers' fences.
         core::fence();
         node->retire_epoch = global_epoch_.load(std::memory_order_relaxed);
+        adopt_orphans(me.retired);
         me.retired.push_back(node);
         if (me.next_scan_at == 0) me.next_scan_at = config().bag_threshold;
         if (me.retired.size() >= me.next_scan_at) scan(tid);
     }
 
     /// Unlike ebr/nebr/qsbr, a registered thread between operations holds
-    /// nothing, so offline is the default. Exiting clears a stale reservation.
-    void on_thread_exit(int tid) noexcept { end_op(tid); }
+    /// nothing, so offline is the default. Exiting clears a stale reservation
+    /// and orphans the retire list: the next thread that retires adopts it
+    /// into its own (the nodes carry their stamps), so it counts towards that
+    /// thread's next scan.
+    void on_thread_exit(int tid) noexcept {
+        end_op(tid);
+        orphans().give(local(tid).retired, 0);
+    }
 
     std::uint64_t global_epoch() const noexcept {
         return global_epoch_.load(std::memory_order_relaxed);

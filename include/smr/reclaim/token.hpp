@@ -152,7 +152,11 @@ class token_domain : public domain_base<token_domain<V>, detail::token_local> {
     }
 
     void on_thread_enter(int tid) noexcept { join(tid); }
-    void on_thread_exit(int tid) noexcept { leave(tid); }
+    /// Leaves the ring and orphans both bags (orphan_bags).
+    void on_thread_exit(int tid) noexcept {
+        leave(tid);
+        orphan_bags(tid);
+    }
     /// Offline threads leave the ring, so an idle thread does not stop the token.
     void thread_online(int tid) noexcept { join(tid); }
     void thread_offline(int tid) noexcept { leave(tid); }
@@ -181,10 +185,12 @@ class token_domain : public domain_base<token_domain<V>, detail::token_local> {
     }
 
     /// A receipt: the previous bag is safe; rotate the bags, pass the token,
-    /// and free (or queue, under amortized free) what became safe.
+    /// and free (or queue, under amortized free) what became safe, with the
+    /// orphaned bags that have become safe too.
     SMR_SLOW_PATH void receive(int tid, std::uint64_t seen) noexcept {
         auto& me = this->local(tid);
         if constexpr (V == token_variant::naive) {
+            adopt_orphans(me.previous, seen);
             this->dispose_safe(tid, me.previous);
             swap(me.current, me.previous);  // current is now the empty bag
             pass(tid, seen);
@@ -192,6 +198,7 @@ class token_domain : public domain_base<token_domain<V>, detail::token_local> {
             core::limbo_bag safe = std::move(me.previous);
             me.previous = std::move(me.current);
             pass(tid, seen);
+            adopt_orphans(safe, seen);
             if constexpr (V == token_variant::pass_first) {
                 this->dispose_safe(tid, safe);
             } else {
@@ -207,6 +214,34 @@ class token_domain : public domain_base<token_domain<V>, detail::token_local> {
                 });
             }
         }
+    }
+
+    /// An unregistering thread's bags, both labelled with the token's pass
+    /// count after its last retire. Read with an RMW that changes nothing: a
+    /// release into the token's chain of passes, so that every receipt after
+    /// it happens after the thread's unlinks, as a pass would make them.
+    void orphan_bags(int tid) noexcept {
+        auto& me = this->local(tid);
+        me.previous.splice_back(me.current);
+        if (me.previous.empty()) return;
+        // seq_cst RMW: the release above (and acquire: nothing to acquire).
+        const std::uint64_t now = token_.fetch_add(0, std::memory_order_seq_cst);
+        this->orphans().give(me.previous, now >> holder_bits);
+    }
+
+    /// Orphans are safe once every member of the ring has received the token
+    /// after they were given (the receipt argument of the class comment): at
+    /// most two rounds, and every pass (a receipt's or a settle's) moves the
+    /// token at least one slot on, so twice ring_limit passes make two rounds.
+    /// `seen` is the token we hold (acquired at receipt).
+    void adopt_orphans(core::limbo_bag& safe, std::uint64_t seen) noexcept {
+        const std::uint64_t passes = seen >> holder_bits;
+        // seq_cst: after our receipt in S, so it counts every slot that had
+        // joined when the bags were given (the limit only grows).
+        const auto round = static_cast<std::uint64_t>(ring_limit_.load(std::memory_order_seq_cst));
+        this->orphans().take_safe(safe, [passes, round](std::uint64_t given_at) {
+            return passes >= given_at + 2 * round;
+        });
     }
 
     /// Hands the token (value `seen`, naming tid) to the next member.

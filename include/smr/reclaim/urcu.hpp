@@ -126,10 +126,14 @@ struct urcu_local {
     /// thread, popped (all at once) by the slot's owner. LIFO, linked through
     /// next_retired.
     alignas(core::false_sharing_range) std::atomic<core::retired_node*> returned{nullptr};
+    /// No thread owns the slot: a node returned now goes to the orphanage.
+    std::atomic<bool> vacated{false};
 
     /// Takes every returned node (the domain's destructor, after rcu_barrier).
     void drain_into(core::limbo_bag& out) noexcept {
-        core::retired_node* node = returned.exchange(nullptr, std::memory_order_acquire);
+        // seq_cst (acquire: sees the pushed nodes' links): on_thread_exit's
+        // Dekker pair needs it in S.
+        core::retired_node* node = returned.exchange(nullptr, std::memory_order_seq_cst);
         while (node != nullptr) {
             core::retired_node* next = node->next_retired;
             out.push_back(node);
@@ -165,8 +169,23 @@ class urcu_domain : public domain_base<urcu_domain<Flavour>, detail::urcu_local,
     urcu_domain(const urcu_domain&) = delete;
     urcu_domain& operator=(const urcu_domain&) = delete;
 
-    void on_thread_enter(int) noexcept { Flavour::register_thread(); }
-    void on_thread_exit(int) noexcept { Flavour::unregister_thread(); }
+    void on_thread_enter(int tid) noexcept {
+        // relaxed: a callback that still sees the slot vacated orphans what
+        // it returns, which is as good as returning it here.
+        this->local(tid).vacated.store(false, std::memory_order_relaxed);
+        Flavour::register_thread();
+    }
+    /// Callbacks still pending for this thread's nodes run later; what they
+    /// return, and what they returned already, goes to the orphanage.
+    void on_thread_exit(int tid) noexcept {
+        Flavour::unregister_thread();
+        auto& me = this->local(tid);
+        // seq_cst store, then the seq_cst exchange in orphan_returned: a
+        // Dekker pair with grace_period_over's push and load, so a node
+        // returned concurrently is orphaned by one side or the other.
+        me.vacated.store(true, std::memory_order_seq_cst);
+        orphan_returned(me);
+    }
 
     void begin_op(int tid) noexcept {
         take_returned(tid);
@@ -196,24 +215,43 @@ class urcu_domain : public domain_base<urcu_domain<Flavour>, detail::urcu_local,
         auto* link = reinterpret_cast<detail::urcu_link*>(head);
         auto* header = static_cast<urcu_node_header*>(link);
         auto* domain = static_cast<urcu_domain*>(header->domain);
-        auto& stack = domain->local(header->owner).returned;
-        core::retired_node* top = stack.load(std::memory_order_relaxed);
+        auto& owner = domain->local(header->owner);
+        push_returned(owner, header);
+        // seq_cst push and load: the other half of on_thread_exit's Dekker
+        // pair.
+        if (owner.vacated.load(std::memory_order_seq_cst)) domain->orphan_returned(owner);
+    }
+
+    static void push_returned(detail::urcu_local& to, core::retired_node* node) noexcept {
+        core::retired_node* top = to.returned.load(std::memory_order_relaxed);
         do {
-            header->next_retired = top;
-            // release: the owner's acquire exchange sees next_retired (and,
+            node->next_retired = top;
+            // seq_cst (release: the owner's exchange sees next_retired and,
             // transitively, the grace period liburcu established before
-            // calling us) before it frees the node.
-        } while (!stack.compare_exchange_weak(top, header, std::memory_order_release,
-                                              std::memory_order_relaxed));
+            // calling us, before it frees the node).
+        } while (!to.returned.compare_exchange_weak(top, node, std::memory_order_seq_cst,
+                                                    std::memory_order_relaxed));
+    }
+
+    /// The slot's returned nodes, safe, to the orphanage; back onto the slot
+    /// (for its next owner or the destructor) if no memory is left for that.
+    void orphan_returned(detail::urcu_local& vacated) noexcept {
+        core::limbo_bag safe;
+        vacated.drain_into(safe);
+        if (this->orphans().give_safe(safe)) return;
+        while (core::retired_node* node = safe.pop_front()) push_returned(vacated, node);
     }
 
     /// Hands every returned node to the free policy (in return-stack order:
-    /// most recently returned first).
+    /// most recently returned first), with the orphans of exited threads.
     void take_returned(int tid) noexcept {
         auto& me = this->local(tid);
-        if (me.returned.load(std::memory_order_relaxed) == nullptr) return;
+        if (me.returned.load(std::memory_order_relaxed) == nullptr && this->orphans().empty()) {
+            return;
+        }
         core::limbo_bag safe;
         me.drain_into(safe);
+        this->orphans().take_all(safe);  // every urcu orphan is safe
         this->dispose_safe(tid, safe);
     }
 };

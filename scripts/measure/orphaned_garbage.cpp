@@ -1,0 +1,134 @@
+// Garbage that outlives the threads that retired it, per reclaimer (issue 31,
+// item 3).
+//
+//   exit:   a worker retires 20,000 nodes (one per operation) and exits while
+//           the main thread stays registered; the main thread then runs
+//           200,000 operations that each retire a node. Printed: the nodes
+//           the worker retired that are still not freed.
+//   shrink: 8 workers run 25,000 such operations each, then 6 exit and 2 go
+//           on for 100,000 more each; the domain has smrbench's 32K bags.
+//           Printed: the nodes the 6 retired that are still not freed.
+// Library defaults otherwise (domain_config{}).
+//
+//   g++ -std=c++20 -O2 -Iinclude scripts/measure/orphaned_garbage.cpp
+//       -o /tmp/orphaned_garbage -pthread -lurcu-qsbr -lurcu-memb
+//   /tmp/orphaned_garbage            # one line per reclaimer
+#include <atomic>
+#include <cstdint>
+#include <cstdio>
+#include <string>
+#include <thread>
+#include <tuple>
+#include <vector>
+
+#include "smr/reclaim/guards.hpp"
+#include "smr/reclaim/measured.hpp"
+
+namespace {
+
+template <class Domain>
+struct counted_node : Domain::node_base {
+    std::atomic<std::uint64_t>* freed;
+    explicit counted_node(std::atomic<std::uint64_t>* counter) : freed(counter) {}
+    ~counted_node() {
+        if (freed != nullptr) freed->fetch_add(1, std::memory_order_relaxed);
+    }
+};
+
+/// One operation that replaces the cell's node and retires the old one,
+/// which counts into `counter` when it is freed (the retirer's counter).
+template <class Domain>
+void replace(Domain& domain, int tid, std::atomic<counted_node<Domain>*>& cell,
+             std::atomic<std::uint64_t>* counter) {
+    {
+        smr::op_guard op(domain, tid);
+        SMR_READ_PHASE_BEGIN(domain, tid);
+        domain.read_phase_end(tid);
+        auto* fresh = domain.template allocate<counted_node<Domain>>(tid, nullptr);
+        counted_node<Domain>* old = cell.exchange(fresh, std::memory_order_acq_rel);
+        old->freed = counter;  // only its destructor reads it
+        domain.retire(tid, old);
+    }
+    domain.quiescent(tid);
+}
+
+template <class Domain>
+std::uint64_t exit_scenario() {
+    Domain domain(smr::domain_config{});
+    smr::thread_handle main_thread(domain);
+    const int m = main_thread.tid();
+    std::atomic<counted_node<Domain>*> cell{
+        domain.template allocate<counted_node<Domain>>(m, nullptr)};
+    std::atomic<std::uint64_t> worker_freed{0};
+    constexpr std::uint64_t worker_retires = 20'000;
+    domain.thread_offline(m);  // idle while the worker runs (qsbr, nebr: holds nobody up)
+    std::thread([&] {
+        smr::thread_handle self(domain);
+        for (std::uint64_t i = 0; i < worker_retires; ++i)
+            replace(domain, self.tid(), cell, &worker_freed);
+    }).join();
+    domain.thread_online(m);
+    for (int i = 0; i < 200'000; ++i) replace(domain, m, cell, nullptr);
+    const std::uint64_t left = worker_retires - worker_freed.load();
+    domain.free_unshared(cell.load());
+    return left;
+}
+
+template <class Domain>
+std::uint64_t shrink_scenario() {
+    smr::domain_config config;
+    config.bag_threshold = 32 * 1024;  // smrbench's
+    Domain domain(config);
+    std::atomic<counted_node<Domain>*> cell{nullptr};
+    {
+        smr::thread_handle setup(domain);
+        cell.store(domain.template allocate<counted_node<Domain>>(setup.tid(), nullptr));
+    }
+    std::atomic<int> running{8};
+    std::atomic<std::uint64_t> exited_freed{0};
+    std::vector<std::thread> workers;
+    for (int t = 0; t < 8; ++t) {
+        workers.emplace_back([&, t] {
+            smr::thread_handle self(domain);
+            std::atomic<std::uint64_t>* counter = t < 6 ? &exited_freed : nullptr;
+            for (int i = 0; i < 25'000; ++i) replace(domain, self.tid(), cell, counter);
+            running.fetch_sub(1);
+            if (t < 6) return;  // the pool shrinks to two
+            while (running.load() > 2) std::this_thread::yield();
+            for (int i = 0; i < 100'000; ++i) replace(domain, self.tid(), cell, nullptr);
+        });
+    }
+    for (auto& w : workers) w.join();
+    const std::uint64_t left = 6 * 25'000 - exited_freed.load();
+    domain.free_unshared(cell.load());
+    return left;
+}
+
+template <class Domain>
+void measure() {
+    // none frees nothing while running; lfrc frees at the last release (an
+    // exiting thread's end_op), and its links must be counted, which a plain
+    // exchange is not.
+    constexpr smr::reclaimer_family family = Domain::traits.family;
+    if constexpr (family != smr::reclaimer_family::leak &&
+                  family != smr::reclaimer_family::reference_count) {
+        const std::uint64_t exit_left = exit_scenario<Domain>();
+        const std::uint64_t shrink_left = shrink_scenario<Domain>();
+        std::printf("%-16s %-16s %12llu %12llu\n", std::string(Domain::traits.name).c_str(),
+                    std::string(smr::to_string(family)).c_str(),
+                    static_cast<unsigned long long>(exit_left),
+                    static_cast<unsigned long long>(shrink_left));
+    }
+}
+
+template <class... Domains>
+void measure_all(std::tuple<Domains...>*) {
+    (measure<Domains>(), ...);
+}
+
+}  // namespace
+
+int main() {
+    std::printf("%-16s %-16s %12s %12s\n", "reclaimer", "family", "exit: left", "shrink: left");
+    measure_all(static_cast<smr::measured_domains*>(nullptr));
+}
