@@ -171,7 +171,8 @@ TEST(orphanage, adopts_the_bags_whose_label_is_safe_and_keeps_the_others) {
     EXPECT_FALSE(orphans.empty());
 
     limbo_bag safe;
-    orphans.take_safe(safe, [](std::uint64_t label) { return label + 3 <= 6; });
+    orphans.take_safe(
+        safe, [](std::uint64_t label) { return label + 3 <= 6; }, smr::core::orphanage::any_taker);
     std::vector<retired_node*> got = contents(safe);
     std::sort(got.begin(), got.end());
     EXPECT_EQ(got, (std::vector<retired_node*>{&nodes[0], &nodes[1], &nodes[5]}))
@@ -179,9 +180,27 @@ TEST(orphanage, adopts_the_bags_whose_label_is_safe_and_keeps_the_others) {
     EXPECT_FALSE(orphans.empty());
 
     limbo_bag rest;
-    orphans.take_all(rest);
+    orphans.take_all(rest, smr::core::orphanage::any_taker);
     EXPECT_EQ(contents(rest), addresses(nodes, 2, 5));
     EXPECT_TRUE(orphans.empty());
+}
+
+// While a barrier holds the reservation, only its thread adopts: it must know
+// when the last bag is gone.
+TEST(orphanage, a_reservation_keeps_other_takers_out) {
+    std::vector<retired_node> nodes(2);
+    smr::core::orphanage orphans;
+    limbo_bag bag = bag_of(nodes, 0, 2);
+    ASSERT_TRUE(orphans.give(bag, 0));
+    EXPECT_FALSE(orphans.settled());
+    orphans.reserve_for(1);
+    limbo_bag got;
+    orphans.take_all(got, 2);
+    EXPECT_TRUE(got.empty()) << "taker 2 adopted during taker 1's reservation";
+    orphans.take_all(got, 1);
+    EXPECT_EQ(got.size(), 2u);
+    EXPECT_TRUE(orphans.settled());
+    orphans.end_reservation();
 }
 
 TEST(orphanage, concurrent_gives_and_takes_lose_and_duplicate_nothing) {
@@ -199,14 +218,15 @@ TEST(orphanage, concurrent_gives_and_takes_lose_and_duplicate_nothing) {
                 one.push_back(&nodes[static_cast<std::size_t>(t)][static_cast<std::size_t>(i)]);
                 ASSERT_TRUE(orphans.give(one, static_cast<std::uint64_t>(i % 2)));
                 limbo_bag safe;
-                orphans.take_safe(safe, [](std::uint64_t label) { return label == 0; });
+                orphans.take_safe(
+                    safe, [](std::uint64_t label) { return label == 0; }, t);
                 taken.fetch_add(safe.size());
             }
         });
     }
     for (auto& thread : pool) thread.join();
     limbo_bag rest;
-    orphans.take_all(rest);
+    orphans.take_all(rest, smr::core::orphanage::any_taker);
     EXPECT_EQ(taken.load() + rest.size(), std::size_t{threads} * bags_per_thread);
 }
 

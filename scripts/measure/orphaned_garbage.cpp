@@ -10,12 +10,19 @@
 //           Printed: the nodes the 6 retired that are still not freed.
 // Library defaults otherwise (domain_config{}).
 //
+// Then barrier(): with N registered threads (N - 1 workers that keep
+// retiring, and the caller), the time of one barrier() call, median and range
+// over 7 calls, for N = 2 and 8 (barrier = 1 prints only this table).
+//
 //   g++ -std=c++20 -O2 -Iinclude scripts/measure/orphaned_garbage.cpp
 //       -o /tmp/orphaned_garbage -pthread -lurcu-qsbr -lurcu-memb
 //   /tmp/orphaned_garbage            # one line per reclaimer
+#include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <string>
 #include <thread>
 #include <tuple>
@@ -104,6 +111,55 @@ std::uint64_t shrink_scenario() {
     return left;
 }
 
+struct spread {
+    double median, low, high;
+};
+
+/// Microseconds of barrier() with `threads` registered threads.
+template <class Domain>
+spread barrier_time(int threads) {
+    Domain domain(smr::domain_config{});
+    std::atomic<counted_node<Domain>*> cell{nullptr};
+    smr::thread_handle caller(domain);
+    const int c = caller.tid();
+    cell.store(domain.template allocate<counted_node<Domain>>(c, nullptr));
+    std::atomic<bool> stop{false};
+    std::vector<std::thread> workers;
+    for (int t = 1; t < threads; ++t) {
+        workers.emplace_back([&] {
+            smr::thread_handle self(domain);
+            while (!stop.load(std::memory_order_relaxed))
+                replace(domain, self.tid(), cell, nullptr);
+        });
+    }
+    std::vector<double> us;
+    for (int call = 0; call < 7; ++call) {
+        for (int i = 0; i < 1000; ++i) replace(domain, c, cell, nullptr);
+        const auto start = std::chrono::steady_clock::now();
+        domain.barrier(c);
+        us.push_back(
+            std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start)
+                .count());
+    }
+    stop.store(true);
+    for (auto& w : workers) w.join();
+    domain.free_unshared(cell.load());
+    std::sort(us.begin(), us.end());
+    return {us[us.size() / 2], us.front(), us.back()};
+}
+
+template <class Domain>
+void measure_barrier() {
+    if constexpr (Domain::traits.family != smr::reclaimer_family::leak &&
+                  Domain::traits.family != smr::reclaimer_family::reference_count) {
+        const spread two = barrier_time<Domain>(2);
+        const spread eight = barrier_time<Domain>(8);
+        std::printf("%-16s %10.0f [%6.0f-%7.0f] %10.0f [%6.0f-%7.0f]\n",
+                    std::string(Domain::traits.name).c_str(), two.median, two.low, two.high,
+                    eight.median, eight.low, eight.high);
+    }
+}
+
 template <class Domain>
 void measure() {
     // none frees nothing while running; lfrc frees at the last release (an
@@ -126,9 +182,20 @@ void measure_all(std::tuple<Domains...>*) {
     (measure<Domains>(), ...);
 }
 
+template <class... Domains>
+void measure_barriers(std::tuple<Domains...>*) {
+    (measure_barrier<Domains>(), ...);
+}
+
 }  // namespace
 
-int main() {
-    std::printf("%-16s %-16s %12s %12s\n", "reclaimer", "family", "exit: left", "shrink: left");
-    measure_all(static_cast<smr::measured_domains*>(nullptr));
+int main(int argc, char** argv) {
+    const bool only_barrier = argc > 1 && std::atoi(argv[1]) == 1;
+    if (!only_barrier) {
+        std::printf("%-16s %-16s %12s %12s\n", "reclaimer", "family", "exit: left", "shrink: left");
+        measure_all(static_cast<smr::measured_domains*>(nullptr));
+    }
+    std::printf("\nbarrier() in microseconds, median [min-max] of 7\n%-16s %26s %26s\n",
+                "reclaimer", "2 threads", "8 threads");
+    measure_barriers(static_cast<smr::measured_domains*>(nullptr));
 }

@@ -37,7 +37,7 @@ class orphanage {
     /// nodes); the bundles go here either way.
     ~orphanage() {
         limbo_bag rest;
-        take_all(rest);
+        take_all(rest, any_taker);
         assert(rest.empty() && "orphanage destroyed with bags in it: their nodes leak");
     }
 
@@ -51,12 +51,55 @@ class orphanage {
     /// concurrently is adopted at the next look.
     bool empty() const noexcept { return head_.load(std::memory_order_relaxed) == nullptr; }
 
+    /// Taker ids are thread slots; any_taker adopts whatever the reservation.
+    static constexpr int any_taker = -1;
+
+    /// While a barrier runs, only its thread adopts (domain_base::barrier):
+    /// it must know when the last bag is freed, and a bag another thread
+    /// holds while judging it would be out of its sight.
+    void reserve_for(int taker) noexcept {
+        // seq_cst: the Dekker pair with take_safe (there).
+        reserved_for_.store(taker, std::memory_order_seq_cst);
+    }
+    void end_reservation() noexcept { reserved_for_.store(any_taker, std::memory_order_release); }
+
+    /// No bag is left and no adopter is judging one.
+    bool settled() const noexcept {
+        // seq_cst: the other half of take_safe's Dekker pair; acquire: an
+        // adopter that left put back what it kept before it left.
+        return takers_.load(std::memory_order_seq_cst) == 0 &&
+               head_.load(std::memory_order_seq_cst) == nullptr;
+    }
+
     /// Moves into `safe` every bag whose label satisfies `is_safe(label)`,
     /// for labels that stay valid whenever they are judged (an epoch that the
     /// global epoch has passed by three stays passed).
+    /// `taker`: the adopting thread's slot (only the reserved one adopts
+    /// while a reservation stands).
     template <class IsSafe>
-    void take_safe(limbo_bag& safe, IsSafe&& is_safe) noexcept {
+    void take_safe(limbo_bag& safe, IsSafe&& is_safe, int taker) noexcept {
         if (empty()) return;
+        // seq_cst increment, then seq_cst load of the reservation: either a
+        // barrier that reserves sees us at work in settled(), or we see its
+        // reservation and leave the bags to it.
+        takers_.fetch_add(1, std::memory_order_seq_cst);
+        const int reserved = reserved_for_.load(std::memory_order_seq_cst);
+        if (reserved == any_taker || reserved == taker || taker == any_taker) adopt(safe, is_safe);
+        // release: the bags we put back happen before a settled() that sees
+        // us gone.
+        takers_.fetch_sub(1, std::memory_order_release);
+    }
+
+    /// Every orphan, safe or not: for a scheme that judges node by node later
+    /// (a scan), or a domain that no thread runs in any more.
+    void take_all(limbo_bag& out, int taker) noexcept {
+        take_safe(
+            out, [](std::uint64_t) { return true; }, taker);
+    }
+
+  private:
+    template <class IsSafe>
+    void adopt(limbo_bag& safe, IsSafe& is_safe) noexcept {
         // acquire: pairs with give's release, so the bags' nodes and labels
         // are visible.
         bundle* all = head_.exchange(nullptr, std::memory_order_acquire);
@@ -77,13 +120,6 @@ class orphanage {
         if (keep_head != nullptr) push_chain(keep_head, keep_tail);
     }
 
-    /// Every orphan, safe or not: for a scheme that judges node by node later
-    /// (a scan), or a domain that no thread runs in any more.
-    void take_all(limbo_bag& out) noexcept {
-        take_safe(out, [](std::uint64_t) { return true; });
-    }
-
-  private:
     struct bundle {
         limbo_bag bag;
         std::uint64_t label;
@@ -110,6 +146,8 @@ class orphanage {
     }
 
     std::atomic<bundle*> head_{nullptr};
+    std::atomic<int> reserved_for_{any_taker};
+    std::atomic<int> takers_{0};  // adopters between their look and their put-back
 };
 
 }  // namespace smr::core

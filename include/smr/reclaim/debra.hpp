@@ -101,10 +101,8 @@ class debra_domain : public domain_base<debra_domain, detail::debra_local> {
         s.local.bags.add(node);
     }
 
-    void on_thread_exit(int tid) noexcept {
-        end_op(tid);
-        local(tid).bags.orphan_into(orphans());
-    }
+    void on_thread_exit(int tid) noexcept { end_op(tid); }
+    void hand_over_garbage(int tid) noexcept { local(tid).bags.orphan_into(orphans()); }
 
     std::uint64_t global_epoch() const noexcept {
         return global_epoch_.load(std::memory_order_relaxed);
@@ -119,6 +117,7 @@ class debra_domain : public domain_base<debra_domain, detail::debra_local> {
         begin_op(tid);
         local(tid).bags.add(node);
         end_op(tid);
+        hand_over_if_offline(tid);
     }
 
     /// begin_op's announcement raced with an epoch change: enter the new
@@ -139,7 +138,7 @@ class debra_domain : public domain_base<debra_domain, detail::debra_local> {
         me.epoch = epoch;
         me.next_to_check = 0;
         core::limbo_bag safe;
-        me.bags.advance(epoch, safe, orphans());
+        me.bags.advance(epoch, safe, orphans(), tid);
         dispose_safe(tid, safe);
     }
 

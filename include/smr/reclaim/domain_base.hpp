@@ -13,9 +13,12 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
+#include <limits>
 #include <memory>
 #include <memory_resource>
+#include <mutex>
 #include <new>
+#include <thread>
 #include <type_traits>
 #include <utility>
 
@@ -30,6 +33,7 @@
 #include "smr/core/thread_registry.hpp"
 #include "smr/free_policy.hpp"
 #include "smr/reclaim/guards.hpp"
+#include "smr/reclaim/traits.hpp"
 #include "smr/trace/latency_histogram.hpp"
 #include "smr/trace/timeline.hpp"
 
@@ -150,7 +154,7 @@ class domain_base {
             while (core::retired_node* node = s.freeable.pop_front()) release_memory(node);
         }
         core::limbo_bag orphaned;
-        orphans_.take_all(orphaned);
+        orphans_.take_all(orphaned, core::orphanage::any_taker);
         while (core::retired_node* node = orphaned.pop_front()) release_memory(node);
     }
 
@@ -159,6 +163,10 @@ class domain_base {
     /// Claims a slot for the calling thread. Prefer smr::thread_handle.
     int register_thread() {
         const int tid = registry_.acquire();
+        slot& s = slot_of(tid);
+        // Nothing retired before now to hand over: no barrier waits for us.
+        s.flush_done.store(s.flush_asked.load(std::memory_order_relaxed),
+                           std::memory_order_relaxed);
         derived().on_thread_enter(tid);
         return tid;
     }
@@ -166,10 +174,9 @@ class domain_base {
     /// to the orphanage (core/orphanage.hpp), where running threads adopt it
     /// once it is safe; it does not wait in the slot for the next registrant.
     void unregister_thread(int tid) {
-        derived().on_thread_exit(tid);  // ends an operation still open, orphans the bags
-        slot& s = slot_of(tid);
-        orphans_.give_safe(s.freeable);
-        s.op_depth = 0;
+        derived().on_thread_exit(tid);  // also ends an operation still open
+        hand_over(tid);
+        slot_of(tid).op_depth = 0;
         registry_.release(tid);
     }
 
@@ -194,11 +201,64 @@ class domain_base {
     void read_phase_end(int, Reserved*...) noexcept {}
     void quiescent(int) noexcept {}
     /// Extended quiescent states, as in liburcu: an offline thread does not
-    /// hold up grace periods and must not touch shared nodes.
-    void thread_online(int) noexcept {}
-    void thread_offline(int) noexcept {}
+    /// hold up grace periods and must not touch shared nodes. Going offline
+    /// hands the thread's garbage over, so barrier() need not wait for it.
+    void thread_online(int tid) noexcept { mark_online(tid); }
+    void thread_offline(int tid) noexcept { mark_offline(tid); }
+    /// The scheme's garbage of thread tid to the orphanage (unregistration,
+    /// thread_offline, a barrier's request). Nothing for schemes without any.
+    void hand_over_garbage(int) noexcept {}
+    /// One round of reclamation driven by a barrier: what moves this scheme
+    /// on (by default an empty operation, which moves the epoch schemes'
+    /// epochs) and adopts the orphans that are safe.
+    void flush_step(int tid) noexcept {
+        derived().begin_op(tid);
+        derived().end_op(tid);
+        derived().quiescent(tid);
+    }
     void on_thread_enter(int) noexcept {}
     void on_thread_exit(int) noexcept {}
+
+    // ---- barrier ---------------------------------------------------------------
+
+    /// Returns once every node retired before the call, by any thread, has
+    /// been freed: rcu_barrier for this domain (C++26's and liburcu's), a
+    /// flush in crossbeam-epoch's terms. The caller is registered and outside
+    /// any operation.
+    ///
+    /// It hands over its own garbage, asks every other registered online
+    /// thread to hand over its own at its next operation, and then drives
+    /// reclamation itself (operations that move the epoch on, scans, signal
+    /// rounds), freeing what it adopts, until nothing retired before the call
+    /// is left. While it runs it alone adopts orphans.
+    ///
+    /// Blocking: it waits for every registered online thread to begin an
+    /// operation, and for every operation that still holds a retired node to
+    /// end. A thread that stays inside an operation, or stays registered and
+    /// online without operating, delays it for as long; declare idle
+    /// stretches with thread_offline (which hands the thread's garbage over)
+    /// or unregister. Barriers of one domain run one at a time. Under none
+    /// (which frees nothing while the domain lives) it returns at once.
+    void barrier(int tid) {
+        assert(slot_of(tid).op_depth == 0 && "barrier() inside an operation waits for itself");
+        if constexpr (Derived::traits.family != reclaimer_family::leak) {
+            const std::lock_guard<std::mutex> one_at_a_time(barrier_mutex_);
+            orphans_.reserve_for(tid);
+            const std::uint64_t request = ask_others_to_flush(tid);
+            for (;;) {
+                // At least one round, even with nothing in sight: the liburcu
+                // adapters' nodes are in liburcu's queue until its barrier.
+                hand_over(tid);
+                derived().flush_step(tid);
+                free_freeable_now(tid);
+                hand_over(tid);  // what the round could not free yet
+                const bool answered = others_answered(tid, request);
+                if (answered && orphans_.settled()) break;
+                if (!answered) std::this_thread::yield();
+            }
+            orphans_.end_reservation();
+        }
+    }
 
     // ---- links (reference counting; plain atomics for every other family) ----
 
@@ -375,7 +435,13 @@ class domain_base {
         core::owner_counter allocated, allocated_bytes, retired, freed, discarded;
         core::owner_counter epochs, signals, restarts;
         std::uint32_t op_depth = 0;  // op_guards open; the owner's alone
+        /// The latest barrier request that concerns the thread (written by
+        /// barriers) and the latest it answered (by the owner; `answered_offline`
+        /// while offline).
+        std::atomic<std::uint64_t> flush_asked{0};
+        std::atomic<std::uint64_t> flush_done{0};
     };
+    static constexpr std::uint64_t answered_offline = std::numeric_limits<std::uint64_t>::max();
 
     /// A hook that touches its slot more than once takes it once: the index
     /// is recomputed after every atomic access otherwise.
@@ -393,9 +459,34 @@ class domain_base {
     /// For the scan schemes, at retire: the orphans join the caller's list
     /// (their nodes carry what its scan judges them by), so they count
     /// towards its next scan. A relaxed load when there are none.
-    void adopt_orphans(core::limbo_bag& list) noexcept {
+    void adopt_orphans(int tid, core::limbo_bag& list) noexcept {
         if (!orphans_.empty()) [[unlikely]]
-            adopt_all(list);
+            adopt_all(tid, list);
+    }
+
+    /// After a retire outside an operation: an offline thread's garbage must
+    /// not wait in its slot, where no barrier looks (one bundle per such
+    /// retire, a small allocation: an offline retire is a rare path).
+    void hand_over_if_offline(int tid) noexcept {
+        // relaxed: the thread's own slot.
+        if (slot_of(tid).flush_done.load(std::memory_order_relaxed) == answered_offline)
+            [[unlikely]] {
+            hand_over(tid);
+        }
+    }
+
+    /// Going offline: the garbage goes to the orphanage and barriers stop
+    /// waiting for the thread (its flush_done is above any request).
+    void mark_offline(int tid) noexcept {
+        hand_over(tid);
+        // release: the bags given above happen before a barrier that reads it.
+        slot_of(tid).flush_done.store(answered_offline, std::memory_order_release);
+    }
+    /// Coming online: no request before now concerns the thread.
+    void mark_online(int tid) noexcept {
+        slot& s = slot_of(tid);
+        s.flush_done.store(s.flush_asked.load(std::memory_order_relaxed),
+                           std::memory_order_relaxed);
     }
 
     void count_retired(int tid) noexcept { slot_of(tid).retired.add(); }
@@ -451,6 +542,11 @@ class domain_base {
     /// As above, with the caller's slot (one index computation per hook).
     void amortized_step(int tid, slot& s) noexcept {
         if (!s.freeable.empty()) amortized_free(tid, s);
+        // relaxed: the thread's own slot; answer_flush acquires.
+        if (s.flush_asked.load(std::memory_order_relaxed) !=
+            s.flush_done.load(std::memory_order_relaxed)) [[unlikely]] {
+            answer_flush(tid, s);
+        }
     }
 
   private:
@@ -502,7 +598,63 @@ class domain_base {
 
     Derived& derived() noexcept { return static_cast<Derived&>(*this); }
 
-    SMR_SLOW_PATH void adopt_all(core::limbo_bag& list) noexcept { orphans_.take_all(list); }
+    SMR_SLOW_PATH void adopt_all(int tid, core::limbo_bag& list) noexcept {
+        orphans_.take_all(list, tid);
+    }
+
+    /// The scheme's garbage and the amortized freeable list to the orphanage.
+    void hand_over(int tid) noexcept {
+        derived().hand_over_garbage(tid);
+        orphans_.give_safe(slot_of(tid).freeable);
+    }
+
+    /// A barrier asked (its request number is above what we answered): hand
+    /// the garbage over and answer.
+    SMR_SLOW_PATH void answer_flush(int tid, slot& s) noexcept {
+        // acquire: pairs with ask_others_to_flush's release, so a barrier's
+        // reservation of the orphanage is visible from here on.
+        const std::uint64_t asked = s.flush_asked.load(std::memory_order_acquire);
+        hand_over(tid);
+        // release: the bags given above happen before the barrier's read.
+        s.flush_done.store(asked, std::memory_order_release);
+    }
+
+    /// Called with barrier_mutex_ held, so requests only grow.
+    std::uint64_t ask_others_to_flush(int tid) noexcept {
+        const std::uint64_t request = ++flush_requests_;
+        const int limit = registry_.scan_limit();
+        for (int i = 0; i < limit; ++i) {
+            // release: the orphanage's reservation happens before an answer.
+            if (i != tid) slot_of(i).flush_asked.store(request, std::memory_order_release);
+        }
+        return request;
+    }
+
+    /// Every thread registered when `request` was made has answered it, gone
+    /// offline or unregistered (handing its garbage over either way). A slot
+    /// taken after the request (its flush_asked is older) had nothing to hand.
+    bool others_answered(int tid, std::uint64_t request) const noexcept {
+        const int limit = registry_.scan_limit();
+        for (int i = 0; i < limit; ++i) {
+            if (i == tid || !registry_.in_use(i)) continue;
+            const slot& s = slot_of(i);
+            // acquire: pairs with answer_flush's and mark_offline's release.
+            if (s.flush_asked.load(std::memory_order_relaxed) >= request &&
+                s.flush_done.load(std::memory_order_acquire) < request) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /// The barrier frees what it adopted at once, whatever the free policy.
+    void free_freeable_now(int tid) noexcept {
+        slot& s = slot_of(tid);
+        if (s.freeable.empty()) return;
+        core::limbo_bag all = std::move(s.freeable);
+        auto nothing = [] {};
+        free_batch<false>(tid, s, all, 0, nothing);
+    }
 
     /// allocate_outside_op's wait: an empty operation and a quiescent state
     /// per retry (epoch schemes advance and free there; QSBR declares it).
@@ -576,6 +728,8 @@ class domain_base {
     trace::timeline* timeline_ = nullptr;
     trace::garbage_series* series_ = nullptr;
     core::orphanage orphans_;
+    std::mutex barrier_mutex_;
+    std::uint64_t flush_requests_ = 0;  // under barrier_mutex_
     alignas(core::false_sharing_range) std::atomic<std::uint64_t> garbage_peak_{0};
 };
 

@@ -110,11 +110,8 @@ class ebr_domain : public domain_base<ebr_domain, detail::ebr_local> {
 
     /// The caller has left every operation; clearing the flag again is
     /// harmless and covers a thread that exits from inside a region by mistake.
-    /// Its bags go to the orphanage, labelled with their epochs.
-    void on_thread_exit(int tid) noexcept {
-        end_op(tid);
-        local(tid).bags.orphan_into(orphans());
-    }
+    void on_thread_exit(int tid) noexcept { end_op(tid); }
+    void hand_over_garbage(int tid) noexcept { local(tid).bags.orphan_into(orphans()); }
 
     std::uint64_t global_epoch() const noexcept {
         return global_epoch_.load(std::memory_order_relaxed);
@@ -129,13 +126,14 @@ class ebr_domain : public domain_base<ebr_domain, detail::ebr_local> {
         begin_op(tid);
         local(tid).bags.add(node);
         end_op(tid);
+        hand_over_if_offline(tid);
     }
 
     void enter_epoch(int tid, std::uint64_t epoch) noexcept {
         auto& me = local(tid);
         me.epoch = epoch;
         core::limbo_bag safe;
-        me.bags.advance(epoch, safe, orphans());
+        me.bags.advance(epoch, safe, orphans(), tid);
         dispose_safe(tid, safe);
     }
 

@@ -44,11 +44,13 @@ class epoch_bags {
     /// retired three or more epochs ago to `safe`, with the orphaned bags that
     /// are (adopted: safe_at holds for any thread's bag), and makes epoch's
     /// bag the current one. Call on every change of local epoch.
-    void advance(std::uint64_t epoch, core::limbo_bag& safe, core::orphanage& orphans) noexcept {
+    void advance(std::uint64_t epoch, core::limbo_bag& safe, core::orphanage& orphans,
+                 int taker) noexcept {
         for (std::size_t i = 0; i < 3; ++i) {
             if (!bags_[i].empty() && safe_at(epoch_of_[i], epoch)) safe.splice_back(bags_[i]);
         }
-        orphans.take_safe(safe, [epoch](std::uint64_t label) { return safe_at(label, epoch); });
+        orphans.take_safe(
+            safe, [epoch](std::uint64_t label) { return safe_at(label, epoch); }, taker);
         // epoch's bag held epoch - 3 or older (same residue, lower epoch): it
         // was just emptied into `safe`.
         const std::size_t i = epoch % 3;

@@ -127,10 +127,11 @@ class hp_domain : public domain_base<hp_domain, detail::hp_local> {
     void retire(int tid, T* node) noexcept {
         count_retired(tid);
         auto& me = local(tid);
-        adopt_orphans(me.retired);
+        adopt_orphans(tid, me.retired);
         me.retired.push_back(node);
         if (me.next_scan_at == 0) me.next_scan_at = scan_threshold();
         if (me.retired.size() >= me.next_scan_at) scan(tid);
+        hand_over_if_offline(tid);
     }
 
     /// Clears every hazard and orphans the retire list (judged node by node
@@ -139,7 +140,12 @@ class hp_domain : public domain_base<hp_domain, detail::hp_local> {
         auto& me = local(tid);
         me.used = max_protect_slots;
         end_op(tid);
-        orphans().give(me.retired, 0);
+    }
+    void hand_over_garbage(int tid) noexcept { orphans().give(local(tid).retired, 0); }
+    /// A barrier's round: adopt every orphan and scan now.
+    void flush_step(int tid) {
+        adopt_orphans(tid, local(tid).retired);
+        scan(tid);
     }
 
     /// R for the threads registered now.

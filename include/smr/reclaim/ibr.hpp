@@ -153,17 +153,21 @@ class ibr_domain : public domain_base<ibr_domain, detail::ibr_local, era_node_he
         // protect's and begin_op's fences (the argument of rcu.hpp).
         core::fence();
         node->retire_era = global_era_.load(std::memory_order_relaxed);
-        adopt_orphans(me.retired);
+        adopt_orphans(tid, me.retired);
         me.retired.push_back(node);
         if (me.next_scan_at == 0) me.next_scan_at = config().bag_threshold;
         if (me.retired.size() >= me.next_scan_at) scan(tid);
+        hand_over_if_offline(tid);
     }
 
     /// Clears the interval and orphans the retire list (judged node by node,
     /// by its eras, in the adopter's scan).
-    void on_thread_exit(int tid) noexcept {
-        end_op(tid);
-        orphans().give(local(tid).retired, 0);
+    void on_thread_exit(int tid) noexcept { end_op(tid); }
+    void hand_over_garbage(int tid) noexcept { orphans().give(local(tid).retired, 0); }
+    /// A barrier's round: adopt every orphan and scan now.
+    void flush_step(int tid) {
+        adopt_orphans(tid, local(tid).retired);
+        scan(tid);
     }
 
     std::uint64_t global_era() const noexcept {

@@ -380,9 +380,27 @@ class basic_nbr_domain : public domain_base<basic_nbr_domain<Plus>, detail::nbr_
         // pthread_kill names this thread, which may now exit.
         while (me.signallers.load(std::memory_order_seq_cst) != 0) sched_yield();
         if (detail::nbr_current == &me) detail::nbr_current = nullptr;
-        // Every node of the bag was retired before this point, so before any
-        // later broadcast: an adopter treats it as its own older nodes.
+    }
+
+    /// Every node of the bag was retired before this point, so before any
+    /// later broadcast: an adopter treats it as its own older nodes.
+    void hand_over_garbage(int tid) noexcept {
+        auto& me = local(tid);
         this->orphans().give(me.bag, 0);
+        me.watching = false;
+    }
+
+    /// A barrier's round: adopt every orphan, then a broadcast and a reclaim
+    /// of the whole bag (Algorithm 1, lines 15-17; for NBR+ between the
+    /// announcements of Algorithm 2, lines 6-11).
+    void flush_step(int tid) noexcept {
+        auto& me = local(tid);
+        this->adopt_orphans(tid, me.bag);
+        if (me.bag.empty()) return;
+        if constexpr (Plus) me.announce.fetch_add(1, std::memory_order_seq_cst);
+        broadcast(tid);
+        if constexpr (Plus) me.announce.fetch_add(1, std::memory_order_seq_cst);
+        reclaim(tid, me.bag.size());
         me.watching = false;
     }
 
@@ -441,7 +459,7 @@ class basic_nbr_domain : public domain_base<basic_nbr_domain<Plus>, detail::nbr_
         // all that reclaim's rule asks of a node (a reader that holds one is
         // restarted or has it reserved); appended, so NBR+'s bookmarked
         // prefix stays what it was.
-        this->adopt_orphans(me.bag);
+        this->adopt_orphans(tid, me.bag);
         const std::size_t size = me.bag.size();
         if constexpr (!Plus) {
             if (size >= high_) {  // Algorithm 1, lines 15-17
@@ -472,6 +490,7 @@ class basic_nbr_domain : public domain_base<basic_nbr_domain<Plus>, detail::nbr_
             }
         }
         me.bag.push_back(node);
+        this->hand_over_if_offline(tid);
     }
 
     // ---- introspection (tests, smrbench) --------------------------------------

@@ -106,6 +106,26 @@ class nebr_domain : public domain_base<nebr_domain, detail::nebr_local> {
     /// Sets the flag (Hart: "before entering any code that might contain
     /// NEBR critical regions"), with EBR's fence and re-read.
     void thread_online(int tid) noexcept {
+        mark_online(tid);
+        come_online(tid);
+    }
+    /// Also hands the thread's garbage over (barrier() no longer waits for it).
+    void thread_offline(int tid) noexcept {
+        go_offline(tid);
+        mark_offline(tid);
+    }
+
+    void on_thread_enter(int tid) noexcept { thread_online(tid); }
+    void on_thread_exit(int tid) noexcept { thread_offline(tid); }
+    void hand_over_garbage(int tid) noexcept { local(tid).bags.orphan_into(orphans()); }
+
+    std::uint64_t global_epoch() const noexcept {
+        return global_epoch_.load(std::memory_order_relaxed);
+    }
+
+  private:
+    /// thread_online without a barrier's bookkeeping (retire_while_offline).
+    void come_online(int tid) noexcept {
         auto& me = local(tid);
         // acquire: as in begin_op.
         std::uint64_t epoch = global_epoch_.load(std::memory_order_acquire);
@@ -124,39 +144,30 @@ class nebr_domain : public domain_base<nebr_domain, detail::nebr_local> {
         }
     }
 
-    void thread_offline(int tid) noexcept {
+    /// thread_offline without a barrier's bookkeeping.
+    void go_offline(int tid) noexcept {
         auto& me = local(tid);
         // release: every read of shared nodes while online happens before an
         // advancer that sees the flag clear moves the epoch on.
         me.announce.store(me.epoch << 1, std::memory_order_release);
     }
 
-    void on_thread_enter(int tid) noexcept { thread_online(tid); }
-    void on_thread_exit(int tid) noexcept {
-        thread_offline(tid);
-        local(tid).bags.orphan_into(orphans());
-    }
-
-    std::uint64_t global_epoch() const noexcept {
-        return global_epoch_.load(std::memory_order_relaxed);
-    }
-
-  private:
     /// An offline thread's local epoch may be any number of epochs behind:
     /// labelled with it, the node would be freed while readers that entered
     /// later epochs still hold it. Online, the thread has caught up with the
     /// global epoch and announced it (with thread_online's fence).
     SMR_SLOW_PATH void retire_while_offline(int tid, core::retired_node* node) noexcept {
-        thread_online(tid);
+        come_online(tid);
         local(tid).bags.add(node);
-        thread_offline(tid);
+        go_offline(tid);
+        hand_over_if_offline(tid);
     }
 
     void enter_epoch(int tid, std::uint64_t epoch) noexcept {
         auto& me = local(tid);
         me.epoch = epoch;
         core::limbo_bag safe;
-        me.bags.advance(epoch, safe, orphans());
+        me.bags.advance(epoch, safe, orphans(), tid);
         dispose_safe(tid, safe);
     }
 

@@ -141,10 +141,11 @@ class rcu_epoch_domain : public domain_base<rcu_epoch_domain, detail::rcu_local,
         // ordered before the stamp load against readers' fences.
         core::fence();
         node->retire_epoch = global_epoch_.load(std::memory_order_relaxed);
-        adopt_orphans(me.retired);
+        adopt_orphans(tid, me.retired);
         me.retired.push_back(node);
         if (me.next_scan_at == 0) me.next_scan_at = config().bag_threshold;
         if (me.retired.size() >= me.next_scan_at) scan(tid);
+        hand_over_if_offline(tid);
     }
 
     /// Unlike ebr/nebr/qsbr, a registered thread between operations holds
@@ -152,9 +153,12 @@ class rcu_epoch_domain : public domain_base<rcu_epoch_domain, detail::rcu_local,
     /// and orphans the retire list: the next thread that retires adopts it
     /// into its own (the nodes carry their stamps), so it counts towards that
     /// thread's next scan.
-    void on_thread_exit(int tid) noexcept {
-        end_op(tid);
-        orphans().give(local(tid).retired, 0);
+    void on_thread_exit(int tid) noexcept { end_op(tid); }
+    void hand_over_garbage(int tid) noexcept { orphans().give(local(tid).retired, 0); }
+    /// A barrier's round: adopt every orphan and scan now.
+    void flush_step(int tid) noexcept {
+        adopt_orphans(tid, local(tid).retired);
+        scan(tid);
     }
 
     std::uint64_t global_epoch() const noexcept {

@@ -149,17 +149,22 @@ class token_domain : public domain_base<token_domain<V>, detail::token_local> {
         auto& s = this->slot_of(tid);
         this->count_retired(s);
         s.local.current.push_back(node);
+        this->hand_over_if_offline(tid);
     }
 
     void on_thread_enter(int tid) noexcept { join(tid); }
-    /// Leaves the ring and orphans both bags (orphan_bags).
-    void on_thread_exit(int tid) noexcept {
-        leave(tid);
-        orphan_bags(tid);
-    }
+    void on_thread_exit(int tid) noexcept { leave(tid); }
+    void hand_over_garbage(int tid) noexcept { orphan_bags(tid); }
     /// Offline threads leave the ring, so an idle thread does not stop the token.
-    void thread_online(int tid) noexcept { join(tid); }
-    void thread_offline(int tid) noexcept { leave(tid); }
+    void thread_online(int tid) noexcept {
+        this->mark_online(tid);
+        join(tid);
+    }
+    /// Also hands the thread's bags over (barrier() no longer waits for it).
+    void thread_offline(int tid) noexcept {
+        leave(tid);
+        this->mark_offline(tid);
+    }
 
     /// The slot the token names, or -1 when no thread is in the ring. For
     /// tests and diagnostics; a snapshot.
@@ -190,7 +195,7 @@ class token_domain : public domain_base<token_domain<V>, detail::token_local> {
     SMR_SLOW_PATH void receive(int tid, std::uint64_t seen) noexcept {
         auto& me = this->local(tid);
         if constexpr (V == token_variant::naive) {
-            adopt_orphans(me.previous, seen);
+            adopt_orphans(tid, me.previous, seen);
             this->dispose_safe(tid, me.previous);
             swap(me.current, me.previous);  // current is now the empty bag
             pass(tid, seen);
@@ -198,7 +203,7 @@ class token_domain : public domain_base<token_domain<V>, detail::token_local> {
             core::limbo_bag safe = std::move(me.previous);
             me.previous = std::move(me.current);
             pass(tid, seen);
-            adopt_orphans(safe, seen);
+            adopt_orphans(tid, safe, seen);
             if constexpr (V == token_variant::pass_first) {
                 this->dispose_safe(tid, safe);
             } else {
@@ -234,14 +239,15 @@ class token_domain : public domain_base<token_domain<V>, detail::token_local> {
     /// most two rounds, and every pass (a receipt's or a settle's) moves the
     /// token at least one slot on, so twice ring_limit passes make two rounds.
     /// `seen` is the token we hold (acquired at receipt).
-    void adopt_orphans(core::limbo_bag& safe, std::uint64_t seen) noexcept {
+    void adopt_orphans(int tid, core::limbo_bag& safe, std::uint64_t seen) noexcept {
         const std::uint64_t passes = seen >> holder_bits;
         // seq_cst: after our receipt in S, so it counts every slot that had
         // joined when the bags were given (the limit only grows).
         const auto round = static_cast<std::uint64_t>(ring_limit_.load(std::memory_order_seq_cst));
-        this->orphans().take_safe(safe, [passes, round](std::uint64_t given_at) {
-            return passes >= given_at + 2 * round;
-        });
+        this->orphans().take_safe(
+            safe,
+            [passes, round](std::uint64_t given_at) { return passes >= given_at + 2 * round; },
+            tid);
     }
 
     /// Hands the token (value `seen`, naming tid) to the next member.

@@ -184,7 +184,20 @@ class urcu_domain : public domain_base<urcu_domain<Flavour>, detail::urcu_local,
         // Dekker pair with grace_period_over's push and load, so a node
         // returned concurrently is orphaned by one side or the other.
         me.vacated.store(true, std::memory_order_seq_cst);
-        orphan_returned(me);
+        // unregister_thread's hand_over_garbage drains the slot after this.
+    }
+    void hand_over_garbage(int tid) noexcept { orphan_returned(this->local(tid)); }
+
+    /// A barrier's round: liburcu's own barrier runs every callback pending,
+    /// so every node retired before it is on a slot's return stack or in the
+    /// orphanage; take them all (returned nodes are safe, whoever's slot).
+    void flush_step(int tid) noexcept {
+        Flavour::barrier();
+        core::limbo_bag safe;
+        const int limit = this->registry().scan_limit();
+        for (int i = 0; i < limit; ++i) this->local(i).drain_into(safe);
+        this->orphans().take_all(safe, tid);
+        this->dispose_safe(tid, safe);
     }
 
     void begin_op(int tid) noexcept {
@@ -195,8 +208,15 @@ class urcu_domain : public domain_base<urcu_domain<Flavour>, detail::urcu_local,
     void end_op(int) noexcept { Flavour::read_unlock(); }
 
     void quiescent(int) noexcept { Flavour::quiescent_state(); }
-    void thread_offline(int) noexcept { Flavour::thread_offline(); }
-    void thread_online(int) noexcept { Flavour::thread_online(); }
+    /// Also hands the returned nodes over (barrier() no longer waits for us).
+    void thread_offline(int tid) noexcept {
+        Flavour::thread_offline();
+        this->mark_offline(tid);
+    }
+    void thread_online(int tid) noexcept {
+        this->mark_online(tid);
+        Flavour::thread_online();
+    }
 
     template <class T>
     void retire(int tid, T* node) noexcept {
@@ -251,7 +271,7 @@ class urcu_domain : public domain_base<urcu_domain<Flavour>, detail::urcu_local,
         }
         core::limbo_bag safe;
         me.drain_into(safe);
-        this->orphans().take_all(safe);  // every urcu orphan is safe
+        this->orphans().take_all(safe, tid);  // every urcu orphan is safe
         this->dispose_safe(tid, safe);
     }
 };

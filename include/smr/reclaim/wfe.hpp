@@ -256,10 +256,11 @@ class wfe_domain : public domain_base<wfe_domain, detail::wfe_local, era_node_he
         // readers' fences (he.hpp, rcu.hpp).
         core::fence();
         node->retire_era = global_era_.load(std::memory_order_relaxed);
-        adopt_orphans(me.retired);
+        adopt_orphans(tid, me.retired);
         me.retired.push_back(node);
         if (me.next_scan_at == 0) me.next_scan_at = config().bag_threshold;
         if (me.retired.size() >= me.next_scan_at) scan(tid, node->retire_era);
+        hand_over_if_offline(tid);
     }
 
     /// Clears every reservation and orphans the retire list (judged node
@@ -268,7 +269,13 @@ class wfe_domain : public domain_base<wfe_domain, detail::wfe_local, era_node_he
         auto& me = local(tid);
         me.used = max_protect_slots;
         end_op(tid);
-        orphans().give(me.retired, 0);
+    }
+    void hand_over_garbage(int tid) noexcept { orphans().give(local(tid).retired, 0); }
+    /// A barrier's round: adopt every orphan and scan now (moving the era on,
+    /// so that readers that start now reserve none of the adopted eras).
+    void flush_step(int tid) {
+        adopt_orphans(tid, local(tid).retired);
+        scan(tid, global_era_.load(std::memory_order_relaxed));
     }
 
     std::uint64_t global_era() const noexcept {

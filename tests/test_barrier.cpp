@@ -1,0 +1,196 @@
+// barrier() (docs/design.md, "barrier"): when it returns, every node retired
+// before the call, by any thread, has been freed; it waits for operations
+// that still hold retired nodes and for registered online threads to answer
+// at their next operation, and not for offline or exited threads, whose
+// garbage was handed over.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <thread>
+#include <vector>
+
+#include "one_thread_scenarios.hpp"
+#include "smr/reclaim/guards.hpp"
+#include "smr/reclaim/measured.hpp"
+#include "stress.hpp"
+#include "tested_domains.hpp"
+
+namespace {
+
+using smr::test::domain_names;
+
+/// Schemes with something to flush: all but none (which frees nothing while
+/// the domain lives) and lfrc (which frees at the last release, so nothing
+/// retired waits).
+constexpr bool keeps_garbage(smr::reclaimer_traits t) {
+    return t.family != smr::reclaimer_family::leak &&
+           t.family != smr::reclaimer_family::reference_count;
+}
+
+using flushing_domains = smr::test::gtest_types_of<
+    typename smr::test::domains_where<smr::test::tested_domains, keeps_garbage>::type>::type;
+
+template <class Domain>
+class barrier_test : public ::testing::Test {};
+TYPED_TEST_SUITE(barrier_test, flushing_domains, domain_names);
+
+template <class Domain>
+struct counted_node : Domain::node_base {
+    std::atomic<std::uint64_t>* freed = nullptr;
+    ~counted_node() {
+        if (freed != nullptr) freed->fetch_add(1, std::memory_order_relaxed);
+    }
+};
+
+template <class Domain>
+using cell_of = std::atomic<counted_node<Domain>*>;
+
+/// One operation: replaces the cell's node and retires the old one, counted
+/// into `counter` (if any) when it is freed.
+template <class Domain>
+void replace(Domain& domain, int tid, cell_of<Domain>& cell, std::atomic<std::uint64_t>* counter) {
+    {
+        smr::op_guard op(domain, tid);
+        SMR_READ_PHASE_BEGIN(domain, tid);
+        domain.read_phase_end(tid);
+        auto* fresh = domain.template allocate<counted_node<Domain>>(tid);
+        counted_node<Domain>* old = cell.exchange(fresh, std::memory_order_acq_rel);
+        old->freed = counter;  // read only by its destructor
+        domain.retire(tid, old);
+    }
+    domain.quiescent(tid);
+}
+
+/// Large bags, so that without the barrier most of what was retired waits.
+smr::domain_config lazy_config(int threads) {
+    smr::domain_config config;
+    config.max_threads = static_cast<std::size_t>(threads);
+    config.bag_threshold = 100'000;
+    return config;
+}
+
+// Workers retire a counted batch, say so, and go on operating (so that they
+// answer the barrier at their next operation); the main thread, having seen
+// every batch retired, calls barrier() and finds all of them freed.
+TYPED_TEST(barrier_test, frees_everything_retired_before_it_by_every_thread) {
+    using Domain = TypeParam;
+    const int workers = smr::test::default_stress_threads();
+    Domain domain(lazy_config(workers + 2));
+    smr::thread_handle main_thread(domain);
+    const int m = main_thread.tid();
+    cell_of<Domain> cell{domain.template allocate<counted_node<Domain>>(m)};
+    std::atomic<std::uint64_t> before_freed{0};
+    constexpr std::uint64_t per_worker = 500;
+    std::atomic<int> retired_batches{0};
+    std::atomic<bool> stop{false};
+    std::vector<std::thread> pool;
+    for (int t = 0; t < workers; ++t) {
+        pool.emplace_back([&] {
+            smr::thread_handle self(domain);
+            for (std::uint64_t i = 0; i < per_worker; ++i)
+                replace(domain, self.tid(), cell, &before_freed);
+            retired_batches.fetch_add(1, std::memory_order_release);
+            while (!stop.load(std::memory_order_acquire)) {
+                replace(domain, self.tid(), cell, nullptr);
+                std::this_thread::yield();
+            }
+        });
+    }
+    domain.thread_offline(m);
+    while (retired_batches.load(std::memory_order_acquire) < workers) std::this_thread::yield();
+    domain.thread_online(m);
+    // Our own retires before the call count too.
+    for (int i = 0; i < 100; ++i) replace(domain, m, cell, &before_freed);
+    const std::uint64_t expected = per_worker * static_cast<std::uint64_t>(workers) + 100;
+    ASSERT_LT(before_freed.load(), expected) << "nothing waited: the barrier has nothing to do";
+    domain.barrier(m);
+    EXPECT_EQ(before_freed.load(), expected);
+    stop.store(true, std::memory_order_release);
+    for (auto& thread : pool) thread.join();
+    domain.free_unshared(cell.load());
+}
+
+// Garbage of an exited thread and of an offline one is freed, and neither
+// delays the barrier (the test would hang otherwise).
+TYPED_TEST(barrier_test, frees_what_exited_and_offline_threads_left) {
+    using Domain = TypeParam;
+    Domain domain(lazy_config(4));
+    smr::thread_handle main_thread(domain);
+    const int m = main_thread.tid();
+    cell_of<Domain> cell{domain.template allocate<counted_node<Domain>>(m)};
+    std::atomic<std::uint64_t> freed{0};
+    std::atomic<bool> offline{false};
+    std::atomic<bool> done{false};
+    domain.thread_offline(m);
+    std::thread([&] {
+        smr::thread_handle self(domain);
+        for (int i = 0; i < 300; ++i) replace(domain, self.tid(), cell, &freed);
+    }).join();
+    std::thread idle([&] {
+        smr::thread_handle self(domain);
+        for (int i = 0; i < 300; ++i) replace(domain, self.tid(), cell, &freed);
+        domain.thread_offline(self.tid());
+        offline.store(true, std::memory_order_release);
+        while (!done.load(std::memory_order_acquire)) std::this_thread::yield();
+        domain.thread_online(self.tid());
+    });
+    while (!offline.load(std::memory_order_acquire)) std::this_thread::yield();
+    domain.thread_online(m);
+    domain.barrier(m);
+    EXPECT_EQ(freed.load(), 600u);
+    done.store(true, std::memory_order_release);
+    idle.join();
+    domain.free_unshared(cell.load());
+}
+
+// A reader inside an operation that holds a retired node delays the barrier
+// until its operation ends, and the node is not freed before.
+TYPED_TEST(barrier_test, waits_for_an_operation_that_holds_a_retired_node) {
+    using Domain = TypeParam;
+    if constexpr (Domain::traits.uses_signals) {
+        GTEST_SKIP() << "an NBR reader in a read phase is restarted, not waited for";
+    } else {
+        Domain domain(lazy_config(4));
+        smr::thread_handle main_thread(domain);
+        const int m = main_thread.tid();
+        std::atomic<std::uint64_t> freed{0};
+        cell_of<Domain> cell{domain.template allocate<counted_node<Domain>>(m)};
+        std::atomic<bool> holding{false};
+        std::atomic<bool> release{false};
+        std::thread reader([&] {
+            smr::thread_handle self(domain);
+            {
+                smr::op_guard op(domain, self.tid());
+                domain.protect(self.tid(), 0, cell);
+                holding.store(true, std::memory_order_release);
+                while (!release.load(std::memory_order_acquire)) std::this_thread::yield();
+            }
+            domain.quiescent(self.tid());
+            domain.thread_offline(self.tid());  // answers, and stops being waited for
+            while (release.load(std::memory_order_acquire)) std::this_thread::yield();
+        });
+        while (!holding.load(std::memory_order_acquire)) std::this_thread::yield();
+        replace(domain, m, cell, &freed);  // retires the node the reader holds
+        domain.thread_offline(m);          // hands it over; not waited for
+        std::atomic<bool> returned{false};
+        std::thread flusher([&] {
+            smr::thread_handle self(domain);
+            domain.barrier(self.tid());
+            returned.store(true, std::memory_order_release);
+        });
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+        EXPECT_FALSE(returned.load(std::memory_order_acquire)) << "did not wait for the reader";
+        EXPECT_EQ(freed.load(), 0u) << "freed while the reader held it";
+        release.store(true, std::memory_order_release);
+        flusher.join();
+        EXPECT_EQ(freed.load(), 1u);
+        release.store(false, std::memory_order_release);
+        reader.join();
+        domain.thread_online(m);
+        domain.free_unshared(cell.load());
+    }
+}
+
+}  // namespace
