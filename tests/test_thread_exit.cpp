@@ -110,10 +110,11 @@ TYPED_TEST(thread_exit_test, a_remaining_thread_frees_what_an_exited_one_retired
 }
 
 // Under amortized free a thread also holds nodes already safe but not yet
-// freed: they are orphaned as safe, and the adopter frees them k per
-// operation plus its catch-up share. The worker retires eight nodes per
-// operation and frees one, so its freeable list grows.
-TYPED_TEST(thread_exit_test, an_exited_threads_freeable_list_is_adopted_too) {
+// freed: an exiting thread frees them itself (as the orphans it is handed
+// later are freed by the adopter, k per operation plus its catch-up share).
+// The worker retires eight nodes per operation and frees one, so its
+// freeable list grows.
+TYPED_TEST(thread_exit_test, an_exited_threads_freeable_list_is_freed_too) {
     using Domain = TypeParam;
     smr::domain_config config = config_for(4);
     config.free.mode = smr::free_mode::amortized;

@@ -44,7 +44,8 @@ class orphanage {
     /// Hands `bag` over with `label`; `bag` ends empty. False (and `bag`
     /// untouched) when no memory is left for the bundle.
     bool give(limbo_bag& bag, std::uint64_t label) noexcept { return give(bag, label, false); }
-    /// Hands over nodes that are already safe (an amortized freeable list).
+    /// Hands over nodes that are already safe (what liburcu returned to a
+    /// vacated slot).
     bool give_safe(limbo_bag& bag) noexcept { return give(bag, 0, true); }
 
     /// No orphan now. Relaxed: a hint for the common case; an orphan given

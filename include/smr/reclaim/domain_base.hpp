@@ -602,10 +602,13 @@ class domain_base {
         orphans_.take_all(list, tid);
     }
 
-    /// The scheme's garbage and the amortized freeable list to the orphanage.
+    /// The scheme's garbage to the orphanage; the amortized freeable list,
+    /// already safe, is freed here (a thread leaving, going offline or
+    /// answering a barrier pays for its own queued frees, and lfrc, which
+    /// adopts nothing, is left no safe orphans).
     void hand_over(int tid) noexcept {
         derived().hand_over_garbage(tid);
-        orphans_.give_safe(slot_of(tid).freeable);
+        free_freeable_now(tid);
     }
 
     /// A barrier asked (its request number is above what we answered): hand
@@ -647,7 +650,8 @@ class domain_base {
         return true;
     }
 
-    /// The barrier frees what it adopted at once, whatever the free policy.
+    /// Frees the freeable list at once, whatever the free policy (hand_over,
+    /// and the barrier for what it adopted).
     void free_freeable_now(int tid) noexcept {
         slot& s = slot_of(tid);
         if (s.freeable.empty()) return;
