@@ -124,14 +124,22 @@ spread barrier_time(int threads) {
     const int c = caller.tid();
     cell.store(domain.template allocate<counted_node<Domain>>(c, nullptr));
     std::atomic<bool> stop{false};
+    std::atomic<int> running{0};
     std::vector<std::thread> workers;
     for (int t = 1; t < threads; ++t) {
         workers.emplace_back([&] {
             smr::thread_handle self(domain);
+            replace(domain, self.tid(), cell, nullptr);
+            running.fetch_add(1);
             while (!stop.load(std::memory_order_relaxed))
                 replace(domain, self.tid(), cell, nullptr);
         });
     }
+    // Every worker registered and operating before the first call (the
+    // caller is offline meanwhile: it holds nobody up).
+    domain.thread_offline(c);
+    while (running.load() < threads - 1) std::this_thread::yield();
+    domain.thread_online(c);
     std::vector<double> us;
     for (int call = 0; call < 7; ++call) {
         for (int i = 0; i < 1000; ++i) replace(domain, c, cell, nullptr);
