@@ -11,6 +11,7 @@
 #include <thread>
 #include <vector>
 
+#include "counted_nodes.hpp"
 #include "one_thread_scenarios.hpp"
 #include "smr/reclaim/guards.hpp"
 #include "smr/reclaim/measured.hpp"
@@ -19,6 +20,7 @@
 
 namespace {
 
+using smr::test::counted_node;
 using smr::test::domain_names;
 
 /// Schemes with something to flush: all but none (which frees nothing while
@@ -35,33 +37,6 @@ using flushing_domains = smr::test::gtest_types_of<
 template <class Domain>
 class barrier_test : public ::testing::Test {};
 TYPED_TEST_SUITE(barrier_test, flushing_domains, domain_names);
-
-template <class Domain>
-struct counted_node : Domain::node_base {
-    std::atomic<std::uint64_t>* freed = nullptr;
-    ~counted_node() {
-        if (freed != nullptr) freed->fetch_add(1, std::memory_order_relaxed);
-    }
-};
-
-template <class Domain>
-using cell_of = std::atomic<counted_node<Domain>*>;
-
-/// One operation: replaces the cell's node and retires the old one, counted
-/// into `counter` (if any) when it is freed.
-template <class Domain>
-void replace(Domain& domain, int tid, cell_of<Domain>& cell, std::atomic<std::uint64_t>* counter) {
-    {
-        smr::op_guard op(domain, tid);
-        SMR_READ_PHASE_BEGIN(domain, tid);
-        domain.read_phase_end(tid);
-        auto* fresh = domain.template allocate<counted_node<Domain>>(tid);
-        counted_node<Domain>* old = cell.exchange(fresh, std::memory_order_acq_rel);
-        old->freed = counter;  // read only by its destructor
-        domain.retire(tid, old);
-    }
-    domain.quiescent(tid);
-}
 
 /// Large bags, so that without the barrier most of what was retired waits.
 smr::domain_config lazy_config(int threads) {
@@ -80,7 +55,7 @@ TYPED_TEST(barrier_test, frees_everything_retired_before_it_by_every_thread) {
     Domain domain(lazy_config(workers + 2));
     smr::thread_handle main_thread(domain);
     const int m = main_thread.tid();
-    cell_of<Domain> cell{domain.template allocate<counted_node<Domain>>(m)};
+    smr::test::counted_cell<Domain> cell{domain.template allocate<counted_node<Domain>>(m)};
     std::atomic<std::uint64_t> before_freed{0};
     constexpr std::uint64_t per_worker = 500;
     std::atomic<int> retired_batches{0};
@@ -90,10 +65,10 @@ TYPED_TEST(barrier_test, frees_everything_retired_before_it_by_every_thread) {
         pool.emplace_back([&] {
             smr::thread_handle self(domain);
             for (std::uint64_t i = 0; i < per_worker; ++i)
-                replace(domain, self.tid(), cell, &before_freed);
+                smr::test::replace_counted(domain, self.tid(), cell, &before_freed);
             retired_batches.fetch_add(1, std::memory_order_release);
             while (!stop.load(std::memory_order_acquire)) {
-                replace(domain, self.tid(), cell, nullptr);
+                smr::test::replace_counted(domain, self.tid(), cell, nullptr);
                 std::this_thread::yield();
             }
         });
@@ -102,7 +77,7 @@ TYPED_TEST(barrier_test, frees_everything_retired_before_it_by_every_thread) {
     while (retired_batches.load(std::memory_order_acquire) < workers) std::this_thread::yield();
     domain.thread_online(m);
     // Our own retires before the call count too.
-    for (int i = 0; i < 100; ++i) replace(domain, m, cell, &before_freed);
+    for (int i = 0; i < 100; ++i) smr::test::replace_counted(domain, m, cell, &before_freed);
     const std::uint64_t expected = per_worker * static_cast<std::uint64_t>(workers) + 100;
     ASSERT_LT(before_freed.load(), expected) << "nothing waited: the barrier has nothing to do";
     domain.barrier(m);
@@ -119,18 +94,18 @@ TYPED_TEST(barrier_test, frees_what_exited_and_offline_threads_left) {
     Domain domain(lazy_config(4));
     smr::thread_handle main_thread(domain);
     const int m = main_thread.tid();
-    cell_of<Domain> cell{domain.template allocate<counted_node<Domain>>(m)};
+    smr::test::counted_cell<Domain> cell{domain.template allocate<counted_node<Domain>>(m)};
     std::atomic<std::uint64_t> freed{0};
     std::atomic<bool> offline{false};
     std::atomic<bool> done{false};
     domain.thread_offline(m);
     std::thread([&] {
         smr::thread_handle self(domain);
-        for (int i = 0; i < 300; ++i) replace(domain, self.tid(), cell, &freed);
+        for (int i = 0; i < 300; ++i) smr::test::replace_counted(domain, self.tid(), cell, &freed);
     }).join();
     std::thread idle([&] {
         smr::thread_handle self(domain);
-        for (int i = 0; i < 300; ++i) replace(domain, self.tid(), cell, &freed);
+        for (int i = 0; i < 300; ++i) smr::test::replace_counted(domain, self.tid(), cell, &freed);
         domain.thread_offline(self.tid());
         offline.store(true, std::memory_order_release);
         while (!done.load(std::memory_order_acquire)) std::this_thread::yield();
@@ -156,7 +131,7 @@ TYPED_TEST(barrier_test, waits_for_an_operation_that_holds_a_retired_node) {
         smr::thread_handle main_thread(domain);
         const int m = main_thread.tid();
         std::atomic<std::uint64_t> freed{0};
-        cell_of<Domain> cell{domain.template allocate<counted_node<Domain>>(m)};
+        smr::test::counted_cell<Domain> cell{domain.template allocate<counted_node<Domain>>(m)};
         std::atomic<bool> holding{false};
         std::atomic<bool> release{false};
         std::thread reader([&] {
@@ -172,8 +147,8 @@ TYPED_TEST(barrier_test, waits_for_an_operation_that_holds_a_retired_node) {
             while (release.load(std::memory_order_acquire)) std::this_thread::yield();
         });
         while (!holding.load(std::memory_order_acquire)) std::this_thread::yield();
-        replace(domain, m, cell, &freed);  // retires the node the reader holds
-        domain.thread_offline(m);          // hands it over; not waited for
+        smr::test::replace_counted(domain, m, cell, &freed);  // retires the node the reader holds
+        domain.thread_offline(m);                             // hands it over; not waited for
         std::atomic<bool> returned{false};
         std::thread flusher([&] {
             smr::thread_handle self(domain);

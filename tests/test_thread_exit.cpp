@@ -11,6 +11,7 @@
 #include <thread>
 #include <vector>
 
+#include "counted_nodes.hpp"
 #include "one_thread_scenarios.hpp"
 #include "smr/reclaim/guards.hpp"
 #include "smr/reclaim/measured.hpp"
@@ -19,6 +20,7 @@
 
 namespace {
 
+using smr::test::counted_node;
 using smr::test::domain_names;
 
 /// Every scheme that frees while threads run and keeps garbage: not none, and
@@ -36,35 +38,6 @@ template <class Domain>
 class thread_exit_test : public ::testing::Test {};
 TYPED_TEST_SUITE(thread_exit_test, orphaning_domains, domain_names);
 
-/// A node that counts its destruction into the counter of the thread that
-/// retired it.
-template <class Domain>
-struct counted_node : Domain::node_base {
-    std::atomic<std::uint64_t>* freed = nullptr;
-    ~counted_node() {
-        if (freed != nullptr) freed->fetch_add(1, std::memory_order_relaxed);
-    }
-};
-
-/// One operation: replaces the cell's node `times` times and retires the old
-/// ones, counted into `counter` when they are freed.
-template <class Domain>
-void replace(Domain& domain, int tid, std::atomic<counted_node<Domain>*>& cell,
-             std::atomic<std::uint64_t>* counter, int times = 1) {
-    {
-        smr::op_guard op(domain, tid);
-        SMR_READ_PHASE_BEGIN(domain, tid);
-        domain.read_phase_end(tid);
-        for (int i = 0; i < times; ++i) {
-            auto* fresh = domain.template allocate<counted_node<Domain>>(tid);
-            counted_node<Domain>* old = cell.exchange(fresh, std::memory_order_acq_rel);
-            old->freed = counter;  // read only by its destructor, after the grace period
-            domain.retire(tid, old);
-        }
-    }
-    domain.quiescent(tid);
-}
-
 smr::domain_config config_for(int threads) {
     smr::domain_config config = smr::test::eager_config();
     config.max_threads = static_cast<std::size_t>(threads);
@@ -77,13 +50,13 @@ smr::domain_config config_for(int threads) {
 /// liburcu's call_rcu thread whenever its grace periods end, so for them the
 /// bound is a generous time instead (it only limits a failing run).
 template <class Domain>
-void operate_until(Domain& domain, int tid, std::atomic<counted_node<Domain>*>& cell,
+void operate_until(Domain& domain, int tid, smr::test::counted_cell<Domain>& cell,
                    const std::atomic<std::uint64_t>& freed, std::uint64_t expected, int limit) {
     constexpr bool asynchronous = Domain::traits.family == smr::reclaimer_family::external;
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
     for (int ops = 0; freed.load() < expected; ++ops) {
         if (asynchronous ? std::chrono::steady_clock::now() > deadline : ops == limit) return;
-        replace(domain, tid, cell, nullptr);
+        smr::test::replace_counted(domain, tid, cell, nullptr);
         if (asynchronous) std::this_thread::sleep_for(std::chrono::microseconds(100));
     }
 }
@@ -93,14 +66,14 @@ TYPED_TEST(thread_exit_test, a_remaining_thread_frees_what_an_exited_one_retired
     Domain domain(config_for(4));
     smr::thread_handle main_thread(domain);
     const int m = main_thread.tid();
-    std::atomic<counted_node<Domain>*> cell{domain.template allocate<counted_node<Domain>>(m)};
+    smr::test::counted_cell<Domain> cell{domain.template allocate<counted_node<Domain>>(m)};
     std::atomic<std::uint64_t> worker_freed{0};
     constexpr std::uint64_t worker_retires = 1000;
     domain.thread_offline(m);  // waits for the worker: holds nobody up
     std::thread([&] {
         smr::thread_handle self(domain);
         for (std::uint64_t i = 0; i < worker_retires; ++i)
-            replace(domain, self.tid(), cell, &worker_freed);
+            smr::test::replace_counted(domain, self.tid(), cell, &worker_freed);
     }).join();
     ASSERT_LT(worker_freed.load(), worker_retires) << "nothing left to orphan: retire more";
     domain.thread_online(m);
@@ -121,14 +94,15 @@ TYPED_TEST(thread_exit_test, an_exited_threads_freeable_list_is_freed_too) {
     Domain domain(config);
     smr::thread_handle main_thread(domain);
     const int m = main_thread.tid();
-    std::atomic<counted_node<Domain>*> cell{domain.template allocate<counted_node<Domain>>(m)};
+    smr::test::counted_cell<Domain> cell{domain.template allocate<counted_node<Domain>>(m)};
     std::atomic<std::uint64_t> worker_freed{0};
     constexpr std::uint64_t worker_retires = 1000 * 8;
     domain.thread_offline(m);
     std::size_t freeable_at_exit = 0;
     std::thread([&] {
         smr::thread_handle self(domain);
-        for (int i = 0; i < 1000; ++i) replace(domain, self.tid(), cell, &worker_freed, 8);
+        for (int i = 0; i < 1000; ++i)
+            smr::test::replace_counted(domain, self.tid(), cell, &worker_freed, 8);
         freeable_at_exit = domain.freeable_size(self.tid());
     }).join();
     // (The liburcu adapters get nodes back whenever liburcu's thread returns
@@ -148,7 +122,7 @@ TYPED_TEST(thread_exit_test, a_pool_that_shrinks_leaves_no_garbage_behind) {
     Domain domain(config_for(workers + 1));
     smr::thread_handle main_thread(domain);
     const int m = main_thread.tid();
-    std::atomic<counted_node<Domain>*> cell{domain.template allocate<counted_node<Domain>>(m)};
+    smr::test::counted_cell<Domain> cell{domain.template allocate<counted_node<Domain>>(m)};
     std::atomic<std::uint64_t> exited_freed{0};
     constexpr std::uint64_t per_worker = 2000;
     domain.thread_offline(m);
@@ -157,7 +131,7 @@ TYPED_TEST(thread_exit_test, a_pool_that_shrinks_leaves_no_garbage_behind) {
         pool.emplace_back([&] {
             smr::thread_handle self(domain);
             for (std::uint64_t i = 0; i < per_worker; ++i)
-                replace(domain, self.tid(), cell, &exited_freed);
+                smr::test::replace_counted(domain, self.tid(), cell, &exited_freed);
         });
     }
     for (auto& thread : pool) thread.join();
