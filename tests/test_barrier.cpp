@@ -168,4 +168,63 @@ TYPED_TEST(barrier_test, waits_for_an_operation_that_holds_a_retired_node) {
     }
 }
 
+// Two barriers at once: the second waits for the first while offline (its
+// garbage handed over), so neither waits for the other to operate.
+TYPED_TEST(barrier_test, two_barriers_at_once_both_return) {
+    using Domain = TypeParam;
+    Domain domain(lazy_config(4));
+    smr::thread_handle main_thread(domain);
+    const int m = main_thread.tid();
+    smr::test::counted_cell<Domain> cell{domain.template allocate<counted_node<Domain>>(m)};
+    std::atomic<std::uint64_t> freed{0};
+    std::atomic<int> ready{0};
+    std::thread other([&] {
+        smr::thread_handle self(domain);
+        for (int i = 0; i < 100; ++i) smr::test::replace_counted(domain, self.tid(), cell, &freed);
+        ready.fetch_add(1);
+        while (ready.load() < 2) std::this_thread::yield();
+        domain.barrier(self.tid());
+    });
+    for (int i = 0; i < 100; ++i) smr::test::replace_counted(domain, m, cell, &freed);
+    ready.fetch_add(1);
+    while (ready.load() < 2) std::this_thread::yield();
+    domain.barrier(m);
+    domain.thread_offline(m);  // idle while the other barrier may still run
+    other.join();
+    domain.thread_online(m);
+    EXPECT_EQ(freed.load(), 200u);
+    domain.free_unshared(cell.load());
+}
+
+// A thread that retires while offline (an operation of its own, for the
+// epoch schemes) stays offline: the barrier neither waits for it nor misses
+// the node.
+TYPED_TEST(barrier_test, a_retire_while_offline_is_covered_without_waiting) {
+    using Domain = TypeParam;
+    Domain domain(lazy_config(4));
+    smr::thread_handle main_thread(domain);
+    const int m = main_thread.tid();
+    smr::test::counted_cell<Domain> cell{domain.template allocate<counted_node<Domain>>(m)};
+    std::atomic<std::uint64_t> freed{0};
+    std::atomic<bool> retired{false};
+    std::atomic<bool> done{false};
+    std::thread idle([&] {
+        smr::thread_handle self(domain);
+        domain.thread_offline(self.tid());
+        auto* fresh = domain.template allocate<counted_node<Domain>>(self.tid());
+        counted_node<Domain>* old = cell.exchange(fresh, std::memory_order_acq_rel);
+        old->freed = &freed;
+        domain.retire(self.tid(), old);
+        retired.store(true, std::memory_order_release);
+        while (!done.load(std::memory_order_acquire)) std::this_thread::yield();
+        domain.thread_online(self.tid());
+    });
+    while (!retired.load(std::memory_order_acquire)) std::this_thread::yield();
+    domain.barrier(m);
+    EXPECT_EQ(freed.load(), 1u);
+    done.store(true, std::memory_order_release);
+    idle.join();
+    domain.free_unshared(cell.load());
+}
+
 }  // namespace

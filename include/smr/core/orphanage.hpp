@@ -52,8 +52,10 @@ class orphanage {
     /// concurrently is adopted at the next look.
     bool empty() const noexcept { return head_.load(std::memory_order_relaxed) == nullptr; }
 
-    /// Taker ids are thread slots; any_taker adopts whatever the reservation.
+    /// Taker ids are thread slots; any_taker adopts whatever the reservation,
+    /// no_taker never (a thread that must not adopt now).
     static constexpr int any_taker = -1;
+    static constexpr int no_taker = -2;
 
     /// While a barrier runs, only its thread adopts (domain_base::barrier):
     /// it must know when the last bag is freed, and a bag another thread
@@ -79,7 +81,7 @@ class orphanage {
     /// while a reservation stands).
     template <class IsSafe>
     void take_safe(limbo_bag& safe, IsSafe&& is_safe, int taker) noexcept {
-        if (empty()) return;
+        if (empty() || taker == no_taker) return;
         // seq_cst increment, then seq_cst load of the reservation: either a
         // barrier that reserves sees us at work in settled(), or we see its
         // reservation and leave the bags to it.

@@ -138,7 +138,7 @@ class debra_domain : public domain_base<debra_domain, detail::debra_local> {
         me.epoch = epoch;
         me.next_to_check = 0;
         core::limbo_bag safe;
-        me.bags.advance(epoch, safe, orphans(), tid);
+        me.bags.advance(epoch, safe, orphans(), adopter(tid));
         dispose_safe(tid, safe);
     }
 

@@ -165,7 +165,9 @@ class domain_base {
         const int tid = registry_.acquire();
         slot& s = slot_of(tid);
         // Nothing retired before now to hand over: no barrier waits for us.
-        s.flush_done.store(s.flush_asked.load(std::memory_order_relaxed),
+        // acquire: pairs with ask_others_to_flush's release, so a barrier's
+        // reservation of the orphanage is visible before we could adopt.
+        s.flush_done.store(s.flush_asked.load(std::memory_order_acquire),
                            std::memory_order_relaxed);
         derived().on_thread_enter(tid);
         return tid;
@@ -208,6 +210,9 @@ class domain_base {
     /// The scheme's garbage of thread tid to the orphanage (unregistration,
     /// thread_offline, a barrier's request). Nothing for schemes without any.
     void hand_over_garbage(int) noexcept {}
+    /// A barrier's first step, before it asks the other threads (urcu: drain
+    /// liburcu's queue, so no node comes back to a thread that answered).
+    void before_flush_request(int) noexcept {}
     /// One round of reclamation driven by a barrier: what moves this scheme
     /// on (by default an empty operation, which moves the epoch schemes'
     /// epochs) and adopts the orphans that are safe.
@@ -242,8 +247,16 @@ class domain_base {
     void barrier(int tid) {
         assert(slot_of(tid).op_depth == 0 && "barrier() inside an operation waits for itself");
         if constexpr (Derived::traits.family != reclaimer_family::leak) {
-            const std::lock_guard<std::mutex> one_at_a_time(barrier_mutex_);
+            if (!barrier_mutex_.try_lock()) {
+                // Another barrier runs and waits for us: offline (our garbage
+                // handed over, no grace period held up) until our turn.
+                derived().thread_offline(tid);
+                barrier_mutex_.lock();
+                derived().thread_online(tid);
+            }
+            const std::lock_guard<std::mutex> one_at_a_time(barrier_mutex_, std::adopt_lock);
             orphans_.reserve_for(tid);
+            derived().before_flush_request(tid);
             const std::uint64_t request = ask_others_to_flush(tid);
             for (;;) {
                 // At least one round, even with nothing in sight: the liburcu
@@ -252,9 +265,8 @@ class domain_base {
                 derived().flush_step(tid);
                 free_freeable_now(tid);
                 hand_over(tid);  // what the round could not free yet
-                const bool answered = others_answered(tid, request);
-                if (answered && orphans_.settled()) break;
-                if (!answered) std::this_thread::yield();
+                if (others_answered(tid, request) && orphans_.settled()) break;
+                std::this_thread::yield();  // let the threads it waits for run
             }
             orphans_.end_reservation();
         }
@@ -461,7 +473,7 @@ class domain_base {
     /// towards its next scan. A relaxed load when there are none.
     void adopt_orphans(int tid, core::limbo_bag& list) noexcept {
         if (!orphans_.empty()) [[unlikely]]
-            adopt_all(tid, list);
+            adopt_all(adopter(tid), list);
     }
 
     /// After a retire outside an operation: an offline thread's garbage must
@@ -485,8 +497,20 @@ class domain_base {
     /// Coming online: no request before now concerns the thread.
     void mark_online(int tid) noexcept {
         slot& s = slot_of(tid);
-        s.flush_done.store(s.flush_asked.load(std::memory_order_relaxed),
+        // acquire: as in register_thread.
+        s.flush_done.store(s.flush_asked.load(std::memory_order_acquire),
                            std::memory_order_relaxed);
+    }
+
+    /// Who adopts for thread tid: tid, or nobody while it is offline. A
+    /// barrier does not wait for an offline thread, so it must not hold
+    /// adopted bags out of the barrier's sight (a retire while offline
+    /// touches the orphanage's adoption sites).
+    int adopter(int tid) const noexcept {
+        // relaxed: the thread's own slot.
+        return slot_of(tid).flush_done.load(std::memory_order_relaxed) == answered_offline
+                   ? core::orphanage::no_taker
+                   : tid;
     }
 
     void count_retired(int tid) noexcept { slot_of(tid).retired.add(); }
@@ -542,8 +566,10 @@ class domain_base {
     /// As above, with the caller's slot (one index computation per hook).
     void amortized_step(int tid, slot& s) noexcept {
         if (!s.freeable.empty()) amortized_free(tid, s);
-        // relaxed: the thread's own slot; answer_flush acquires.
-        if (s.flush_asked.load(std::memory_order_relaxed) !=
+        // relaxed: the thread's own slot; answer_flush acquires. An offline
+        // thread (answered_offline, above every request) answers nothing,
+        // even when it runs an operation to retire.
+        if (s.flush_asked.load(std::memory_order_relaxed) >
             s.flush_done.load(std::memory_order_relaxed)) [[unlikely]] {
             answer_flush(tid, s);
         }
@@ -731,7 +757,7 @@ class domain_base {
     core::tick_converter ticks_;
     trace::timeline* timeline_ = nullptr;
     trace::garbage_series* series_ = nullptr;
-    core::orphanage orphans_;
+    alignas(core::false_sharing_range) core::orphanage orphans_;
     std::mutex barrier_mutex_;
     std::uint64_t flush_requests_ = 0;  // under barrier_mutex_
     alignas(core::false_sharing_range) std::atomic<std::uint64_t> garbage_peak_{0};

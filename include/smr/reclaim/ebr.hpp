@@ -133,7 +133,7 @@ class ebr_domain : public domain_base<ebr_domain, detail::ebr_local> {
         auto& me = local(tid);
         me.epoch = epoch;
         core::limbo_bag safe;
-        me.bags.advance(epoch, safe, orphans(), tid);
+        me.bags.advance(epoch, safe, orphans(), adopter(tid));
         dispose_safe(tid, safe);
     }
 

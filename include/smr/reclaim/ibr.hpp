@@ -166,6 +166,11 @@ class ibr_domain : public domain_base<ibr_domain, detail::ibr_local, era_node_he
     void hand_over_garbage(int tid) noexcept { orphans().give(local(tid).retired, 0); }
     /// A barrier's round: adopt every orphan and scan now.
     void flush_step(int tid) {
+        // Move the era on first: readers that keep starting in the era our
+        // newest nodes retired in would otherwise keep reserving it.
+        // seq_cst: era increments are in S, as on_allocate's.
+        const std::uint64_t era = global_era_.fetch_add(1, std::memory_order_seq_cst) + 1;
+        note_epoch_advanced(tid, era);
         adopt_orphans(tid, local(tid).retired);
         scan(tid);
     }

@@ -167,7 +167,7 @@ class nebr_domain : public domain_base<nebr_domain, detail::nebr_local> {
         auto& me = local(tid);
         me.epoch = epoch;
         core::limbo_bag safe;
-        me.bags.advance(epoch, safe, orphans(), tid);
+        me.bags.advance(epoch, safe, orphans(), adopter(tid));
         dispose_safe(tid, safe);
     }
 

@@ -168,7 +168,7 @@ class qsbr_domain : public domain_base<qsbr_domain, detail::qsbr_local> {
         me.epoch = epoch;
         me.next_to_check = 0;
         core::limbo_bag safe;
-        me.bags.advance(epoch, safe, orphans(), tid);
+        me.bags.advance(epoch, safe, orphans(), adopter(tid));
         dispose_safe(tid, safe);
     }
 

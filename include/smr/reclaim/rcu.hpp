@@ -157,6 +157,11 @@ class rcu_epoch_domain : public domain_base<rcu_epoch_domain, detail::rcu_local,
     void hand_over_garbage(int tid) noexcept { orphans().give(local(tid).retired, 0); }
     /// A barrier's round: adopt every orphan and scan now.
     void flush_step(int tid) noexcept {
+        // Move the epoch on first: readers that keep starting in the epoch
+        // our newest nodes were stamped with would otherwise keep them.
+        // seq_cst: increments are in S (the class comment's argument).
+        const std::uint64_t epoch = global_epoch_.fetch_add(1, std::memory_order_seq_cst) + 1;
+        note_epoch_advanced(tid, epoch);
         adopt_orphans(tid, local(tid).retired);
         scan(tid);
     }

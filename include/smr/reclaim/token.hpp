@@ -227,11 +227,13 @@ class token_domain : public domain_base<token_domain<V>, detail::token_local> {
     /// it happens after the thread's unlinks, as a pass would make them.
     void orphan_bags(int tid) noexcept {
         auto& me = this->local(tid);
-        me.previous.splice_back(me.current);
-        if (me.previous.empty()) return;
+        if (me.previous.empty() && me.current.empty()) return;
         // seq_cst RMW: the release above (and acquire: nothing to acquire).
         const std::uint64_t now = token_.fetch_add(0, std::memory_order_seq_cst);
+        // Apart: if no memory is left for the second, current stays current
+        // (merged into previous, it would be freed a receipt early).
         this->orphans().give(me.previous, now >> holder_bits);
+        this->orphans().give(me.current, now >> holder_bits);
     }
 
     /// Orphans are safe once every member of the ring has received the token

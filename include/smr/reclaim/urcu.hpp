@@ -187,6 +187,10 @@ class urcu_domain : public domain_base<urcu_domain<Flavour>, detail::urcu_local,
         // unregister_thread's hand_over_garbage drains the slot after this.
     }
     void hand_over_garbage(int tid) noexcept { orphan_returned(this->local(tid)); }
+    /// Every callback of a node retired before the barrier runs before the
+    /// other threads are asked, so they hand those nodes over when they
+    /// answer instead of receiving them after.
+    void before_flush_request(int) noexcept { Flavour::barrier(); }
 
     /// A barrier's round: liburcu's own barrier runs every callback pending,
     /// so every node retired before it is on a slot's return stack or in the
