@@ -205,8 +205,19 @@ class domain_base {
     /// Extended quiescent states, as in liburcu: an offline thread does not
     /// hold up grace periods and must not touch shared nodes. Going offline
     /// hands the thread's garbage over, so barrier() need not wait for it.
-    void thread_online(int tid) noexcept { mark_online(tid); }
-    void thread_offline(int tid) noexcept { mark_offline(tid); }
+    void thread_online(int tid) noexcept {
+        mark_online(tid);
+        derived().come_online(tid);
+    }
+    void thread_offline(int tid) noexcept {
+        derived().go_offline(tid);
+        mark_offline(tid);
+    }
+    /// What a scheme does to come online or go offline (nebr and qsbr: their
+    /// flag; token: the ring; urcu: liburcu's); thread_online/thread_offline
+    /// add the barrier's bookkeeping around it. Nothing by default.
+    void come_online(int) noexcept {}
+    void go_offline(int) noexcept {}
     /// The scheme's garbage of thread tid to the orphanage (unregistration,
     /// thread_offline, a barrier's request). Nothing for schemes without any.
     void hand_over_garbage(int) noexcept {}

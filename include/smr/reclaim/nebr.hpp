@@ -103,18 +103,6 @@ class nebr_domain : public domain_base<nebr_domain, detail::nebr_local> {
         me.bags.add(node);
     }
 
-    /// Sets the flag (Hart: "before entering any code that might contain
-    /// NEBR critical regions"), with EBR's fence and re-read.
-    void thread_online(int tid) noexcept {
-        mark_online(tid);
-        come_online(tid);
-    }
-    /// Also hands the thread's garbage over (barrier() no longer waits for it).
-    void thread_offline(int tid) noexcept {
-        go_offline(tid);
-        mark_offline(tid);
-    }
-
     void on_thread_enter(int tid) noexcept { thread_online(tid); }
     void on_thread_exit(int tid) noexcept { thread_offline(tid); }
     void hand_over_garbage(int tid) noexcept { local(tid).bags.orphan_into(orphans()); }
@@ -124,7 +112,10 @@ class nebr_domain : public domain_base<nebr_domain, detail::nebr_local> {
     }
 
   private:
-    /// thread_online without a barrier's bookkeeping (retire_while_offline).
+    friend class domain_base<nebr_domain, detail::nebr_local>;
+
+    /// Sets the flag (Hart: "before entering any code that might contain
+    /// NEBR critical regions"), with EBR's fence and re-read.
     void come_online(int tid) noexcept {
         auto& me = local(tid);
         // acquire: as in begin_op.
@@ -144,7 +135,7 @@ class nebr_domain : public domain_base<nebr_domain, detail::nebr_local> {
         }
     }
 
-    /// thread_offline without a barrier's bookkeeping.
+    /// Clears the flag (thread_offline, after which the garbage is handed over).
     void go_offline(int tid) noexcept {
         auto& me = local(tid);
         // release: every read of shared nodes while online happens before an

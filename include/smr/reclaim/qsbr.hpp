@@ -103,19 +103,6 @@ class qsbr_domain : public domain_base<qsbr_domain, detail::qsbr_local> {
         }
     }
 
-    /// Leaves the extended quiescent state, with the fence QSBR otherwise
-    /// avoids, and the re-read (a thread that read epoch e while offline must
-    /// not announce e after the global epoch moved to e + 2).
-    void thread_online(int tid) noexcept {
-        mark_online(tid);
-        come_online(tid);
-    }
-    /// Also hands the thread's garbage over (barrier() no longer waits for it).
-    void thread_offline(int tid) noexcept {
-        go_offline(tid);
-        mark_offline(tid);
-    }
-
     void on_thread_enter(int tid) noexcept { thread_online(tid); }
     void on_thread_exit(int tid) noexcept { thread_offline(tid); }
     void hand_over_garbage(int tid) noexcept { local(tid).bags.orphan_into(orphans()); }
@@ -125,7 +112,11 @@ class qsbr_domain : public domain_base<qsbr_domain, detail::qsbr_local> {
     }
 
   private:
-    /// thread_online without a barrier's bookkeeping (retire_while_offline).
+    friend class domain_base<qsbr_domain, detail::qsbr_local>;
+
+    /// Leaves the extended quiescent state, with the fence QSBR otherwise
+    /// avoids, and the re-read (a thread that read epoch e while offline must
+    /// not announce e after the global epoch moved to e + 2).
     void come_online(int tid) noexcept {
         auto& me = local(tid);
         // acquire: as in quiescent().
@@ -144,7 +135,7 @@ class qsbr_domain : public domain_base<qsbr_domain, detail::qsbr_local> {
     }
 
     /// Enters an extended quiescent state: never blocks, holds up nobody.
-    /// thread_offline without a barrier's bookkeeping.
+    /// Clears the flag (thread_offline, after which the garbage is handed over).
     void go_offline(int tid) noexcept {
         auto& me = local(tid);
         // release: the online stretch's reads happen before a checker that

@@ -155,16 +155,10 @@ class token_domain : public domain_base<token_domain<V>, detail::token_local> {
     void on_thread_enter(int tid) noexcept { join(tid); }
     void on_thread_exit(int tid) noexcept { leave(tid); }
     void hand_over_garbage(int tid) noexcept { orphan_bags(tid); }
-    /// Offline threads leave the ring, so an idle thread does not stop the token.
-    void thread_online(int tid) noexcept {
-        this->mark_online(tid);
-        join(tid);
-    }
-    /// Also hands the thread's bags over (barrier() no longer waits for it).
-    void thread_offline(int tid) noexcept {
-        leave(tid);
-        this->mark_offline(tid);
-    }
+    /// Offline threads leave the ring, so an idle thread does not stop the
+    /// token (thread_offline also hands the bags over).
+    void come_online(int tid) noexcept { join(tid); }
+    void go_offline(int tid) noexcept { leave(tid); }
 
     /// The slot the token names, or -1 when no thread is in the ring. For
     /// tests and diagnostics; a snapshot.

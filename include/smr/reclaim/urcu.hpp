@@ -212,15 +212,10 @@ class urcu_domain : public domain_base<urcu_domain<Flavour>, detail::urcu_local,
     void end_op(int) noexcept { Flavour::read_unlock(); }
 
     void quiescent(int) noexcept { Flavour::quiescent_state(); }
-    /// Also hands the returned nodes over (barrier() no longer waits for us).
-    void thread_offline(int tid) noexcept {
-        Flavour::thread_offline();
-        this->mark_offline(tid);
-    }
-    void thread_online(int tid) noexcept {
-        this->mark_online(tid);
-        Flavour::thread_online();
-    }
+    /// liburcu's extended quiescent states (thread_offline also hands the
+    /// returned nodes over).
+    void come_online(int) noexcept { Flavour::thread_online(); }
+    void go_offline(int) noexcept { Flavour::thread_offline(); }
 
     template <class T>
     void retire(int tid, T* node) noexcept {
