@@ -3,6 +3,8 @@
 
 #include <cstdint>
 
+#include "smr/core/check.hpp"
+
 namespace smr::core {
 
 /// Where a destroyed node's memory goes back to, and the size and alignment
@@ -15,6 +17,18 @@ struct node_memory {
     std::uint32_t align;
 };
 
+struct retired_node;
+
+/// The destroy function of a node that neither domain.allocate made nor
+/// smr::obj_base gave a deleter: the domain cannot know how to free it, so
+/// it stops the program with a message instead of guessing (in every build;
+/// a debug build already asserts at the retire).
+[[noreturn]] inline node_memory no_deleter(retired_node*) noexcept {
+    contract_failed(
+        "a retired object has no deleter: make nodes with domain.allocate, or derive objects "
+        "you allocate yourself from smr::obj_base");
+}
+
 /// Intrusive link and type-erased destructor. Retiring a node costs no
 /// allocation (NBR forbids allocating in some phases, and an allocation per
 /// retire would distort the allocator measurements this project exists to
@@ -23,8 +37,9 @@ struct node_memory {
 struct retired_node {
     retired_node* next_retired = nullptr;
     /// Runs the most-derived destructor and returns the memory the node was
-    /// allocated in, which the domain hands back to its allocator.
-    node_memory (*destroy)(retired_node*) = nullptr;
+    /// allocated in, which the domain hands back to its allocator (a null
+    /// address: the object's own deleter freed it, smr::obj_base).
+    node_memory (*destroy)(retired_node*) = &no_deleter;
 };
 
 /// The size and alignment the domain allocates a T with: what destroy_as<T>

@@ -15,6 +15,7 @@
 #include "smr/reclaim/nbr.hpp"
 #include "smr/reclaim/nebr.hpp"
 #include "smr/reclaim/none.hpp"
+#include "smr/reclaim/obj_base.hpp"
 #include "smr/reclaim/qsbr.hpp"
 #include "smr/reclaim/rcu.hpp"
 #include "smr/reclaim/token.hpp"

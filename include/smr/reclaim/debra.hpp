@@ -93,7 +93,7 @@ class debra_domain : public domain_base<debra_domain, detail::debra_local> {
     template <class T>
     void retire(int tid, T* node) noexcept {
         slot& s = slot_of(tid);
-        count_retired(s);
+        count_retired(s, node);
         // relaxed: the thread's own announcement, written only by itself.
         if ((s.local.announce.load(std::memory_order_relaxed) & 1) != 0) [[unlikely]] {
             return retire_while_quiescent(tid, node);

@@ -308,6 +308,10 @@ class domain_base {
     template <class T, class... Args>
     T* allocate(int tid, Args&&... args) {
         static_assert(std::is_base_of_v<node_base, T>, "nodes must derive from Domain::node_base");
+        static_assert(
+            !requires { T::smr_has_own_deleter; },
+            "an smr::obj_base object is made by its user and freed by its deleter; "
+            "allocate would bypass the deleter");
         constexpr core::node_memory shape = core::memory_of_type<T>;
         void* memory = allocate_memory(shape.bytes, shape.align);
         T* node;
@@ -325,6 +329,12 @@ class domain_base {
         return node;
     }
     void on_allocate(int, node_base&) noexcept {}
+
+    /// One allocation's worth of the scheme's clock, for an object the domain
+    /// did not allocate (smr::obj_base::retire): rcu, he, ibr and wfe advance
+    /// their epoch or era every `epoch_freq` allocations, so a program that
+    /// retires only its own objects would otherwise never free any.
+    void tick_clock(int) noexcept {}
 
     /// As allocate, for a caller that is between operations: it holds no
     /// reference to a shared node (ms_queue's enqueue allocates before it
@@ -524,8 +534,26 @@ class domain_base {
                    : tid;
     }
 
-    void count_retired(int tid) noexcept { slot_of(tid).retired.add(); }
-    void count_retired(slot& s) noexcept { s.retired.add(); }
+    /// Counts one allocation of a thread (`allocations` is its own count):
+    /// true on every `epoch_freq`-th, when the scheme's tick_clock advances.
+    bool clock_due(std::uint32_t& allocations) const noexcept {
+        if (++allocations < config_.epoch_freq) return false;
+        allocations = 0;
+        return true;
+    }
+
+    /// Every scheme's retire starts here, which is where a node with no way
+    /// to be freed is caught in a debug build (core::no_deleter stops a
+    /// release build when it would be freed).
+    void count_retired(int tid, const core::retired_node* node) noexcept {
+        count_retired(slot_of(tid), node);
+    }
+    void count_retired(slot& s, [[maybe_unused]] const core::retired_node* node) noexcept {
+        assert(node->destroy != &core::no_deleter &&
+               "retire: the object was neither made by domain.allocate nor derives from "
+               "smr::obj_base");
+        s.retired.add();
+    }
     void count_signal(int tid) noexcept { slot_of(tid).signals.add(); }
     void count_restart(int tid) noexcept { slot_of(tid).restarts.add(); }
 
@@ -725,10 +753,12 @@ class domain_base {
         }
         return memory_->allocate(bytes, align);
     }
+    /// A null address is an smr::obj_base object that its deleter freed:
+    /// free(nullptr) does nothing, a memory resource must not see it.
     void free_memory(core::node_memory m) noexcept {
         if (memory_ == nullptr) [[likely]] {
             std::free(m.address);
-        } else {
+        } else if (m.address != nullptr) {
             memory_->deallocate(m.address, m.bytes, m.align);
         }
     }

@@ -99,7 +99,7 @@ class ebr_domain : public domain_base<ebr_domain, detail::ebr_local> {
     /// its own, docs/design.md "Retire outside an operation").
     template <class T>
     void retire(int tid, T* node) noexcept {
-        count_retired(tid);
+        count_retired(tid, node);
         auto& me = local(tid);
         // relaxed: the thread's own flag, written only by itself.
         if ((me.announce.load(std::memory_order_relaxed) & 1) == 0) [[unlikely]] {

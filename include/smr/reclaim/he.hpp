@@ -118,12 +118,13 @@ class he_domain : public domain_base<he_domain, detail::he_local, era_node_heade
         me.used = 0;
     }
 
+    /// Every `epoch_freq` allocations of this thread advance the era.
+    void tick_clock(int tid) noexcept {
+        if (clock_due(local(tid).allocations)) advance_era(tid);
+    }
+
     void on_allocate(int tid, era_node_header& node) noexcept {
-        auto& me = local(tid);
-        if (++me.allocations >= config().epoch_freq) {
-            me.allocations = 0;
-            advance_era(tid);
-        }
+        tick_clock(tid);
         // relaxed: a reader reaches the node only through its publication,
         // which happens after this load, so the reader's later era loads
         // return this era or a later one (coherence).
@@ -132,7 +133,7 @@ class he_domain : public domain_base<he_domain, detail::he_local, era_node_heade
 
     template <class T>
     void retire(int tid, T* node) noexcept {
-        count_retired(tid);
+        count_retired(tid, node);
         auto& me = local(tid);
         // seq_cst fence: the unlink (the caller's last write, maybe a plain
         // store under a lock) is ordered before the stamp load against

@@ -125,7 +125,7 @@ class hp_domain : public domain_base<hp_domain, detail::hp_local> {
 
     template <class T>
     void retire(int tid, T* node) noexcept {
-        count_retired(tid);
+        count_retired(tid, node);
         auto& me = local(tid);
         adopt_orphans(tid, me.retired);
         me.retired.push_back(node);

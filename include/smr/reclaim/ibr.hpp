@@ -132,14 +132,16 @@ class ibr_domain : public domain_base<ibr_domain, detail::ibr_local, era_node_he
         local(tid).lower.store(none, std::memory_order_release);
     }
 
+    /// Every `epoch_freq` allocations of this thread advance the era.
+    void tick_clock(int tid) noexcept {
+        if (!clock_due(local(tid).allocations)) return;
+        // seq_cst: era increments are in S, which the stamp argument needs.
+        const std::uint64_t era = global_era_.fetch_add(1, std::memory_order_seq_cst) + 1;
+        note_epoch_advanced(tid, era);
+    }
+
     void on_allocate(int tid, era_node_header& node) noexcept {
-        auto& me = local(tid);
-        if (++me.allocations >= config().epoch_freq) {
-            me.allocations = 0;
-            // seq_cst: era increments are in S, which the stamp argument needs.
-            const std::uint64_t era = global_era_.fetch_add(1, std::memory_order_seq_cst) + 1;
-            note_epoch_advanced(tid, era);
-        }
+        tick_clock(tid);
         // relaxed: readers reach the node through its publication, after
         // this load, so their era loads return this era or later (coherence).
         node.birth_era = global_era_.load(std::memory_order_relaxed);
@@ -147,7 +149,7 @@ class ibr_domain : public domain_base<ibr_domain, detail::ibr_local, era_node_he
 
     template <class T>
     void retire(int tid, T* node) noexcept {
-        count_retired(tid);
+        count_retired(tid, node);
         auto& me = local(tid);
         // seq_cst fence: the unlink is ordered before the stamp load against
         // protect's and begin_op's fences (the argument of rcu.hpp).

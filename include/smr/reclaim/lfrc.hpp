@@ -312,11 +312,13 @@ class lfrc_domain : private lfrc_memory,
     /// was discarded). The caller holds the node.
     template <class T>
     void retire(int tid, T* node) noexcept {
-        count_retired(tid);
+        // The count word stays readable in a freed block of the pool; the
+        // rest of the node does not, so it is counted once known to be held.
         [[maybe_unused]] const std::uint64_t before =
             static_cast<header*>(node)->refs().fetch_or(header::retired, std::memory_order_relaxed);
         assert(before >= header::live + header::one && (before & header::retired) == 0 &&
                "lfrc: retire of a node the caller does not hold, or retired twice");
+        count_retired(tid, node);
         detail::lfrc_local& me = local(tid);
         if (++me.retires_since_sample == sample_every) {
             me.retires_since_sample = 0;

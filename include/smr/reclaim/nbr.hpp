@@ -453,7 +453,7 @@ class basic_nbr_domain : public domain_base<basic_nbr_domain<Plus>, detail::nbr_
 
     template <class T>
     void retire(int tid, T* node) noexcept {
-        this->count_retired(tid);
+        this->count_retired(tid, node);
         auto& me = local(tid);
         // Orphans were retired before any broadcast still to come, which is
         // all that reclaim's rule asks of a node (a reader that holds one is

@@ -94,7 +94,7 @@ class nebr_domain : public domain_base<nebr_domain, detail::nebr_local> {
     /// for the retire, docs/design.md "Retire outside an operation").
     template <class T>
     void retire(int tid, T* node) noexcept {
-        count_retired(tid);
+        count_retired(tid, node);
         auto& me = local(tid);
         // relaxed: the thread's own flag, written only by itself.
         if ((me.announce.load(std::memory_order_relaxed) & 1) == 0) [[unlikely]] {

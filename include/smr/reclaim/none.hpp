@@ -34,7 +34,7 @@ class leak_domain : public domain_base<leak_domain, detail::leak_local> {
 
     template <class T>
     void retire(int tid, T* node) noexcept {
-        count_retired(tid);
+        count_retired(tid, node);
         local(tid).retired.push_back(node);
     }
 };

@@ -77,7 +77,7 @@ class qsbr_domain : public domain_base<qsbr_domain, detail::qsbr_local> {
     template <class T>
     void retire(int tid, T* node) noexcept {
         slot& s = slot_of(tid);
-        count_retired(s);
+        count_retired(s, node);
         // relaxed: the thread's own flag, written only by itself.
         if ((s.local.announce.load(std::memory_order_relaxed) & 1) != 0) [[unlikely]] {
             return retire_while_offline(tid, node);

@@ -123,11 +123,11 @@ class rcu_epoch_domain : public domain_base<rcu_epoch_domain, detail::rcu_local,
         local(tid).reservation.store(no_reservation, std::memory_order_release);
     }
 
+    void on_allocate(int tid, rcu_node_header&) noexcept { tick_clock(tid); }
+
     /// Every `epoch_freq` allocations of this thread advance the global epoch.
-    void on_allocate(int tid, rcu_node_header&) noexcept {
-        auto& me = local(tid);
-        if (++me.allocations < config().epoch_freq) return;
-        me.allocations = 0;
+    void tick_clock(int tid) noexcept {
+        if (!clock_due(local(tid).allocations)) return;
         // seq_cst: the safety argument needs increments in S.
         const std::uint64_t epoch = global_epoch_.fetch_add(1, std::memory_order_seq_cst) + 1;
         note_epoch_advanced(tid, epoch);
@@ -135,7 +135,7 @@ class rcu_epoch_domain : public domain_base<rcu_epoch_domain, detail::rcu_local,
 
     template <class T>
     void retire(int tid, T* node) noexcept {
-        count_retired(tid);
+        count_retired(tid, node);
         auto& me = local(tid);
         // seq_cst fence: the node's unlink (the caller's last write) is
         // ordered before the stamp load against readers' fences.

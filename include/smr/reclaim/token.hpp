@@ -147,7 +147,7 @@ class token_domain : public domain_base<token_domain<V>, detail::token_local> {
     template <class T>
     void retire(int tid, T* node) noexcept {
         auto& s = this->slot_of(tid);
-        this->count_retired(s);
+        this->count_retired(s, node);
         s.local.current.push_back(node);
         this->hand_over_if_offline(tid);
     }

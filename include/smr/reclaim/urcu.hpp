@@ -219,7 +219,7 @@ class urcu_domain : public domain_base<urcu_domain<Flavour>, detail::urcu_local,
 
     template <class T>
     void retire(int tid, T* node) noexcept {
-        this->count_retired(tid);
+        this->count_retired(tid, node);
         urcu_node_header* header = node;
         header->domain = this;
         header->owner = tid;

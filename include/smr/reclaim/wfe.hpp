@@ -237,12 +237,13 @@ class wfe_domain : public domain_base<wfe_domain, detail::wfe_local, era_node_he
         me.used = 0;
     }
 
+    /// Every `epoch_freq` allocations of this thread advance the era.
+    void tick_clock(int tid) noexcept {
+        if (clock_due(local(tid).allocations)) advance_era(tid);
+    }
+
     void on_allocate(int tid, era_node_header& node) noexcept {
-        auto& me = local(tid);
-        if (++me.allocations >= config().epoch_freq) {
-            me.allocations = 0;
-            advance_era(tid);
-        }
+        tick_clock(tid);
         // relaxed: readers reach the node through its publication, after
         // this load, so their era loads return this era or later.
         node.birth_era = global_era_.load(std::memory_order_relaxed);
@@ -250,7 +251,7 @@ class wfe_domain : public domain_base<wfe_domain, detail::wfe_local, era_node_he
 
     template <class T>
     void retire(int tid, T* node) noexcept {
-        count_retired(tid);
+        count_retired(tid, node);
         auto& me = local(tid);
         // seq_cst fence: the unlink precedes the stamp load against the
         // readers' fences (he.hpp, rcu.hpp).

@@ -1,0 +1,89 @@
+// Objects the domain did not allocate: the user makes them (new, a pool of
+// their own, placement into an arena) and a deleter frees them once no
+// thread can hold them, as C++26's hazard_pointer_obj_base<T, D> and
+// rcu_obj_base<T, D> and folly's hazptr_obj_base do.
+//
+//     struct config : smr::obj_base<config, smr::debra_domain> { ... };
+//     auto* fresh = new config(...);
+//     config* old = current.exchange(fresh);
+//     old->retire(domain, tid);            // delete old, after a grace period
+//
+// Why a base class and not retire(tid, ptr, deleter): retiring must not
+// allocate (NBR forbids it in some phases, and the measurements would see
+// it), so the deleter has to live in the object, next to the header every
+// node of the domain starts with. The base stamps the header's destroy
+// function in its constructor, so the object is ready to retire from birth
+// and a plain domain.retire(tid, object) also frees it through the deleter.
+//
+// Nodes made by domain.allocate need none of this: the domain stamps them
+// and gives their memory back to its allocator. An obj_base type is never
+// made by allocate (a static assertion), whose stamp would bypass the
+// deleter.
+//
+// What differs from allocate's nodes, per scheme:
+// - he, ibr and wfe stamp a node's birth era at allocation. An object made
+//   by its user has none, so its birth era is 0: a scan keeps it while any
+//   reservation is at or before its retire era, as an epoch scheme would
+//   (safe, at most as long-lived as under ebr).
+// - rcu, he, ibr and wfe advance their clock every `epoch_freq`
+//   allocations; obj_base::retire counts one in place of the allocation the
+//   domain did not see, so a program that retires only its own objects
+//   still frees them.
+// - lfrc cannot take them: its counts live in its type-stable pool, and a
+//   header it did not allocate is a pinned sentinel (a static assertion).
+#pragma once
+
+#include <memory>
+#include <type_traits>
+#include <utility>
+
+#include "smr/core/retired_node.hpp"
+#include "smr/reclaim/traits.hpp"
+
+namespace smr {
+
+/// Base of an object of type T (T derives from obj_base<T, Domain, D>) that
+/// its user allocates and `D` frees: `D{}(static_cast<T*>(this))` by default
+/// `delete`. D is stored in the object (an empty D takes no room), is
+/// default-constructible, and must not throw when called: it runs inside
+/// the domain's noexcept free path, where a throw terminates.
+template <class T, class Domain, class D = std::default_delete<T>>
+class obj_base : public Domain::node_base {
+    static_assert(Domain::traits.family != reclaimer_family::reference_count,
+                  "lfrc frees only nodes of its own pool: make them with domain.allocate");
+    static_assert(std::is_nothrow_move_constructible_v<D>);
+
+  public:
+    /// Marks types that allocate must refuse (domain_base::allocate).
+    static constexpr bool smr_has_own_deleter = true;
+
+    /// Hands the object to `domain` on the calling thread `tid` (inside an
+    /// operation or outside one, as domain.retire allows for the scheme):
+    /// `deleter` runs on it once no thread can hold it, exactly once, on
+    /// whichever thread frees it. The object must be unreachable from shared
+    /// memory and retired once.
+    void retire(Domain& domain, int tid, D deleter = D()) noexcept {
+        deleter_ = std::move(deleter);
+        domain.tick_clock(tid);
+        domain.retire(tid, static_cast<T*>(this));
+    }
+
+  protected:
+    obj_base() noexcept { this->destroy = &destroy_with_deleter; }
+    /// A copy is a new object with a header of its own, not retired.
+    obj_base(const obj_base&) noexcept : obj_base() {}
+    obj_base& operator=(const obj_base&) noexcept { return *this; }
+    ~obj_base() = default;
+
+  private:
+    static core::node_memory destroy_with_deleter(core::retired_node* node) noexcept {
+        T* object = static_cast<T*>(static_cast<obj_base*>(node));
+        D deleter = std::move(object->obj_base::deleter_);
+        deleter(object);
+        return {};  // no address: the deleter gave the memory back itself
+    }
+
+    [[no_unique_address]] D deleter_{};
+};
+
+}  // namespace smr
