@@ -161,15 +161,16 @@ class domain_base {
     // ---- thread registration -------------------------------------------------
 
     /// Claims a slot for the calling thread. Prefer smr::thread_handle.
+    /// Throws std::length_error when every slot is taken, or what the
+    /// scheme's setup throws (std::bad_alloc); the slot is then free again.
     int register_thread() {
         const int tid = registry_.acquire();
-        slot& s = slot_of(tid);
-        // Nothing retired before now to hand over: no barrier waits for us.
-        // acquire: pairs with ask_others_to_flush's release, so a barrier's
-        // reservation of the orphanage is visible before we could adopt.
-        s.flush_done.store(s.flush_asked.load(std::memory_order_acquire),
-                           std::memory_order_relaxed);
-        derived().on_thread_enter(tid);
+        try {
+            enter(tid);
+        } catch (...) {
+            registry_.release(tid);
+            throw;
+        }
         return tid;
     }
     /// Releases the slot. What the thread retired and could not free yet goes
@@ -723,6 +724,18 @@ class domain_base {
         core::limbo_bag all = std::move(s.freeable);
         auto nothing = [] {};
         free_batch<false>(tid, s, all, 0, nothing);
+    }
+
+    /// register_thread's setup of a claimed slot (may throw: the scheme's
+    /// on_thread_enter sizes its scan buffers).
+    void enter(int tid) {
+        slot& s = slot_of(tid);
+        // Nothing retired before now to hand over: no barrier waits for us.
+        // acquire: pairs with ask_others_to_flush's release, so a barrier's
+        // reservation of the orphanage is visible before we could adopt.
+        s.flush_done.store(s.flush_asked.load(std::memory_order_acquire),
+                           std::memory_order_relaxed);
+        derived().on_thread_enter(tid);
     }
 
     /// allocate_outside_op's wait: an empty operation and a quiescent state

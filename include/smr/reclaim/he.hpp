@@ -81,9 +81,15 @@ class he_domain : public domain_base<he_domain, detail::he_local, era_node_heade
 
     using base::base;
 
+    /// Room for every era of every thread the domain can hold, so that the
+    /// scan inside retire (noexcept) never allocates.
+    void on_thread_enter(int tid) {
+        local(tid).scratch.reserve(config().max_threads * max_protect_slots);
+    }
+
     template <class T>
     T* protect(int tid, int index, const std::atomic<T*>& source) noexcept {
-        assert(index >= 0 && index < max_protect_slots);
+        detail::check_slot(index);
         auto& me = local(tid);
         if (index >= me.used) me.used = index + 1;
         auto& reserved = me.eras[index];

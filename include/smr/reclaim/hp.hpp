@@ -41,12 +41,12 @@
 #include <cstddef>
 #include <cstdint>
 #include <type_traits>
-#include <vector>
 
 #include "smr/core/fence.hpp"
 #include "smr/core/limbo_bag.hpp"
 #include "smr/core/padded.hpp"
 #include "smr/core/retired_node.hpp"
+#include "smr/core/scan_buffer.hpp"
 #include "smr/reclaim/domain_base.hpp"
 #include "smr/reclaim/reservation_common.hpp"
 #include "smr/reclaim/traits.hpp"
@@ -61,8 +61,8 @@ struct hp_local {
     /// Slots [0, used) may be non-null: end_op clears only those.
     alignas(core::false_sharing_range) int used = 0;
     core::limbo_bag retired;
-    std::size_t next_scan_at = 0;      // retire-list length that triggers the next scan
-    std::vector<const void*> scratch;  // the scan's sorted hazards, reused
+    std::size_t next_scan_at = 0;            // retire-list length that triggers the next scan
+    core::scan_buffer<const void*> scratch;  // the scan's sorted hazards (sized at registration)
 
     void drain_into(core::limbo_bag& out) noexcept { out.splice_back(retired); }
 };
@@ -90,7 +90,7 @@ class hp_domain : public domain_base<hp_domain, detail::hp_local> {
     /// Announce, fence, re-read until the source is stable.
     template <class T>
     T* protect(int tid, int index, const std::atomic<T*>& source) noexcept {
-        assert(index >= 0 && index < max_protect_slots);
+        detail::check_slot(index);
         auto& me = local(tid);
         if (index >= me.used) me.used = index + 1;
         auto& hazard = me.hazards[index];
@@ -111,6 +111,12 @@ class hp_domain : public domain_base<hp_domain, detail::hp_local> {
             if (again == ptr) return ptr;
             ptr = again;
         }
+    }
+
+    /// Room for every hazard of every thread the domain can hold, so that
+    /// the scan inside retire (noexcept) never allocates.
+    void on_thread_enter(int tid) {
+        local(tid).scratch.reserve(config().max_threads * max_protect_slots);
     }
 
     void end_op(int tid) noexcept {

@@ -38,11 +38,11 @@
 #include <iterator>
 #include <limits>
 #include <utility>
-#include <vector>
 
 #include "smr/core/fence.hpp"
 #include "smr/core/limbo_bag.hpp"
 #include "smr/core/padded.hpp"
+#include "smr/core/scan_buffer.hpp"
 #include "smr/reclaim/domain_base.hpp"
 #include "smr/reclaim/reservation_common.hpp"
 #include "smr/reclaim/traits.hpp"
@@ -64,7 +64,7 @@ struct ibr_local {
     std::size_t next_scan_at = 0;
     /// The scan's intervals sorted by lower, upper replaced by the prefix
     /// maximum of upper; reused.
-    std::vector<std::pair<std::uint64_t, std::uint64_t>> scratch;
+    core::scan_buffer<std::pair<std::uint64_t, std::uint64_t>> scratch;  // sized at registration
 
     void drain_into(core::limbo_bag& out) noexcept { out.splice_back(retired); }
 };
@@ -89,6 +89,10 @@ class ibr_domain : public domain_base<ibr_domain, detail::ibr_local, era_node_he
     using node_header = era_node_header;
 
     using base::base;
+
+    /// Room for every thread's interval, so that the scan inside retire
+    /// (noexcept) never allocates.
+    void on_thread_enter(int tid) { local(tid).scratch.reserve(config().max_threads); }
 
     void begin_op(int tid) noexcept {
         amortized_step(tid);
@@ -198,11 +202,12 @@ class ibr_domain : public domain_base<ibr_domain, detail::ibr_local, era_node_he
             const std::uint64_t lower = other.lower.load(std::memory_order_acquire);
             if (lower == none) continue;
             const std::uint64_t upper = other.upper.load(std::memory_order_acquire);
-            intervals.emplace_back(lower, std::max(lower, upper));
+            intervals.push_back({lower, std::max(lower, upper)});
         }
         std::sort(intervals.begin(), intervals.end());
+        auto* sorted = intervals.begin();
         for (std::size_t i = 1; i < intervals.size(); ++i) {
-            intervals[i].second = std::max(intervals[i].second, intervals[i - 1].second);
+            sorted[i].second = std::max(sorted[i].second, sorted[i - 1].second);
         }
         // A node conflicts iff some reservation has lower <= retire and
         // upper >= birth: among the reservations with lower <= retire (a

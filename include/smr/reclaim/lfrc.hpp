@@ -280,7 +280,7 @@ class lfrc_domain : private lfrc_memory,
     /// The slot's previous node is released once the new one is held.
     template <class T>
     T* protect(int tid, int index, const std::atomic<T*>& source) noexcept {
-        assert(index >= 0 && index < max_protect_slots);
+        detail::check_slot(index);
         detail::lfrc_local& me = local(tid);
         if (index >= me.used) me.used = index + 1;
         T* value = source.load(std::memory_order_seq_cst);

@@ -170,6 +170,7 @@
 #include "smr/core/limbo_bag.hpp"
 #include "smr/core/padded.hpp"
 #include "smr/core/retired_node.hpp"
+#include "smr/core/scan_buffer.hpp"
 #include "smr/reclaim/domain_base.hpp"
 #include "smr/reclaim/traits.hpp"
 
@@ -218,9 +219,8 @@ struct nbr_local {
 
     // ---- owner only.
     alignas(core::false_sharing_range) core::limbo_bag bag;
-    std::unique_ptr<const void*[]> scratch;     // reservations collected by a scan
+    core::scan_buffer<const void*> scratch;     // reservations collected by a scan
     std::unique_ptr<std::uint64_t[]> snapshot;  // phases (ack mode) / announce (NBR+)
-    std::size_t scratch_capacity = 0;
     std::size_t bookmark = 0;  // NBR+: bag nodes covered by the pending low-watermark wait
     bool watching = false;     // NBR+: past the low watermark, waiting for a broadcast
     int next_watched = 0;      // NBR+: round-robin index of the announce counter to look at
@@ -353,10 +353,9 @@ class basic_nbr_domain : public domain_base<basic_nbr_domain<Plus>, detail::nbr_
     void on_thread_enter(int tid) {
         auto& me = local(tid);
         const std::size_t n = config().max_threads;
-        if (me.scratch_capacity < n * max_reservations) {
-            me.scratch = std::make_unique<const void*[]>(n * max_reservations);
+        if (me.scratch.capacity() < n * max_reservations) {
             me.snapshot = std::make_unique<std::uint64_t[]>(n);
-            me.scratch_capacity = n * max_reservations;
+            me.scratch.reserve(n * max_reservations);
         }
         me.watching = false;  // a new owner re-bookmarks
         me.phase.store(me.phase.load(std::memory_order_relaxed) & ~std::uint64_t{1},
@@ -588,24 +587,25 @@ class basic_nbr_domain : public domain_base<basic_nbr_domain<Plus>, detail::nbr_
     /// `count` of the bag that no thread reserved; reserved ones stay.
     void reclaim(int tid, std::size_t count) noexcept {
         auto& me = local(tid);
-        std::size_t n = 0;
+        me.scratch.clear();
         const int limit = threads().scan_limit();
         for (int i = 0; i < limit; ++i) {
             for (const auto& r : local(i).reserved) {
                 // acquire: pairs with end_op's release clear (and, with the
                 // handshake, with read_phase_end's RMW).
                 const void* p = r.load(std::memory_order_acquire);
-                if (p != nullptr) me.scratch[n++] = p;
+                if (p != nullptr) me.scratch.push_back(p);
             }
         }
-        const void** first = me.scratch.get();
-        std::sort(first, first + n);
+        const void** first = me.scratch.begin();
+        const void** last = me.scratch.end();
+        std::sort(first, last);
         core::limbo_bag safe;
         core::limbo_bag kept;
         for (std::size_t k = 0; k < count; ++k) {
             core::retired_node* node = me.bag.pop_front();
             if (node == nullptr) break;
-            if (std::binary_search(first, first + n, static_cast<const void*>(node))) {
+            if (std::binary_search(first, last, static_cast<const void*>(node))) {
                 kept.push_back(node);
             } else {
                 safe.push_back(node);

@@ -9,10 +9,11 @@
 #include <cstdint>
 #include <limits>
 #include <utility>
-#include <vector>
 
+#include "smr/core/check.hpp"
 #include "smr/core/fence.hpp"
 #include "smr/core/retired_node.hpp"
+#include "smr/core/scan_buffer.hpp"
 
 namespace smr {
 
@@ -32,6 +33,14 @@ struct era_node_header : core::retired_node {
 
 namespace detail {
 
+/// The slot numbers protect takes index a fixed array: one out of range
+/// would write into the next thread's state, so it stops the program in
+/// every build (a compare the compiler folds away for a constant index).
+inline void check_slot(int index) noexcept {
+    SMR_CHECK(static_cast<unsigned>(index) < static_cast<unsigned>(max_protect_slots),
+              "protect: hazard slot index out of range (0 to max_protect_slots - 1)");
+}
+
 /// "No reservation" for an era slot. Eras start at 1.
 inline constexpr std::uint64_t no_era = 0;
 
@@ -43,14 +52,16 @@ inline constexpr std::uint64_t no_era = 0;
 
 /// The eras reserved by all threads, sorted, for "is any reserved era in
 /// [birth, retire]?" in O(log n). The buffer lives in the scanning thread's
-/// slot and is reused, so a scan allocates only when the thread count grows.
+/// slot and is sized when the thread registers (reserve), so a scan never
+/// allocates.
 class era_set {
   public:
+    void reserve(std::size_t eras) { eras_.reserve(eras); }
     void clear() noexcept { eras_.clear(); }
-    void add(std::uint64_t era) {
+    void add(std::uint64_t era) noexcept {
         if (era != no_era) eras_.push_back(era);
     }
-    void seal() { std::sort(eras_.begin(), eras_.end()); }
+    void seal() noexcept { std::sort(eras_.begin(), eras_.end()); }
     bool any_in(std::uint64_t lower, std::uint64_t upper) const noexcept {
         auto it = std::lower_bound(eras_.begin(), eras_.end(), lower);
         return it != eras_.end() && *it <= upper;
@@ -58,7 +69,7 @@ class era_set {
     std::size_t size() const noexcept { return eras_.size(); }
 
   private:
-    std::vector<std::uint64_t> eras_;
+    core::scan_buffer<std::uint64_t> eras_;
 };
 
 }  // namespace detail

@@ -202,9 +202,16 @@ class wfe_domain : public domain_base<wfe_domain, detail::wfe_local, era_node_he
 
     using base::base;
 
+    /// Room for what a scan collects from every thread the domain can hold
+    /// (slots, mirrors, help eras, slots again), so that the scan inside
+    /// retire (noexcept) never allocates.
+    void on_thread_enter(int tid) {
+        local(tid).scratch.reserve(config().max_threads * (3 * max_protect_slots + 1));
+    }
+
     template <class T>
     T* protect(int tid, int index, const std::atomic<T*>& source) noexcept {
-        assert(index >= 0 && index < max_protect_slots);
+        detail::check_slot(index);
         auto& me = local(tid);
         if (index >= me.used) me.used = index + 1;
         auto& reserved = me.slots[index].first;

@@ -1,0 +1,50 @@
+// The buffer a reservation scheme's scan collects reservations into: sized
+// once, when a thread registers, for every slot of every thread the domain
+// can hold, so the scan itself never allocates. A scan runs inside retire,
+// which is noexcept (and may run where allocating is forbidden: NBR's
+// phases, a signal-free retire path); a buffer that grew there could only
+// throw into std::terminate or fail silently.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+
+#include "smr/core/check.hpp"
+
+namespace smr::core {
+
+template <class T>
+class scan_buffer {
+  public:
+    /// Makes room for `capacity` values; keeps what it has if that is enough.
+    /// Called at registration (may throw std::bad_alloc there).
+    void reserve(std::size_t capacity) {
+        if (capacity <= capacity_) return;
+        data_ = std::make_unique_for_overwrite<T[]>(capacity);
+        capacity_ = capacity;
+        size_ = 0;
+    }
+
+    void clear() noexcept { size_ = 0; }
+    /// Never writes past the capacity reserved at registration: a scan that
+    /// finds more reservations than the domain can hold is a broken
+    /// invariant, stopped with a message in every build.
+    void push_back(const T& value) noexcept {
+        SMR_CHECK(size_ < capacity_, "scan buffer full: more reservations than registered slots");
+        data_[size_++] = value;
+    }
+
+    T* begin() noexcept { return data_.get(); }
+    T* end() noexcept { return data_.get() + size_; }
+    const T* begin() const noexcept { return data_.get(); }
+    const T* end() const noexcept { return data_.get() + size_; }
+    std::size_t size() const noexcept { return size_; }
+    std::size_t capacity() const noexcept { return capacity_; }
+
+  private:
+    std::unique_ptr<T[]> data_;
+    std::size_t size_ = 0;
+    std::size_t capacity_ = 0;
+};
+
+}  // namespace smr::core

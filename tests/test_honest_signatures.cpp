@@ -1,0 +1,203 @@
+// What the reclaimers' signatures promise: a noexcept hook allocates nothing
+// (the scans of hp, he, ibr and wfe used to grow a std::vector inside
+// retire), registration either succeeds or gives its slot back, and a
+// hazard-slot index out of range stops the program in every build instead
+// of writing past the slot array.
+//
+// This binary replaces the global operator new to count the allocations
+// made on the calling thread while a test watches.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+#include <new>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "one_thread_scenarios.hpp"
+#include "smr/reclaim/all.hpp"
+#include "smr/reclaim/guards.hpp"
+
+// The replacements below pair operator new with std::free by design (they
+// allocate with malloc); GCC's inliner sees only the pairing.
+#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
+
+namespace {
+
+thread_local bool watching = false;
+thread_local std::size_t allocations_seen = 0;
+thread_local bool fail_allocations = false;
+
+/// Every replaced form of operator new ends here; null only when failing.
+void* counted_new(std::size_t bytes, std::size_t align = alignof(std::max_align_t)) noexcept {
+    if (watching) ++allocations_seen;
+    if (fail_allocations) return nullptr;
+    bytes = bytes == 0 ? 1 : bytes;
+    if (align <= alignof(std::max_align_t)) return std::malloc(bytes);
+    return std::aligned_alloc(align, (bytes + align - 1) / align * align);
+}
+
+void* counted_new_or_throw(std::size_t bytes, std::size_t align = alignof(std::max_align_t)) {
+    if (void* p = counted_new(bytes, align)) return p;
+    throw std::bad_alloc();
+}
+
+}  // namespace
+
+// Every form, so that each new meets the matching delete (ASan checks it).
+void* operator new(std::size_t n) { return counted_new_or_throw(n); }
+void* operator new[](std::size_t n) { return counted_new_or_throw(n); }
+void* operator new(std::size_t n, const std::nothrow_t&) noexcept { return counted_new(n); }
+void* operator new[](std::size_t n, const std::nothrow_t&) noexcept { return counted_new(n); }
+void* operator new(std::size_t n, std::align_val_t a) {
+    return counted_new_or_throw(n, static_cast<std::size_t>(a));
+}
+void* operator new[](std::size_t n, std::align_val_t a) {
+    return counted_new_or_throw(n, static_cast<std::size_t>(a));
+}
+void* operator new(std::size_t n, std::align_val_t a, const std::nothrow_t&) noexcept {
+    return counted_new(n, static_cast<std::size_t>(a));
+}
+void* operator new[](std::size_t n, std::align_val_t a, const std::nothrow_t&) noexcept {
+    return counted_new(n, static_cast<std::size_t>(a));
+}
+void operator delete(void* p) noexcept { std::free(p); }
+void operator delete[](void* p) noexcept { std::free(p); }
+void operator delete(void* p, std::size_t) noexcept { std::free(p); }
+void operator delete[](void* p, std::size_t) noexcept { std::free(p); }
+void operator delete(void* p, const std::nothrow_t&) noexcept { std::free(p); }
+void operator delete[](void* p, const std::nothrow_t&) noexcept { std::free(p); }
+void operator delete(void* p, std::align_val_t) noexcept { std::free(p); }
+void operator delete[](void* p, std::align_val_t) noexcept { std::free(p); }
+void operator delete(void* p, std::size_t, std::align_val_t) noexcept { std::free(p); }
+void operator delete[](void* p, std::size_t, std::align_val_t) noexcept { std::free(p); }
+void operator delete(void* p, std::align_val_t, const std::nothrow_t&) noexcept { std::free(p); }
+void operator delete[](void* p, std::align_val_t, const std::nothrow_t&) noexcept { std::free(p); }
+
+namespace {
+
+using smr::test::domain_names;
+using smr::test::flagged_node;
+
+template <auto Keep>
+using domains_where = typename smr::test::gtest_types_of<
+    typename smr::test::domains_where<smr::all_domains, Keep>::type>::type;
+
+template <class Domain>
+class signature_test : public ::testing::Test {};
+TYPED_TEST_SUITE(signature_test, smr::test::gtest_types_of<smr::all_domains>::type, domain_names);
+
+// lfrc retires only inside the unlinking operation and scans nothing; nbr's
+// readers would be signalled on this very thread (nbr sizes its scan buffer
+// at registration, test_nbr).
+template <class Domain>
+class scan_test : public ::testing::Test {};
+TYPED_TEST_SUITE(scan_test, domains_where<[](smr::reclaimer_traits t) {
+                     return t.family != smr::reclaimer_family::reference_count && !t.uses_signals;
+                 }>,
+                 domain_names);
+
+// The schemes whose protect indexes an array with the caller's slot number.
+template <class Domain>
+class slot_test : public ::testing::Test {};
+TYPED_TEST_SUITE(slot_test, domains_where<[](smr::reclaimer_traits t) {
+                     return t.protect_uses_slots ||
+                            t.family == smr::reclaimer_family::reference_count;
+                 }>,
+                 domain_names);
+
+// Every other slot holds an operation open with every hazard slot it has
+// protecting something, so that a scan of the watched thread collects the
+// most reservations the domain can hold; then the watched thread retires
+// with a scan on every retire. Nothing may reach operator new: before, hp,
+// he, ibr and wfe grew their scan's vector there (inside a noexcept retire).
+TYPED_TEST(scan_test, retire_and_the_scan_it_runs_allocate_nothing) {
+    using Domain = TypeParam;
+    using node = flagged_node<Domain>;
+    {
+        smr::domain_config config = smr::test::eager_config();
+        config.max_threads = 4;
+        Domain domain(config);
+        std::vector<int> tids;
+        for (int i = 0; i < 4; ++i) tids.push_back(domain.register_thread());
+        const int writer = tids[0];
+        constexpr int slots = smr::max_protect_slots;
+        std::vector<std::atomic<node*>> cells(slots);
+        for (auto& cell : cells)
+            cell.store(domain.template allocate_outside_op<node>(writer, nullptr));
+        for (std::size_t r = 1; r < tids.size(); ++r) {
+            domain.begin_op(tids[r]);
+            for (int s = 0; s < (Domain::traits.protect_uses_slots ? slots : 1); ++s)
+                (void)domain.protect(tids[r], s, cells[static_cast<std::size_t>(s)]);
+        }
+        std::atomic<node*> churn{domain.template allocate_outside_op<node>(writer, nullptr)};
+        std::size_t seen = 0;
+        for (int i = 0; i < 200; ++i) {
+            node* fresh = domain.template allocate_outside_op<node>(writer, nullptr);
+            watching = true;
+            allocations_seen = 0;
+            domain.begin_op(writer);
+            domain.retire(writer, churn.exchange(fresh));
+            domain.end_op(writer);
+            domain.quiescent(writer);
+            watching = false;
+            seen += allocations_seen;
+        }
+        EXPECT_EQ(seen, 0u) << "operator new was called inside begin_op/retire/end_op";
+        // The domain frees what is still retired when it is destroyed (a
+        // barrier would wait for the other slots' next operations).
+        for (std::size_t r = 1; r < tids.size(); ++r) domain.end_op(tids[r]);
+        for (int tid : tids) domain.unregister_thread(tid);
+        for (auto& cell : cells) domain.free_unshared(cell.load());
+        domain.free_unshared(churn.load());
+    }
+}
+
+// A registration whose scheme runs out of memory setting the thread up
+// throws and gives the slot back: every slot can still be registered.
+TYPED_TEST(signature_test, a_registration_that_throws_gives_its_slot_back) {
+    using Domain = TypeParam;
+    smr::domain_config config;
+    config.max_threads = 3;
+    Domain domain(config);
+    fail_allocations = true;
+    bool threw = false;
+    int tid = -1;
+    try {
+        tid = domain.register_thread();
+    } catch (const std::bad_alloc&) {
+        threw = true;
+    }
+    fail_allocations = false;
+    std::vector<int> tids;
+    if (!threw) tids.push_back(tid);  // a scheme that allocates nothing there
+    for (std::size_t i = tids.size(); i < config.max_threads; ++i)
+        tids.push_back(domain.register_thread());
+    EXPECT_EQ(tids.size(), config.max_threads);
+    for (int t : tids) domain.unregister_thread(t);
+}
+
+// hp, he, wfe and lfrc index a fixed array of hazard slots with the caller's
+// number: a number out of range stops the program with a message in every
+// build (it was a debug-only assert, and a release build wrote past the
+// array into the next thread's state).
+template <class Domain>
+void protect_out_of_range(int index) {
+    Domain domain(smr::domain_config{});
+    smr::thread_handle self(domain);
+    std::atomic<flagged_node<Domain>*> cell{nullptr};
+    smr::op_guard op(domain, self.tid());
+    (void)domain.protect(self.tid(), index, cell);
+}
+
+TYPED_TEST(slot_test, a_hazard_slot_out_of_range_stops_the_program) {
+    using Domain = TypeParam;
+    GTEST_FLAG_SET(death_test_style, "threadsafe");
+    EXPECT_DEATH(protect_out_of_range<Domain>(smr::max_protect_slots), "hazard slot");
+    EXPECT_DEATH(protect_out_of_range<Domain>(-1), "hazard slot");
+}
+
+}  // namespace
