@@ -49,7 +49,7 @@ template <class Domain>
 struct object : smr::obj_base<object<Domain>, Domain, counting_deleter<Domain>> {
     static constexpr std::uint64_t intact = 0x5EA1'5EA1'5EA1'5EA1ull;
     explicit object(std::uint64_t t) noexcept : tag(t) {}
-    ~object() { seal = 0; }
+    ~object() { *static_cast<volatile std::uint64_t*>(&seal) = 0; }  // kept by the optimizer
     std::uint64_t tag;
     std::uint64_t seal = intact;
 };

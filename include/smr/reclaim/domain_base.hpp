@@ -546,10 +546,16 @@ class domain_base {
     /// Every scheme's retire starts here, which is where a node with no way
     /// to be freed is caught in a debug build (core::no_deleter stops a
     /// release build when it would be freed).
-    void count_retired(int tid, const core::retired_node* node) noexcept {
+    template <class T>
+    void count_retired(int tid, const T* node) noexcept {
         count_retired(slot_of(tid), node);
     }
-    void count_retired(slot& s, [[maybe_unused]] const core::retired_node* node) noexcept {
+    template <class T>
+    void count_retired(slot& s, [[maybe_unused]] const T* node) noexcept {
+        static_assert(
+            !requires { T::smr_has_own_deleter; },
+            "retire an smr::obj_base object with object->retire(domain, tid): it "
+            "stores the deleter and counts the object on the scheme's clock");
         assert(node->destroy != &core::no_deleter &&
                "retire: the object was neither made by domain.allocate nor derives from "
                "smr::obj_base");

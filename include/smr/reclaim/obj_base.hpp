@@ -12,8 +12,9 @@
 // allocate (NBR forbids it in some phases, and the measurements would see
 // it), so the deleter has to live in the object, next to the header every
 // node of the domain starts with. The base stamps the header's destroy
-// function in its constructor, so the object is ready to retire from birth
-// and a plain domain.retire(tid, object) also frees it through the deleter.
+// function in its constructor. Such an object is retired only through
+// object->retire(domain, tid): it stores the deleter and ticks the scheme's
+// clock; domain.retire(tid, object) refuses it at compile time.
 //
 // Nodes made by domain.allocate need none of this: the domain stamps them
 // and gives their memory back to its allocator. An obj_base type is never
@@ -23,8 +24,10 @@
 // What differs from allocate's nodes, per scheme:
 // - he, ibr and wfe stamp a node's birth era at allocation. An object made
 //   by its user has none, so its birth era is 0: a scan keeps it while any
-//   reservation is at or before its retire era, as an epoch scheme would
-//   (safe, at most as long-lived as under ebr).
+//   reservation is at or before its retire era, as an epoch scheme would.
+//   That is safe, but the bound on garbage is an epoch scheme's too: a
+//   reader stalled inside an operation keeps every user object retired
+//   after its era (nodes from allocate stay bounded as before).
 // - rcu, he, ibr and wfe advance their clock every `epoch_freq`
 //   allocations; obj_base::retire counts one in place of the allocation the
 //   domain did not see, so a program that retires only its own objects
@@ -45,13 +48,18 @@ namespace smr {
 /// Base of an object of type T (T derives from obj_base<T, Domain, D>) that
 /// its user allocates and `D` frees: `D{}(static_cast<T*>(this))` by default
 /// `delete`. D is stored in the object (an empty D takes no room), is
-/// default-constructible, and must not throw when called: it runs inside
-/// the domain's noexcept free path, where a throw terminates.
+/// nothrow default-constructible and move-assignable, and must not throw
+/// when called: it runs inside the domain's noexcept free path. As with
+/// std::unique_ptr, the default deletes a T: an object of a type derived
+/// from T needs T's destructor virtual, or a deleter of its own.
 template <class T, class Domain, class D = std::default_delete<T>>
 class obj_base : public Domain::node_base {
     static_assert(Domain::traits.family != reclaimer_family::reference_count,
                   "lfrc frees only nodes of its own pool: make them with domain.allocate");
-    static_assert(std::is_nothrow_move_constructible_v<D>);
+    static_assert(std::is_nothrow_default_constructible_v<D> &&
+                      std::is_nothrow_move_constructible_v<D> &&
+                      std::is_nothrow_move_assignable_v<D>,
+                  "the deleter is made, stored and moved out in noexcept code");
 
   public:
     /// Marks types that allocate must refuse (domain_base::allocate).
@@ -65,7 +73,8 @@ class obj_base : public Domain::node_base {
     void retire(Domain& domain, int tid, D deleter = D()) noexcept {
         deleter_ = std::move(deleter);
         domain.tick_clock(tid);
-        domain.retire(tid, static_cast<T*>(this));
+        // As the header type: domain.retire refuses obj_base types (above).
+        domain.retire(tid, static_cast<typename Domain::node_base*>(this));
     }
 
   protected:

@@ -34,7 +34,8 @@ struct era_node_header : core::retired_node {
 namespace detail {
 
 /// The slot numbers protect takes index a fixed array: one out of range
-/// would write into the next thread's state, so it stops the program in
+/// would write past it into the thread's other state (or, below zero, the
+/// previous slot's), so it stops the program in
 /// every build (a compare the compiler folds away for a constant index).
 inline void check_slot(int index) noexcept {
     SMR_CHECK(static_cast<unsigned>(index) < static_cast<unsigned>(max_protect_slots),
