@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <cstdint>
 #include <string>
 #include <tuple>
 #include <type_traits>
@@ -76,6 +77,23 @@ void replace(Domain& domain, int writer, std::atomic<flagged_node<Domain>*>& cel
         domain.retire(writer, cell.exchange(fresh, std::memory_order_acq_rel));
     }
     domain.quiescent(writer);
+}
+
+/// Reads the object `cell` points to inside one operation (an NBR read phase
+/// that reserves nothing: nothing is used after it) and tells whether its
+/// seal (T::intact until its destructor) was intact: the readers of the
+/// publish-and-retire tests.
+template <class Domain, class T>
+bool read_intact(Domain& domain, int tid, const std::atomic<T*>& cell) {
+    std::uint64_t seal = 0;
+    {
+        op_guard op(domain, tid);
+        SMR_READ_PHASE_BEGIN(domain, tid);
+        seal = domain.protect(tid, 0, cell)->seal;
+        domain.read_phase_end(tid);
+    }
+    domain.quiescent(tid);
+    return seal == T::intact;
 }
 
 }  // namespace smr::test

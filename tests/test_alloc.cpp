@@ -27,6 +27,7 @@
 #include <utility>
 #include <vector>
 
+#include "one_thread_scenarios.hpp"
 #include "smr/alloc/pool_resource.hpp"
 #include "smr/ds/abtree.hpp"
 #include "smr/ds/dgt_bst.hpp"
@@ -174,23 +175,10 @@ struct throwing_node : Domain::node_base {
     static constexpr auto counted_links() noexcept { return std::array{&throwing_node::next}; }
 };
 
-template <class Tuple>
-struct as_gtest_types;
-template <class... Ds>
-struct as_gtest_types<std::tuple<Ds...>> {
-    using type = ::testing::Types<Ds...>;
-};
-
-struct domain_names {
-    template <class D>
-    static std::string GetName(int) {
-        return std::string(D::traits.name);
-    }
-};
-
 template <class Domain>
 class allocate_test : public ::testing::Test {};
-TYPED_TEST_SUITE(allocate_test, as_gtest_types<smr::all_domains>::type, domain_names);
+TYPED_TEST_SUITE(allocate_test, smr::test::gtest_types_of<smr::all_domains>::type,
+                 smr::test::domain_names);
 
 TEST(allocation_hook, over_aligned_nodes_keep_their_alignment_both_ways) {
     checking_resource memory;

@@ -130,21 +130,6 @@ template <class Domain>
 class retire_outside_concurrent_test : public ::testing::Test {};
 TYPED_TEST_SUITE(retire_outside_concurrent_test, concurrent_domains, domain_names);
 
-/// Reads the current version inside an operation (an NBR read phase ends
-/// without reservations: nothing is used after it). False if it was torn.
-template <class Domain>
-bool read_version(Domain& domain, int tid, std::atomic<version<Domain>*>& current) {
-    std::uint64_t seal = 0;
-    {
-        smr::op_guard op(domain, tid);
-        SMR_READ_PHASE_BEGIN(domain, tid);
-        seal = domain.protect(tid, 0, current)->seal;
-        domain.read_phase_end(tid);
-    }
-    domain.quiescent(tid);
-    return seal == version<Domain>::intact;
-}
-
 TYPED_TEST(retire_outside_concurrent_test, writers_retire_old_versions_between_operations) {
     using Domain = TypeParam;
     smr::domain_config config = eager_config();
@@ -167,7 +152,7 @@ TYPED_TEST(retire_outside_concurrent_test, writers_retire_old_versions_between_o
             const int tid = self.tid();
             start.arrive_and_wait();
             for (int i = 0; i < iterations; ++i) {
-                if (!read_version(domain, tid, current)) torn.fetch_add(1);
+                if (!smr::test::read_intact(domain, tid, current)) torn.fetch_add(1);
                 if (t % 2 == 0 && i % 4 == 0) {
                     // Publish and retire outside any operation.
                     auto* fresh = domain.template allocate_outside_op<version<Domain>>(

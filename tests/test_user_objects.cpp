@@ -136,20 +136,6 @@ TYPED_TEST(user_object_test, retiring_only_user_objects_frees_them_while_running
     delete cell.load();
 }
 
-/// Reads the current object inside an operation; false if it was torn.
-template <class Domain>
-bool read_object(Domain& domain, int tid, std::atomic<object<Domain>*>& current) {
-    std::uint64_t seal = 0;
-    {
-        smr::op_guard op(domain, tid);
-        SMR_READ_PHASE_BEGIN(domain, tid);
-        seal = domain.protect(tid, 0, current)->seal;
-        domain.read_phase_end(tid);
-    }
-    domain.quiescent(tid);
-    return seal == object<Domain>::intact;
-}
-
 // More threads than cores: readers read the current object while writers
 // replace it with new ones and retire the old; a reader that meets a freed
 // object is a use-after-free under ASan and a torn seal elsewhere.
@@ -173,7 +159,7 @@ TYPED_TEST(user_object_test, readers_never_meet_a_deleted_object) {
                 smr::thread_handle self(domain);
                 start.arrive_and_wait();
                 for (int i = 0; i < iterations; ++i) {
-                    if (!read_object(domain, self.tid(), cell)) torn.fetch_add(1);
+                    if (!smr::test::read_intact(domain, self.tid(), cell)) torn.fetch_add(1);
                     if (t % 2 == 0 && i % 4 == 0) {
                         const auto tag = static_cast<std::uint64_t>(t) << 32 | i;
                         replace_object(domain, self.tid(), cell, counts, tag);
