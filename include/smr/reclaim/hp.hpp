@@ -55,6 +55,83 @@ namespace smr {
 
 namespace detail {
 
+/// One hazard pointer: the cell a scan reads, with the announce-and-validate
+/// protocol that makes it safe. hp_domain::protect uses it for slot `index`
+/// of a thread; the C++26 facade (smr/hazard_pointer.hpp) hands cells out one
+/// at a time. A cell names the node header, which is what retire lists hold.
+class hazard_slot {
+  public:
+    explicit hazard_slot(std::atomic<const void*>& cell) noexcept : cell_(&cell) {}
+
+    /// Announce, fence, re-read until the source is stable.
+    template <class T>
+    T* protect(const std::atomic<T*>& source) noexcept {
+        // acquire: pairs with the release (or CAS) that published the node.
+        T* ptr = source.load(std::memory_order_acquire);
+        while (!announce_and_validate(ptr, source)) {
+        }
+        return ptr;
+    }
+
+    /// One attempt: true if `ptr` is what `source` holds after the
+    /// announcement (now protected); otherwise `ptr` becomes the value read
+    /// and the cell is cleared.
+    template <class T>
+    bool try_protect(T*& ptr, const std::atomic<T*>& source) noexcept {
+        if (announce_and_validate(ptr, source)) return true;
+        clear();
+        return false;
+    }
+
+    /// Announces `ptr` without validating it against a source: the caller
+    /// knows it cannot have been retired before this returns.
+    template <class T>
+    void announce(const T* ptr) noexcept {
+        // release: as in announce_and_validate; seq_cst fence: a scan that
+        // starts after this returns sees the announcement.
+        cell_->store(as_header(ptr), std::memory_order_release);
+        core::fence();
+    }
+
+    void clear() noexcept {
+        // release: the holder's reads of the node happen before a scan that
+        // reads null (acquire) and frees it.
+        cell_->store(nullptr, std::memory_order_release);
+    }
+
+    const void* get() const noexcept { return cell_->load(std::memory_order_relaxed); }
+
+  private:
+    /// Michael's protect, one round: `ptr` is protected if the source still
+    /// holds it after the announcement is visible; else `ptr` is updated.
+    template <class T>
+    bool announce_and_validate(T*& ptr, const std::atomic<T*>& source) noexcept {
+        // release store + seq_cst fence: the fence orders the announcement
+        // before the re-read against the scanner's fence (after its unlink,
+        // before it reads hazards); release because this store may overwrite
+        // a hazard on a node read before: a scan that reads the new value
+        // (acquire) then frees that node only after our reads of it.
+        cell_->store(as_header(ptr), std::memory_order_release);
+        core::fence();
+        // acquire: as in protect; seeing the same value validates the hazard.
+        T* again = source.load(std::memory_order_acquire);
+        if (again == ptr) return true;
+        ptr = again;
+        return false;
+    }
+
+    template <class T>
+    static const void* as_header(T* ptr) noexcept {
+        if constexpr (std::is_base_of_v<core::retired_node, std::remove_cv_t<T>>) {
+            return static_cast<const core::retired_node*>(ptr);
+        } else {
+            return ptr;
+        }
+    }
+
+    std::atomic<const void*>* cell_;
+};
+
 struct hp_local {
     /// The thread's hazard pointers. Read by every scan; alone on their lines.
     alignas(core::false_sharing_range) std::atomic<const void*> hazards[max_protect_slots] = {};
@@ -87,30 +164,22 @@ class hp_domain : public domain_base<hp_domain, detail::hp_local> {
 
     using base::base;
 
-    /// Announce, fence, re-read until the source is stable.
+    /// Announce, fence, re-read until the source is stable (hazard_slot).
     template <class T>
     T* protect(int tid, int index, const std::atomic<T*>& source) noexcept {
         detail::check_slot(index);
         auto& me = local(tid);
         if (index >= me.used) me.used = index + 1;
-        auto& hazard = me.hazards[index];
-        // acquire: pairs with the release (or CAS) that published the node.
-        T* ptr = source.load(std::memory_order_acquire);
-        for (;;) {
-            // Hazards name the node header, which is what retire lists hold.
-            // release store + seq_cst fence: the fence orders the
-            // announcement before the re-read against the scanner's fence
-            // (after its unlink, before it reads hazards); release because
-            // this store may overwrite a hazard on a node we read before: a
-            // scan that reads the new value (acquire) then frees that node
-            // only after our reads of it.
-            hazard.store(as_header(ptr), std::memory_order_release);
-            core::fence();
-            // acquire: as above; seeing the same value validates the hazard.
-            T* again = source.load(std::memory_order_acquire);
-            if (again == ptr) return ptr;
-            ptr = again;
-        }
+        return detail::hazard_slot(me.hazards[index]).protect(source);
+    }
+
+    /// Hazard pointer `index` of thread tid as a cell of its own, for code
+    /// that hands hazard pointers out one at a time (smr/hazard_pointer.hpp).
+    /// end_op does not clear it (protect records which slots it must);
+    /// unregistering the thread does.
+    detail::hazard_slot hazard(int tid, int index) noexcept {
+        detail::check_slot(index);
+        return detail::hazard_slot(local(tid).hazards[index]);
     }
 
     /// Room for every hazard of every thread the domain can hold, so that
@@ -164,15 +233,6 @@ class hp_domain : public domain_base<hp_domain, detail::hp_local> {
     }
 
   private:
-    template <class T>
-    static const void* as_header(T* ptr) noexcept {
-        if constexpr (std::is_base_of_v<core::retired_node, T>) {
-            return static_cast<const core::retired_node*>(ptr);
-        } else {
-            return ptr;
-        }
-    }
-
     void scan(int tid) {
         auto& me = local(tid);
         sample_garbage();  // garbage peaks just before a scan frees

@@ -1,0 +1,344 @@
+// C++26 hazard pointers (P2530, [saferecl.hp]) over smrlab's hp: the shape of
+// <hazard_pointer>, usable today with a C++20 compiler and replaceable by the
+// standard header once a standard library ships it.
+//
+//     struct node : smr::hazard_pointer_obj_base<node> { int value; ... };
+//     std::atomic<node*> head;
+//
+//     smr::hazard_pointer h = smr::make_hazard_pointer();
+//     node* n = h.protect(head);         // n cannot be freed while h holds it
+//     use(n->value);
+//     h.reset_protection();              // or let h go out of scope
+//
+//     node* old = head.exchange(fresh);  // unlinked: no new reader finds it
+//     old->retire();                     // delete old once no hazard names it
+//
+// How it maps onto hp (reclaim/hp.hpp, Michael's hazard pointers). Every
+// thread that makes a hazard pointer or retires an object is registered in
+// one process-wide hp_domain, implicitly, at its first use, and leaves it when
+// it exits. A registered slot of hp holds 8 hazard cells (max_protect_slots);
+// a hazard_pointer owns one cell, taken from its thread's free list, so
+// making and destroying one costs a few loads and stores and no atomic
+// read-modify-write. A thread that holds more than 8 at once takes another
+// slot of the domain for the next 8, and keeps it until it exits. Scans read
+// every registered slot, so a cell anywhere protects.
+//
+// Trade-offs, as hp's: protect costs a store and a full fence per pointer;
+// in return a thread stalled while it holds hazard pointers keeps only the
+// objects they name from being freed. A thread frees what it retired each
+// time its list reaches R objects, R = max(1024, 2 x the cells of the
+// registered slots): garbage stays below R + H per thread, H those cells.
+// What a thread leaves when it exits is adopted by the next thread that
+// retires.
+//
+// Where this differs from P2530's wording:
+// - A hazard_pointer belongs to the thread that made it: it is used, moved
+//   and destroyed on that thread (its cell comes back to that thread's free
+//   list). Destroying it on another thread stops the program with a message.
+//   P2530 does not say so; folly's hazptr_holder is also meant per thread.
+// - There is a bound: the domain has SMR_HAZARD_POINTER_SLOTS slots (512
+//   by default, define it before the first include to change it), so at most
+//   8 x 512 = 4096 hazard pointers exist at once, and at most 512 threads
+//   use hazard pointers at once. make_hazard_pointer throws
+//   std::length_error past it. Each slot in use costs about
+//   64 x SMR_HAZARD_POINTER_SLOTS bytes (32 KB by default), most of it the
+//   scan's buffer, sized when the slot is taken so that retire never
+//   allocates.
+// - hazard_pointer_obj_base<T, D>'s deleter D is stored in the object and
+//   must be nothrow default-constructible and nothrow move-assignable (it is
+//   made and moved in the noexcept retire path); smr::obj_base explains why.
+// - retire is noexcept, as P2530 says; a thread that has no slot yet and
+//   cannot get one (all SMR_HAZARD_POINTER_SLOTS in use) stops the program
+//   with a message there.
+// - Objects still retired when the program ends are not destroyed (the
+//   domain is never destroyed, since threads may retire while static
+//   destructors run); hazard_pointer_cleanup() below, which P2530 does not
+//   have (folly's hazptr_cleanup does), frees what can be freed now.
+#pragma once
+
+#include <atomic>
+#include <cassert>
+#include <cstddef>
+#include <memory>
+#include <stdexcept>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "smr/core/check.hpp"
+#include "smr/reclaim/hp.hpp"
+#include "smr/reclaim/obj_base.hpp"
+
+#ifndef SMR_HAZARD_POINTER_SLOTS
+#define SMR_HAZARD_POINTER_SLOTS 512
+#endif
+
+namespace smr {
+
+/// The domain every hazard_pointer and hazard_pointer_obj_base uses, made at
+/// first use and never destroyed. Its statistics (garbage(), stats()) are
+/// the facade's; call nothing else on it.
+inline hp_domain& hazard_pointer_default_domain() {
+    static hp_domain* const domain = [] {
+        domain_config config;
+        config.max_threads = SMR_HAZARD_POINTER_SLOTS;
+        return new hp_domain(config);
+    }();
+    return *domain;
+}
+
+namespace detail {
+
+class hazard_thread;
+
+/// One hazard cell of a thread, free or owned by a hazard_pointer.
+struct hazard_record {
+    hazard_slot cell;
+    hazard_record* next_free;
+    hazard_thread* owner;
+};
+
+/// The calling thread's state, or null before its first use and after it
+/// exits; trivially destructible, so it can be read during thread exit.
+inline thread_local hazard_thread* this_thread_state = nullptr;
+inline thread_local bool this_thread_exited = false;
+
+/// A thread's slots in the default domain and its free cells. Made at the
+/// thread's first use; at exit its slots are unregistered, which clears
+/// their cells and hands what it retired to the domain's orphanage.
+class hazard_thread {
+  public:
+    hazard_thread() noexcept { this_thread_state = this; }
+    ~hazard_thread() {
+        for (auto& owned : blocks_) hazard_pointer_default_domain().unregister_thread(owned->tid);
+        this_thread_state = nullptr;
+        this_thread_exited = true;
+    }
+    hazard_thread(const hazard_thread&) = delete;
+    hazard_thread& operator=(const hazard_thread&) = delete;
+
+    /// The slot this thread retires through (its first).
+    int tid() {
+        if (blocks_.empty()) add_block();
+        return blocks_.front()->tid;
+    }
+
+    hazard_record* acquire() {
+        if (free_ == nullptr) add_block();
+        hazard_record* record = std::exchange(free_, free_->next_free);
+        return record;
+    }
+
+    void release(hazard_record* record) noexcept {
+        record->cell.clear();
+        record->next_free = std::exchange(free_, record);
+    }
+
+  private:
+    struct block {
+        int tid;
+        hazard_record records[max_protect_slots];
+
+        template <std::size_t... I>
+        block(hp_domain& domain, int t, hazard_thread* owner, std::index_sequence<I...>) noexcept
+            : tid(t), records{hazard_record{domain.hazard(t, int{I}), nullptr, owner}...} {}
+    };
+
+    /// Another slot of the domain: 8 more cells (throws std::length_error
+    /// when every slot is in use, std::bad_alloc without memory).
+    void add_block() {
+        hp_domain& domain = hazard_pointer_default_domain();
+        blocks_.reserve(blocks_.size() + 1);  // the push below cannot throw
+        const int tid = domain.register_thread();
+        std::unique_ptr<block> fresh;
+        try {
+            fresh = std::make_unique<block>(domain, tid, this,
+                                            std::make_index_sequence<max_protect_slots>{});
+        } catch (...) {
+            domain.unregister_thread(tid);
+            throw;
+        }
+        for (auto it = std::rbegin(fresh->records); it != std::rend(fresh->records); ++it) {
+            it->next_free = std::exchange(free_, &*it);
+        }
+        blocks_.push_back(std::move(fresh));
+    }
+
+    std::vector<std::unique_ptr<block>> blocks_;
+    hazard_record* free_ = nullptr;
+};
+
+/// The calling thread's state, made at its first call.
+inline hazard_thread& this_thread_hazards() {
+    if (this_thread_exited) [[unlikely]] {
+        throw std::logic_error(
+            "smr::make_hazard_pointer: called during thread exit, after the thread's "
+            "hazard pointers were released");
+    }
+    thread_local hazard_thread state;
+    return state;
+}
+
+/// Runs f(domain, tid) with a slot of the calling thread; noexcept callers
+/// stop the program if the thread cannot get one. During thread exit, after
+/// the thread's state is gone, a slot is taken for the call and given back.
+template <class F>
+void with_this_thread_slot(F&& f) noexcept {
+    hp_domain& domain = hazard_pointer_default_domain();
+    try {
+        if (this_thread_exited) [[unlikely]] {
+            const int tid = domain.register_thread();
+            f(domain, tid);
+            domain.unregister_thread(tid);  // what f retired goes to the orphanage
+            return;
+        }
+        const int tid = this_thread_hazards().tid();
+        f(domain, tid);
+    } catch (const std::exception&) {
+        core::contract_failed(
+            "hazard pointers: this thread has no slot in the default domain and cannot "
+            "get one (all SMR_HAZARD_POINTER_SLOTS in use, or no memory)");
+    }
+}
+
+}  // namespace detail
+
+/// Base of a type whose objects hazard pointers protect (P2530's
+/// hazard-protectable types): T derives from hazard_pointer_obj_base<T, D>.
+/// The user makes the object; retire() hands it to the default domain, and
+/// D{}(object) (by default `delete`) runs once no hazard pointer names it.
+template <class T, class D = std::default_delete<T>>
+class hazard_pointer_obj_base : public obj_base<T, hp_domain, D> {
+  public:
+    /// Marks types that hazard_pointer::protect accepts.
+    using smr_hazard_protectable = void;
+
+    /// The object must be unreachable from shared memory (no new reader can
+    /// find it) and retired once. Any thread may retire it.
+    void retire(D deleter = D()) noexcept {
+        detail::with_this_thread_slot([&](hp_domain& domain, int tid) {
+            obj_base<T, hp_domain, D>::retire(domain, tid, std::move(deleter));
+        });
+    }
+
+  protected:
+    hazard_pointer_obj_base() noexcept = default;
+    hazard_pointer_obj_base(const hazard_pointer_obj_base&) noexcept = default;
+    hazard_pointer_obj_base(hazard_pointer_obj_base&&) noexcept = default;
+    hazard_pointer_obj_base& operator=(const hazard_pointer_obj_base&) noexcept = default;
+    hazard_pointer_obj_base& operator=(hazard_pointer_obj_base&&) noexcept = default;
+    ~hazard_pointer_obj_base() = default;
+};
+
+/// A type hazard pointers may protect: derived from hazard_pointer_obj_base,
+/// so that the cell names the header its retire list holds.
+template <class T>
+concept hazard_protectable = requires {
+    typename T::smr_hazard_protectable;
+}
+&&std::is_base_of_v<core::retired_node, T>;
+
+/// One hazard pointer (P2530's hazard_pointer): empty, or owning one cell
+/// that protects at most one object at a time. Made by make_hazard_pointer;
+/// movable, not copyable; used and destroyed on the thread that made it.
+class hazard_pointer {
+  public:
+    /// Empty: owns no cell.
+    hazard_pointer() noexcept = default;
+    hazard_pointer(hazard_pointer&& other) noexcept
+        : record_(std::exchange(other.record_, nullptr)) {}
+    hazard_pointer& operator=(hazard_pointer&& other) noexcept {
+        if (this != &other) {
+            release();
+            record_ = std::exchange(other.record_, nullptr);
+        }
+        return *this;
+    }
+    hazard_pointer(const hazard_pointer&) = delete;
+    hazard_pointer& operator=(const hazard_pointer&) = delete;
+    /// Ends the protection and gives the cell back to the thread.
+    ~hazard_pointer() { release(); }
+
+    [[nodiscard]] bool empty() const noexcept { return record_ == nullptr; }
+
+    /// Reads `src` until the value read is protected and returns it: the
+    /// object it names (if not null) is not freed until this hazard pointer
+    /// protects something else, is reset or destroyed. Lock-free: it retries
+    /// only when `src` changed. Precondition: not empty.
+    template <hazard_protectable T>
+    T* protect(const std::atomic<T*>& src) noexcept {
+        assert(!empty() && "protect on an empty hazard_pointer");
+        return record_->cell.protect(src);
+    }
+
+    /// One attempt to protect `ptr`, the value the caller read from `src`:
+    /// true if `src` still holds it once the protection is visible (`ptr`
+    /// is then protected); otherwise false, `ptr` is the value read now and
+    /// nothing is protected. Wait-free. Precondition: not empty.
+    template <hazard_protectable T>
+    bool try_protect(T*& ptr, const std::atomic<T*>& src) noexcept {
+        assert(!empty() && "try_protect on an empty hazard_pointer");
+        return record_->cell.try_protect(ptr, src);
+    }
+
+    /// Protects `ptr` without reading any source: the caller knows that
+    /// *ptr is not retired before this returns (it protects it otherwise,
+    /// or owns it). Ends any earlier protection. Precondition: not empty.
+    template <hazard_protectable T>
+    void reset_protection(const T* ptr) noexcept {
+        assert(!empty() && "reset_protection on an empty hazard_pointer");
+        if (ptr == nullptr) {
+            record_->cell.clear();
+        } else {
+            record_->cell.announce(ptr);
+        }
+    }
+
+    /// Ends the protection. Precondition: not empty.
+    void reset_protection(std::nullptr_t = nullptr) noexcept {
+        assert(!empty() && "reset_protection on an empty hazard_pointer");
+        record_->cell.clear();
+    }
+
+    /// Exchanges the cells (and so what each protects): hand-over-hand
+    /// traversals move protection this way without a window.
+    void swap(hazard_pointer& other) noexcept { std::swap(record_, other.record_); }
+
+  private:
+    friend hazard_pointer make_hazard_pointer();
+    explicit hazard_pointer(detail::hazard_record* record) noexcept : record_(record) {}
+
+    void release() noexcept {
+        if (record_ == nullptr) return;
+        detail::hazard_record* const record = std::exchange(record_, nullptr);
+        if (record->owner != detail::this_thread_state) [[unlikely]] {
+            // The thread has exited and released its cells already.
+            if (detail::this_thread_exited) return;
+            core::contract_failed(
+                "hazard_pointer destroyed on a thread other than the one that made it");
+        }
+        record->owner->release(record);
+    }
+
+    detail::hazard_record* record_ = nullptr;
+};
+
+/// A hazard pointer that owns a cell and protects nothing yet. Throws
+/// std::length_error when the default domain has no slot left
+/// (SMR_HAZARD_POINTER_SLOTS), std::bad_alloc without memory.
+[[nodiscard]] inline hazard_pointer make_hazard_pointer() {
+    return hazard_pointer(detail::this_thread_hazards().acquire());
+}
+
+inline void swap(hazard_pointer& a, hazard_pointer& b) noexcept { a.swap(b); }
+
+/// Not in P2530 (folly's hazptr_cleanup): frees now every object that the
+/// calling thread retired, or that exited threads left, and that no hazard
+/// pointer protects. Objects retired by other running threads stay on their
+/// lists, freed by those threads' own scans (at most R each, see the top of
+/// this file) or adopted once they exit.
+inline void hazard_pointer_cleanup() noexcept {
+    detail::with_this_thread_slot([](hp_domain& domain, int tid) { domain.flush_step(tid); });
+}
+
+}  // namespace smr
