@@ -1,4 +1,4 @@
-// One-thread cost of the C++26 facades (smr/hazard_pointer.hpp), in the shape
+// One-thread cost of the C++26 facades (smr/hazard_pointer.hpp, smr/rcu.hpp), in the shape
 // of folly's hazptr microbenchmarks (folly/synchronization/test/HazptrTest.cpp:
 // ten holder constructions and destructions; a traversal of a 20-item list
 // protecting every item), so the numbers can be read beside theirs.
@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "smr/hazard_pointer.hpp"
+#include "smr/rcu.hpp"
 
 namespace {
 
@@ -81,6 +82,27 @@ std::atomic<item*> list_head{nullptr};
     }
 }
 
+std::atomic<item*> rcu_protected{new item(nullptr)};
+
+/// One read-side section with one read inside (rcu_domain: debra).
+[[gnu::noinline]] void run_rcu_section(std::size_t iterations) {
+    smr::rcu_domain& domain = smr::rcu_default_domain();
+    for (std::size_t i = 0; i < iterations; ++i) {
+        std::scoped_lock section(domain);
+        keep(rcu_protected.load(std::memory_order_acquire)->value);
+    }
+}
+
+struct rcu_item : smr::rcu_obj_base<rcu_item> {
+    int value = 1;
+};
+
+/// new + retire of an object, with the batch reclamation it triggers (one
+/// grace period and 1024 deletes per 1024 retires) amortized over them.
+[[gnu::noinline]] void run_rcu_new_retire(std::size_t iterations) {
+    for (std::size_t i = 0; i < iterations; ++i) (new rcu_item)->retire();
+}
+
 struct benchmark {
     const char* name;
     void (*run)(std::size_t);
@@ -91,6 +113,8 @@ const benchmark benchmarks[] = {
     {"make_destroy_x10", run_make_destroy_x10, 2'000'000},
     {"protect_reset", run_protect_reset, 20'000'000},
     {"protect_all_20", run_protect_all_20, 1'000'000},
+    {"rcu_section", run_rcu_section, 20'000'000},
+    {"rcu_new_retire", run_rcu_new_retire, 2'000'000},
 };
 
 void timed(const benchmark& b) {

@@ -1,0 +1,439 @@
+// C++26 read-copy-update (P2545, [saferecl.rcu]) over smrlab's epoch
+// schemes: the shape of <rcu>, usable today with a C++20 compiler and
+// replaceable by the standard header once a standard library ships it.
+//
+//     struct config : smr::rcu_obj_base<config> { ... };
+//     std::atomic<config*> current;
+//
+//     {   // reader: any number at once, never blocked by writers
+//         std::scoped_lock guard(smr::rcu_default_domain());
+//         use(*current.load(std::memory_order_acquire));
+//     }
+//     // writer
+//     config* old = current.exchange(new config(...));
+//     old->retire();                  // delete old after every reader that
+//                                     // could hold it has unlocked
+//     smr::rcu_synchronize();         // wait for the readers that began before
+//     smr::rcu_barrier();             // run every deleter retired before
+//
+// How it is built. A read-side critical section is an operation of the
+// scheme (begin_op at the outermost lock, end_op at the outermost unlock;
+// sections nest). What the scheme offers beyond that is its grace period:
+// a node it frees was retired after every operation that could hold it
+// ended. rcu_synchronize retires a sentinel, which lives on its stack, and
+// drives the scheme (flush_step: empty operations that move the epoch on,
+// scans) until the scheme frees it; then every section that began before the
+// call has ended. Retired objects do not go into the scheme's per-thread
+// bags: each thread keeps them in a list of its own that any thread can take
+// (one exchange), and the retiring thread reclaims its list once it holds
+// `SMR_RCU_RETIRE_BATCH` objects (1024 by default): it takes the list, waits
+// for one grace period (rcu_synchronize), and runs the deleters. This is
+// liburcu's call_rcu built on synchronize_rcu, with the batch reclaimed by the
+// thread that filled it instead of a helper thread. The point of the
+// separate lists is rcu_barrier: it takes every thread's list, waits for one
+// grace period and runs what it took, so it waits only for readers -- never
+// for a thread that sits idle, which the scheme's bags (freed only by their
+// owner) would make it wait for (the domain's own barrier() does).
+//
+// Which schemes: those under which a thread outside an operation holds up no
+// grace period -- debra (the default: its read-side section costs a store
+// and a load of the global epoch, plus a release store at the end), ebr
+// (Fraser's, as Hart et al. measure it) and rcu_epoch (the IBR benchmark's
+// RCU). qsbr and nebr need the application to declare quiescent or offline
+// stretches, and token passes its token only from threads that operate; a
+// static assertion refuses them.
+//
+// Where this differs from P2545's wording:
+// - rcu_retire and rcu_obj_base::retire may block: once every
+//   SMR_RCU_RETIRE_BATCH retirements, outside any read-side section, the
+//   retiring thread waits for one grace period (for the readers active
+//   then) and runs that batch's deleters. A thread that retires inside a
+//   read-side section reclaims at its outermost unlock instead. P2545 lets
+//   the deleters run on any thread; it does not say whether retire blocks.
+// - rcu_domain has one instance per scheme, made at first use and never
+//   destroyed; basic_rcu_domain<Scheme> names the scheme, rcu_domain is
+//   basic_rcu_domain<debra_domain>. rcu_default_domain() returns it.
+// - At most SMR_RCU_THREADS (512 by default) threads use one domain at once;
+//   the first lock or retire of a thread past that stops the program with a
+//   message (lock is noexcept).
+// - A deleter must not throw; an object's deleter D (rcu_obj_base<T, D>) is
+//   stored in the object.
+// - Objects still retired when the program ends are not destroyed, unless
+//   rcu_barrier ran after their retirement.
+#pragma once
+
+#include <atomic>
+#include <cassert>
+#include <cstddef>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <type_traits>
+#include <utility>
+
+#include "smr/core/check.hpp"
+#include "smr/core/retired_node.hpp"
+#include "smr/reclaim/debra.hpp"
+#include "smr/reclaim/ebr.hpp"
+#include "smr/reclaim/rcu.hpp"
+
+#ifndef SMR_RCU_RETIRE_BATCH
+#define SMR_RCU_RETIRE_BATCH 1024
+#endif
+#ifndef SMR_RCU_THREADS
+#define SMR_RCU_THREADS 512
+#endif
+
+namespace smr {
+
+/// The scheme of smr::rcu_domain.
+using rcu_default_scheme = debra_domain;
+
+namespace detail {
+
+/// Schemes under which a thread between operations holds up no grace
+/// period, so that an idle thread never delays rcu_synchronize.
+template <class Scheme>
+inline constexpr bool rcu_idle_threads_hold_nothing = false;
+template <>
+inline constexpr bool rcu_idle_threads_hold_nothing<debra_domain> = true;
+template <>
+inline constexpr bool rcu_idle_threads_hold_nothing<ebr_domain> = true;
+template <>
+inline constexpr bool rcu_idle_threads_hold_nothing<rcu_epoch_domain> = true;
+
+/// An object waiting for a grace period: a link of its thread's list and
+/// the function that runs its deleter.
+struct rcu_deferred {
+    rcu_deferred* next_deferred = nullptr;
+    void (*reclaim)(rcu_deferred*) noexcept = nullptr;
+};
+
+/// Runs the deleter of every object of `list`.
+inline void rcu_reclaim_all(rcu_deferred* list) noexcept {
+    while (list != nullptr) {
+        rcu_deferred* const next = list->next_deferred;  // before it is deleted
+        list->reclaim(list);
+        list = next;
+    }
+}
+
+/// Pushes the chain [first, last] onto a list any thread may take.
+inline void rcu_push_chain(std::atomic<rcu_deferred*>& list, rcu_deferred* first,
+                           rcu_deferred* last) noexcept {
+    rcu_deferred* head = list.load(std::memory_order_relaxed);
+    do {
+        last->next_deferred = head;
+        // release: the objects' contents and links happen before the taker's
+        // exchange (acquire) and the deleters it runs.
+    } while (!list.compare_exchange_weak(head, first, std::memory_order_release,
+                                         std::memory_order_relaxed));
+}
+
+}  // namespace detail
+
+template <class Scheme>
+class basic_rcu_domain;
+
+/// The domain P2545 calls rcu_domain: debra's read-side sections.
+using rcu_domain = basic_rcu_domain<rcu_default_scheme>;
+
+/// P2545's rcu_domain over `Scheme`: Lockable (lock, try_lock, unlock), so
+/// std::scoped_lock and std::unique_lock make read-side critical sections.
+/// One instance per scheme (rcu_default_domain<Scheme>()); a thread is
+/// registered at its first use and leaves at exit.
+template <class Scheme>
+class basic_rcu_domain {
+    static_assert(Scheme::traits.family == reclaimer_family::epoch && Scheme::traits.nests &&
+                      detail::rcu_idle_threads_hold_nothing<Scheme>,
+                  "basic_rcu_domain needs an epoch scheme under which a thread outside a "
+                  "read-side section holds up no grace period: debra, ebr or rcu_epoch (qsbr "
+                  "and nebr need declared quiescent or offline stretches; token passes its "
+                  "token only from threads that operate)");
+
+  public:
+    basic_rcu_domain(const basic_rcu_domain&) = delete;
+    basic_rcu_domain& operator=(const basic_rcu_domain&) = delete;
+
+    /// The domain of `Scheme`, made at first use, never destroyed (threads
+    /// may use it while static destructors run).
+    static basic_rcu_domain& instance() {
+        static basic_rcu_domain* const domain = new basic_rcu_domain();
+        return *domain;
+    }
+
+    /// Begins a read-side critical section; sections of one thread nest.
+    /// Objects retired after it began are not reclaimed before it ends.
+    void lock() noexcept {
+        reader& me = this_thread();
+        if (me.depth++ == 0) scheme_.begin_op(me.tid);
+    }
+    /// Always succeeds (P2545: a read-side lock never blocks).
+    bool try_lock() noexcept {
+        lock();
+        return true;
+    }
+    /// Ends the section begun by the matching lock; at the outermost, a
+    /// thread whose own list is full reclaims it (see the top of the file).
+    void unlock() noexcept {
+        reader& me = this_thread();
+        assert(me.depth > 0 && "rcu_domain::unlock without a matching lock");
+        if (--me.depth != 0) return;
+        scheme_.end_op(me.tid);
+        if (me.pending_count >= SMR_RCU_RETIRE_BATCH) [[unlikely]]
+            reclaim_own(me);
+    }
+
+    /// Hands `object` to the domain: its reclaim function runs once every
+    /// section that could hold it has ended. Blocks once every
+    /// SMR_RCU_RETIRE_BATCH calls (outside a section) for a grace period.
+    void retire(detail::rcu_deferred* object) noexcept {
+        reader& me = this_thread();
+        detail::rcu_push_chain(me.pending, object, object);
+        if (++me.pending_count >= SMR_RCU_RETIRE_BATCH && me.depth == 0) [[unlikely]]
+            reclaim_own(me);
+    }
+
+    /// Returns once every read-side section that began before the call has
+    /// ended. Blocking; the caller is not inside a section (it would wait
+    /// for itself).
+    void synchronize() noexcept { synchronize(this_thread()); }
+
+    /// Returns once the deleter of every object retired before the call, by
+    /// any thread, has run. Waits for readers (one grace period) and for
+    /// reclamations already under way, not for idle threads. The caller is
+    /// not inside a section.
+    void barrier() noexcept {
+        reader& me = this_thread();
+        detail::rcu_deferred* taken = nullptr;
+        {
+            const std::lock_guard<std::mutex> hold(readers_mutex_);
+            for (reader* r = readers_; r != nullptr; r = r->next_reader) take_into(taken, *r);
+            // acquire: pairs with the push of exiting threads' lists.
+            append(taken, orphans_.exchange(nullptr, std::memory_order_acquire));
+            // A thread that took its list before our exchanges may still run
+            // its deleters: wait for it. seq_cst: its `busy` store precedes
+            // its exchange, which precedes ours, in S.
+            for (reader* r = readers_; r != nullptr; r = r->next_reader) {
+                while (r->busy.load(std::memory_order_seq_cst)) std::this_thread::yield();
+            }
+        }
+        synchronize(me);
+        detail::rcu_reclaim_all(taken);
+    }
+
+    /// The scheme's domain (its statistics count sections and sentinels).
+    const Scheme& scheme() const noexcept { return scheme_; }
+
+  private:
+    /// A thread's registration: its slot in the scheme, its nesting depth and
+    /// the list of what it retired. Linked into the domain's list of readers
+    /// (under readers_mutex_) so that a barrier finds every list.
+    struct reader {
+        explicit reader(basic_rcu_domain& d) : domain(d), tid(d.scheme_.register_thread()) {
+            const std::lock_guard<std::mutex> hold(domain.readers_mutex_);
+            next_reader = std::exchange(domain.readers_, this);
+        }
+        ~reader() {
+            if (depth != 0) domain.scheme_.end_op(tid);  // exited inside a section
+            domain.leave(*this);
+        }
+        reader(const reader&) = delete;
+        reader& operator=(const reader&) = delete;
+
+        basic_rcu_domain& domain;
+        const int tid;
+        std::uint32_t depth = 0;
+        std::size_t pending_count = 0;  // pushes since the owner last took its list
+        std::atomic<detail::rcu_deferred*> pending{nullptr};
+        std::atomic<bool> busy{false};  // the owner runs deleters of a list it took
+        reader* next_reader = nullptr;
+    };
+
+    basic_rcu_domain() : scheme_(scheme_config()) {}
+
+    static domain_config scheme_config() noexcept {
+        domain_config config;
+        config.max_threads = SMR_RCU_THREADS;
+        return config;
+    }
+
+    reader& this_thread() noexcept {
+        try {
+            thread_local reader me(*this);
+            return me;
+        } catch (...) {
+            core::contract_failed(
+                "rcu_domain: this thread cannot register (all SMR_RCU_THREADS slots in use, or "
+                "no memory)");
+        }
+    }
+
+    /// Reclaims the calling thread's list and any exited thread's: one grace
+    /// period, then the deleters.
+    void reclaim_own(reader& me) noexcept {
+        // seq_cst: a barrier that takes lists after our exchange sees busy
+        // (its comment).
+        me.busy.store(true, std::memory_order_seq_cst);
+        me.pending_count = 0;
+        detail::rcu_deferred* taken = me.pending.exchange(nullptr, std::memory_order_seq_cst);
+        if (orphans_.load(std::memory_order_relaxed) != nullptr) [[unlikely]]
+            append(taken, orphans_.exchange(nullptr, std::memory_order_seq_cst));
+        synchronize(me);
+        detail::rcu_reclaim_all(taken);
+        // release: the deleters ran before a barrier that reads false.
+        me.busy.store(false, std::memory_order_release);
+    }
+
+    /// rcu_synchronize: a sentinel retired into the scheme is freed only
+    /// after every operation that was running at its retirement has ended.
+    void synchronize(reader& me) noexcept {
+        assert(me.depth == 0 && "rcu_synchronize inside a read-side section waits for itself");
+        sentinel marker;
+        scheme_.retire(me.tid, &marker);
+        // acquire: pairs with the release in sentinel::freed, which the
+        // scheme's free path reaches after the grace period.
+        while (!marker.freed.load(std::memory_order_acquire)) {
+            scheme_.flush_step(me.tid);  // moves the epoch on, frees what is due
+            if (marker.freed.load(std::memory_order_acquire)) break;
+            std::this_thread::yield();  // let the readers we wait for run
+        }
+    }
+
+    struct sentinel : Scheme::node_base {
+        sentinel() noexcept { this->destroy = &mark_freed; }
+        std::atomic<bool> freed{false};
+
+        static core::node_memory mark_freed(core::retired_node* node) noexcept {
+            // release: see synchronize.
+            static_cast<sentinel*>(node)->freed.store(true, std::memory_order_release);
+            return {};  // on the synchronizing thread's stack: nothing to free
+        }
+    };
+
+    /// Takes reader r's list (one exchange; r may push concurrently).
+    void take_into(detail::rcu_deferred*& taken, reader& r) noexcept {
+        // seq_cst: see barrier (pairs with reclaim_own's busy store).
+        append(taken, r.pending.exchange(nullptr, std::memory_order_seq_cst));
+    }
+
+    static void append(detail::rcu_deferred*& list, detail::rcu_deferred* more) noexcept {
+        if (more == nullptr) return;
+        detail::rcu_deferred* tail = more;
+        while (tail->next_deferred != nullptr) tail = tail->next_deferred;
+        tail->next_deferred = list;
+        list = more;
+    }
+
+    /// At thread exit: the list goes to the orphans, the slot to the scheme.
+    /// Under the mutex, so that a barrier finds the list either here or
+    /// among the orphans.
+    void leave(reader& me) noexcept {
+        {
+            const std::lock_guard<std::mutex> hold(readers_mutex_);
+            reader** link = &readers_;
+            while (*link != &me) link = &(*link)->next_reader;
+            *link = me.next_reader;
+            // acquire: pairs with our own pushes (and a barrier's exchange).
+            if (detail::rcu_deferred* list =
+                    me.pending.exchange(nullptr, std::memory_order_acquire)) {
+                detail::rcu_deferred* last = list;
+                while (last->next_deferred != nullptr) last = last->next_deferred;
+                detail::rcu_push_chain(orphans_, list, last);
+            }
+        }
+        scheme_.unregister_thread(me.tid);
+    }
+
+    Scheme scheme_;
+    std::mutex readers_mutex_;
+    reader* readers_ = nullptr;  // under readers_mutex_
+    std::atomic<detail::rcu_deferred*> orphans_{nullptr};
+};
+
+/// The domain of `Scheme` (P2545's rcu_default_domain for the default).
+template <class Scheme = rcu_default_scheme>
+basic_rcu_domain<Scheme>& rcu_default_domain() noexcept {
+    return basic_rcu_domain<Scheme>::instance();
+}
+
+/// Base of an object of type T (T derives from rcu_obj_base<T, D>) that
+/// retire() hands to an RCU domain: D{}(object) (by default `delete`) runs
+/// once every read-side section that could hold it has ended. D is stored in
+/// the object and must not throw when called.
+template <class T, class D = std::default_delete<T>>
+class rcu_obj_base : private detail::rcu_deferred {
+  public:
+    /// The object must be unreachable from shared memory (no new reader can
+    /// find it) and retired once. Any thread may retire it, inside a
+    /// read-side section or not.
+    template <class Scheme = rcu_default_scheme>
+    void retire(D deleter = D(),
+                basic_rcu_domain<Scheme>& domain = rcu_default_domain<Scheme>()) noexcept {
+        deleter_ = std::move(deleter);
+        this->reclaim = &reclaim_with_deleter;
+        domain.retire(static_cast<detail::rcu_deferred*>(this));
+    }
+
+  protected:
+    rcu_obj_base() = default;
+    rcu_obj_base(const rcu_obj_base&) noexcept : rcu_obj_base() {}
+    rcu_obj_base(rcu_obj_base&&) noexcept : rcu_obj_base() {}
+    rcu_obj_base& operator=(const rcu_obj_base&) noexcept { return *this; }
+    rcu_obj_base& operator=(rcu_obj_base&&) noexcept { return *this; }
+    ~rcu_obj_base() = default;
+
+  private:
+    template <class>
+    friend class basic_rcu_domain;
+
+    static void reclaim_with_deleter(detail::rcu_deferred* node) noexcept {
+        T* object = static_cast<T*>(static_cast<rcu_obj_base*>(node));
+        D deleter = std::move(object->rcu_obj_base::deleter_);
+        deleter(object);
+    }
+
+    [[no_unique_address]] D deleter_{};
+};
+
+namespace detail {
+
+/// rcu_retire's record for an object of any type: the pointer and deleter.
+template <class T, class D>
+struct rcu_retired_box : rcu_deferred {
+    rcu_retired_box(T* p, D&& d) : object(p), deleter(std::move(d)) { reclaim = &run; }
+    T* object;
+    D deleter;
+
+    static void run(rcu_deferred* node) noexcept {
+        auto* box = static_cast<rcu_retired_box*>(node);
+        box->deleter(box->object);
+        delete box;
+    }
+};
+
+}  // namespace detail
+
+/// Hands `p` to `domain`: d(p) runs once every read-side section that could
+/// hold it has ended. `p` need not derive from rcu_obj_base: a small record
+/// is allocated for it (throws std::bad_alloc, and then `p` is not retired).
+template <class T, class D = std::default_delete<T>, class Scheme = rcu_default_scheme>
+void rcu_retire(T* p, D d = D(), basic_rcu_domain<Scheme>& domain = rcu_default_domain<Scheme>()) {
+    domain.retire(new detail::rcu_retired_box<T, D>(p, std::move(d)));
+}
+
+/// Returns once every read-side section of `domain` that began before the
+/// call has ended. Not inside a section.
+template <class Scheme = rcu_default_scheme>
+void rcu_synchronize(basic_rcu_domain<Scheme>& domain = rcu_default_domain<Scheme>()) noexcept {
+    domain.synchronize();
+}
+
+/// Returns once every object retired to `domain` before the call, by any
+/// thread, has been reclaimed. Not inside a section.
+template <class Scheme = rcu_default_scheme>
+void rcu_barrier(basic_rcu_domain<Scheme>& domain = rcu_default_domain<Scheme>()) noexcept {
+    domain.barrier();
+}
+
+}  // namespace smr

@@ -1,0 +1,291 @@
+// The C++26 RCU facade (smr/rcu.hpp), checked against P2545's semantics for
+// every scheme it accepts: read-side sections nest and are Lockable;
+// rcu_synchronize waits for the sections that began before it and for no
+// idle thread; a retired object is reclaimed exactly once, never while a
+// section that began before its retirement is open; rcu_barrier runs every
+// deleter retired before it, also those of live threads that sit idle and of
+// threads that exited. Every test runs in a process of its own
+// (gtest_discover_tests), so each starts with fresh domains.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <barrier>
+#include <chrono>
+#include <cstdint>
+#include <latch>
+#include <mutex>
+#include <random>
+#include <thread>
+#include <vector>
+
+#include "smr/rcu.hpp"
+#include "stress.hpp"
+
+namespace {
+
+using namespace std::chrono_literals;
+
+std::atomic<std::int64_t> made{0};
+std::atomic<std::int64_t> destroyed{0};
+
+/// An object that knows whether it is alive (see test_hazard_pointer.cpp).
+struct tracked : smr::rcu_obj_base<tracked> {
+    static constexpr std::uint64_t intact = 0x5EA1'5EA1'5EA1'5EA1ull;
+    explicit tracked(std::uint64_t v) noexcept : value(v) { made.fetch_add(1); }
+    ~tracked() {
+        SMR_CHECK(seal == intact, "tracked destroyed twice");
+        *static_cast<volatile std::uint64_t*>(&seal) = 0;  // kept by the optimizer
+        destroyed.fetch_add(1);
+    }
+    std::uint64_t value;
+    std::uint64_t seal = intact;
+    std::uint64_t twin = value;
+};
+
+bool intact(const tracked* t) { return t->seal == tracked::intact && t->twin == t->value; }
+
+template <class Scheme>
+class rcu_facade : public ::testing::Test {
+  protected:
+    smr::basic_rcu_domain<Scheme>& domain = smr::rcu_default_domain<Scheme>();
+};
+
+struct scheme_names {
+    template <class Scheme>
+    static std::string GetName(int) {
+        return std::string(Scheme::traits.name);
+    }
+};
+using schemes = ::testing::Types<smr::debra_domain, smr::ebr_domain, smr::rcu_epoch_domain>;
+TYPED_TEST_SUITE(rcu_facade, schemes, scheme_names);
+
+static_assert(std::is_same_v<smr::rcu_domain, smr::basic_rcu_domain<smr::debra_domain>>);
+static_assert(std::is_same_v<decltype(smr::rcu_default_domain()), smr::rcu_domain&>);
+
+TYPED_TEST(rcu_facade, read_side_sections_are_lockable_and_nest) {
+    auto& domain = this->domain;
+    {
+        std::scoped_lock outer(domain);
+        EXPECT_TRUE(domain.try_lock());
+        { std::unique_lock inner(domain); }
+        domain.unlock();
+    }
+    // Balanced: a synchronize now does not wait for this thread.
+    smr::rcu_synchronize(domain);
+}
+
+/// A reader that holds a section open until told, and says when it is in.
+struct held_reader {
+    template <class Domain>
+    explicit held_reader(Domain& domain)
+        : thread([this, &domain] {
+              std::scoped_lock section(domain);
+              inside.count_down();
+              while (!release.load()) std::this_thread::sleep_for(1ms);
+              released_at_unlock.store(true);
+          }) {
+        inside.wait();
+    }
+    ~held_reader() {
+        release.store(true);
+        thread.join();
+    }
+    std::latch inside{1};
+    std::atomic<bool> release{false};
+    std::atomic<bool> released_at_unlock{false};
+    std::thread thread;
+};
+
+TYPED_TEST(rcu_facade, synchronize_waits_for_a_reader_that_began_before_it) {
+    auto& domain = this->domain;
+    held_reader reader(domain);
+    std::atomic<bool> returned{false};
+    std::thread synchronizer([&] {
+        smr::rcu_synchronize(domain);
+        returned.store(true);
+    });
+    std::this_thread::sleep_for(100ms);
+    EXPECT_FALSE(returned.load());  // the reader is still inside
+    reader.release.store(true);
+    synchronizer.join();
+    EXPECT_TRUE(reader.released_at_unlock.load());
+}
+
+TYPED_TEST(rcu_facade, synchronize_and_barrier_do_not_wait_for_idle_threads) {
+    auto& domain = this->domain;
+    std::latch used(1);
+    std::atomic<bool> done{false};
+    std::thread idle([&] {
+        { std::scoped_lock section(domain); }
+        (new tracked(1))->retire(std::default_delete<tracked>(), domain);
+        used.count_down();
+        while (!done.load()) std::this_thread::sleep_for(1ms);  // registered, idle
+    });
+    used.wait();
+    smr::rcu_synchronize(domain);  // a hang here fails by the test's timeout
+    smr::rcu_barrier(domain);
+    EXPECT_EQ(destroyed.load(), 1);  // retired by a live, idle thread
+    done.store(true);
+    idle.join();
+}
+
+TYPED_TEST(rcu_facade, a_retired_object_outlives_the_sections_that_began_before) {
+    auto& domain = this->domain;
+    auto* object = new tracked(5);
+    std::atomic<tracked*> shared{object};
+    std::atomic<bool> intact_inside{false};
+    std::latch inside(1);
+    std::atomic<bool> release{false};
+    std::thread reader([&] {
+        std::scoped_lock section(domain);
+        const tracked* seen = shared.load(std::memory_order_acquire);
+        inside.count_down();
+        while (!release.load()) std::this_thread::sleep_for(1ms);
+        intact_inside.store(intact(seen));
+    });
+    inside.wait();
+    shared.store(nullptr);
+    object->retire(std::default_delete<tracked>(), domain);
+    std::atomic<bool> barrier_returned{false};
+    std::thread barrier([&] {
+        smr::rcu_barrier(domain);
+        barrier_returned.store(true);
+    });
+    std::this_thread::sleep_for(100ms);
+    EXPECT_FALSE(barrier_returned.load());
+    EXPECT_EQ(destroyed.load(), 0);
+    release.store(true);
+    reader.join();
+    barrier.join();
+    EXPECT_TRUE(intact_inside.load());
+    EXPECT_EQ(destroyed.load(), 1);
+}
+
+TYPED_TEST(rcu_facade, nested_sections_protect_until_the_outermost_unlock) {
+    auto& domain = this->domain;
+    auto* object = new tracked(6);
+    std::latch inner_done(1);
+    std::atomic<bool> release{false};
+    std::atomic<bool> intact_after_inner{false};
+    std::thread reader([&] {
+        std::scoped_lock outer(domain);
+        { std::scoped_lock inner(domain); }  // the inner unlock must not end the section
+        inner_done.count_down();
+        while (!release.load()) std::this_thread::sleep_for(1ms);
+        intact_after_inner.store(intact(object));
+    });
+    inner_done.wait();
+    object->retire(std::default_delete<tracked>(), domain);
+    std::thread barrier([&] { smr::rcu_barrier(domain); });
+    std::this_thread::sleep_for(50ms);
+    EXPECT_EQ(destroyed.load(), 0);
+    release.store(true);
+    reader.join();
+    barrier.join();
+    EXPECT_TRUE(intact_after_inner.load());
+    EXPECT_EQ(destroyed.load(), 1);
+}
+
+TYPED_TEST(rcu_facade, rcu_retire_takes_any_type_and_deleter) {
+    auto& domain = this->domain;
+    std::atomic<int> calls{0};
+    auto* value = new int(42);
+    smr::rcu_retire(
+        value,
+        [&calls](int* p) noexcept {
+            calls.fetch_add(*p == 42 ? 1 : 100);
+            delete p;
+        },
+        domain);
+    smr::rcu_retire(new int(1), std::default_delete<int>(), domain);
+    smr::rcu_barrier(domain);
+    EXPECT_EQ(calls.load(), 1);
+}
+
+TYPED_TEST(rcu_facade, a_full_list_is_reclaimed_by_its_thread) {
+    auto& domain = this->domain;
+    for (int i = 0; i < SMR_RCU_RETIRE_BATCH; ++i)
+        (new tracked(1))->retire(std::default_delete<tracked>(), domain);
+    EXPECT_EQ(destroyed.load(), SMR_RCU_RETIRE_BATCH);  // no barrier needed
+}
+
+TYPED_TEST(rcu_facade, retired_inside_a_section_is_reclaimed_at_its_unlock) {
+    auto& domain = this->domain;
+    {
+        std::scoped_lock section(domain);
+        for (int i = 0; i < SMR_RCU_RETIRE_BATCH; ++i)
+            (new tracked(1))->retire(std::default_delete<tracked>(), domain);
+        EXPECT_EQ(destroyed.load(), 0);  // inside: the thread cannot wait
+    }
+    EXPECT_EQ(destroyed.load(), SMR_RCU_RETIRE_BATCH);
+}
+
+TYPED_TEST(rcu_facade, barrier_runs_what_exited_threads_retired) {
+    auto& domain = this->domain;
+    std::vector<std::thread> threads;
+    for (int t = 0; t < 20; ++t) {
+        threads.emplace_back([&] {
+            for (int i = 0; i < 10; ++i) {
+                std::scoped_lock section(domain);
+                (new tracked(1))->retire(std::default_delete<tracked>(), domain);
+            }
+        });
+    }
+    for (auto& t : threads) t.join();
+    smr::rcu_barrier(domain);
+    EXPECT_EQ(destroyed.load(), 200);
+}
+
+/// The configuration-map pattern: writers replace entries and retire the old
+/// ones, readers read entries inside sections and check them; threads come
+/// and go in rounds, and one of them runs barriers meanwhile. At the end
+/// every object made has been reclaimed exactly once.
+TYPED_TEST(rcu_facade, readers_never_see_a_reclaimed_object) {
+    auto& domain = this->domain;
+    constexpr int cells = 4;
+    const int threads = smr::test::default_stress_threads();
+    constexpr int rounds = 4;
+    constexpr int ops = 20000;
+    std::vector<std::atomic<tracked*>> shared(cells);
+    for (auto& cell : shared) cell.store(new tracked(0));
+    std::atomic<std::uint64_t> broken{0};
+
+    for (int round = 0; round < rounds; ++round) {
+        std::barrier start(threads);
+        std::vector<std::thread> workers;
+        for (int t = 0; t < threads; ++t) {
+            workers.emplace_back([&, t] {
+                std::minstd_rand rng(static_cast<unsigned>(round * 100 + t + 1));
+                start.arrive_and_wait();
+                for (int i = 0; i < ops; ++i) {
+                    auto& cell = shared[rng() % cells];
+                    const unsigned dice = rng() % 1000;
+                    if (dice < 300) {
+                        tracked* old = cell.exchange(new tracked(rng()));
+                        old->retire(std::default_delete<tracked>(), domain);
+                    } else if (dice < 301 && t == 0) {
+                        smr::rcu_barrier(domain);
+                    } else if (dice < 303) {
+                        smr::rcu_synchronize(domain);
+                    } else {
+                        std::scoped_lock section(domain);
+                        const tracked* p = cell.load(std::memory_order_acquire);
+                        if (dice % 7 == 0) {
+                            std::scoped_lock nested(domain);
+                            std::this_thread::yield();  // hold it while writers retire
+                        }
+                        if (!intact(p)) broken.fetch_add(1);
+                    }
+                }
+            });
+        }
+        for (auto& w : workers) w.join();
+    }
+    EXPECT_EQ(broken.load(), 0u);
+    for (auto& cell : shared)
+        cell.exchange(nullptr)->retire(std::default_delete<tracked>(), domain);
+    smr::rcu_barrier(domain);
+    EXPECT_EQ(destroyed.load(), made.load());
+}
+
+}  // namespace
