@@ -245,6 +245,40 @@ TEST(hazard_pointer, retire_during_thread_exit_still_reaches_the_domain) {
     EXPECT_EQ(destroyed.load(), 1);
 }
 
+/// A hazard pointer in a thread_local made before the thread's state, so
+/// destroyed after it: it still protects its object while it lives.
+struct cached_hazard {
+    smr::hazard_pointer h;
+    const tracked* held = nullptr;
+    std::atomic<bool>* intact_at_exit = nullptr;
+    ~cached_hazard() {
+        if (held == nullptr) return;
+        smr::hazard_pointer_cleanup();  // must not free what h protects
+        intact_at_exit->store(intact(held));
+    }
+};
+
+TEST(hazard_pointer, a_hazard_pointer_that_outlives_its_threads_state_still_protects) {
+    auto* object = new tracked(11);
+    std::atomic<tracked*> src{object};
+    std::atomic<bool> intact_at_exit{false};
+    std::thread([&] {
+        thread_local cached_hazard cache;  // constructed before the state
+        cache.h = smr::make_hazard_pointer();
+        cache.held = cache.h.protect(src);
+        cache.intact_at_exit = &intact_at_exit;
+        src.store(nullptr);
+        object->retire();
+    }).join();
+    EXPECT_TRUE(intact_at_exit.load());
+    smr::hazard_pointer_cleanup();
+    EXPECT_EQ(destroyed.load(), 1);
+    // The slot was given back when the hazard pointer was destroyed.
+    std::vector<smr::hazard_pointer> all;
+    for (std::size_t i = 0; i < std::size_t{SMR_HAZARD_POINTER_SLOTS} * smr::max_protect_slots; ++i)
+        all.push_back(smr::make_hazard_pointer());
+}
+
 TEST(hazard_pointer, thread_slots_are_reused_as_threads_come_and_go) {
     // Far more threads over time than the domain has slots, each holding
     // more hazard pointers than one slot has.

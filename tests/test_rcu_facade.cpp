@@ -236,6 +236,130 @@ TYPED_TEST(rcu_facade, barrier_runs_what_exited_threads_retired) {
     EXPECT_EQ(destroyed.load(), 200);
 }
 
+/// Uses the domain from a thread_local destroyed after the domain's own
+/// exit handle (it was made before the thread's first section).
+template <class Domain>
+struct late_user {
+    Domain* domain = nullptr;
+    std::atomic<tracked*>* shared = nullptr;
+    std::atomic<bool>* intact_inside = nullptr;
+    ~late_user() {
+        if (domain == nullptr) return;
+        {
+            std::scoped_lock section(*domain);
+            intact_inside->store(intact(shared->load()));
+        }
+        shared->exchange(nullptr)->retire(std::default_delete<tracked>(), *domain);
+        smr::rcu_synchronize(*domain);
+    }
+};
+
+TYPED_TEST(rcu_facade, a_thread_may_use_the_domain_during_its_exit) {
+    auto& domain = this->domain;
+    std::atomic<tracked*> shared{new tracked(3)};
+    std::atomic<bool> intact_inside{false};
+    std::thread([&] {
+        thread_local late_user<std::remove_reference_t<decltype(domain)>> late;
+        late.domain = &domain;
+        late.shared = &shared;
+        late.intact_inside = &intact_inside;
+        std::scoped_lock section(domain);  // registers after `late` was made
+    }).join();
+    EXPECT_TRUE(intact_inside.load());
+    smr::rcu_barrier(domain);
+    EXPECT_EQ(destroyed.load(), 1);  // retired during the exit, reclaimed by the barrier
+}
+
+/// Deletes slowly, to hold a barrier inside its deleters.
+struct slow_delete {
+    static inline std::latch* started = nullptr;
+    void operator()(tracked* object) const noexcept {
+        started->count_down();
+        std::this_thread::sleep_for(100ms);
+        delete object;
+    }
+};
+
+TYPED_TEST(rcu_facade, a_barrier_waits_for_the_deleters_of_an_earlier_barrier) {
+    auto& domain = this->domain;
+    std::latch started(1);
+    slow_delete::started = &started;
+    // Two objects retired by a thread that exits: the slow one first.
+    std::thread([&] {
+        smr::rcu_retire(new tracked(1), std::default_delete<tracked>(), domain);
+        smr::rcu_retire(new tracked(2), slow_delete{}, domain);
+    }).join();
+    std::thread first([&] { smr::rcu_barrier(domain); });
+    started.wait();  // the first barrier runs the slow deleter
+    smr::rcu_barrier(domain);
+    EXPECT_EQ(destroyed.load(), 2);
+    first.join();
+}
+
+/// A deleter that retires another object (a node that owns a child).
+struct parent_delete {
+    void operator()(tracked* object) const noexcept {
+        smr::rcu_retire(new tracked(object->value + 1), std::default_delete<tracked>(),
+                        smr::rcu_default_domain<smr::debra_domain>());
+        delete object;
+    }
+};
+
+TEST(rcu_facade_deleters, deleters_that_retire_are_reclaimed_in_later_rounds) {
+    auto& domain = smr::rcu_default_domain();
+    for (int i = 0; i < 2 * SMR_RCU_RETIRE_BATCH; ++i)
+        smr::rcu_retire(new tracked(0), parent_delete{}, domain);
+    smr::rcu_barrier(domain);  // the parents; their children were retired meanwhile
+    smr::rcu_barrier(domain);  // the children retired by the first barrier's deleters
+    EXPECT_EQ(destroyed.load(), 4 * SMR_RCU_RETIRE_BATCH);
+}
+
+/// A deleter that starts and joins a thread which uses RCU, while barriers
+/// run: nothing the exiting thread needs may be held by a barrier.
+struct joining_delete {
+    void operator()(tracked* object) const noexcept {
+        std::thread([] { std::scoped_lock section(smr::rcu_default_domain()); }).join();
+        delete object;
+    }
+};
+
+TEST(rcu_facade_deleters, a_deleter_may_wait_for_a_thread_that_uses_rcu) {
+    auto& domain = smr::rcu_default_domain();
+    std::atomic<bool> stop{false};
+    std::thread barriers([&] {
+        while (!stop.load()) smr::rcu_barrier(domain);
+    });
+    for (int i = 0; i < 3 * SMR_RCU_RETIRE_BATCH; ++i)
+        smr::rcu_retire(new tracked(0), joining_delete{}, domain);
+    stop.store(true);
+    barriers.join();  // a deadlock here fails by the test's timeout
+    smr::rcu_barrier(domain);
+    EXPECT_EQ(destroyed.load(), 3 * SMR_RCU_RETIRE_BATCH);
+}
+
+struct barrier_delete {
+    void operator()(tracked* object) const noexcept {
+        smr::rcu_barrier();
+        delete object;
+    }
+};
+
+TEST(rcu_facade_death, misuse_that_would_wait_forever_stops_with_a_message) {
+    GTEST_FLAG_SET(death_test_style, "threadsafe");
+    EXPECT_DEATH(
+        {
+            std::scoped_lock section(smr::rcu_default_domain());
+            smr::rcu_synchronize();
+        },
+        "rcu_synchronize inside a read-side section");
+    EXPECT_DEATH(
+        {
+            smr::rcu_retire(new tracked(0), barrier_delete{});
+            smr::rcu_barrier();
+        },
+        "rcu_barrier called from a deleter");
+}
+
 /// The configuration-map pattern: writers replace entries and retire the old
 /// ones, readers read entries inside sections and check them; threads come
 /// and go in rounds, and one of them runs barriers meanwhile. At the end

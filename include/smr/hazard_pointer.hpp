@@ -50,6 +50,12 @@
 // - retire is noexcept, as P2530 says; a thread that has no slot yet and
 //   cannot get one (all SMR_HAZARD_POINTER_SLOTS in use) stops the program
 //   with a message there.
+// - Thread exit: a hazard_pointer destroyed after its thread's state (a
+//   thread_local made before the thread's first hazard pointer) keeps
+//   protecting until then, and its slot stays taken until then. After the
+//   state is gone, make_hazard_pointer throws std::logic_error, and each
+//   retire or hazard_pointer_cleanup takes a slot for the one call (which
+//   sizes that slot's scan buffer again: a rare path, not a cheap one).
 // - Objects still retired when the program ends are not destroyed (the
 //   domain is never destroyed, since threads may retire while static
 //   destructors run); hazard_pointer_cleanup() below, which P2530 does not
@@ -60,6 +66,7 @@
 #include <cassert>
 #include <cstddef>
 #include <memory>
+#include <mutex>
 #include <stdexcept>
 #include <type_traits>
 #include <utility>
@@ -89,13 +96,30 @@ inline hp_domain& hazard_pointer_default_domain() {
 
 namespace detail {
 
+struct hazard_block;
 class hazard_thread;
 
 /// One hazard cell of a thread, free or owned by a hazard_pointer.
 struct hazard_record {
     hazard_slot cell;
     hazard_record* next_free;
+    hazard_block* home;
+};
+
+/// One slot of the default domain that a thread took: its 8 cells, and how
+/// many of them hazard_pointers own.
+struct hazard_block {
+    int tid;
     hazard_thread* owner;
+    std::size_t outstanding = 0;
+    hazard_record records[max_protect_slots];
+
+    template <std::size_t... I>
+    hazard_block(hp_domain& domain, int t, hazard_thread* thread,
+                 std::index_sequence<I...>) noexcept
+        : tid(t),
+          owner(thread),
+          records{hazard_record{domain.hazard(t, int{I}), nullptr, this}...} {}
 };
 
 /// The calling thread's state, or null before its first use and after it
@@ -103,14 +127,55 @@ struct hazard_record {
 inline thread_local hazard_thread* this_thread_state = nullptr;
 inline thread_local bool this_thread_exited = false;
 
+/// Blocks whose thread exited while hazard_pointers still owned cells of
+/// them (thread_locals destroyed after the thread's state): they stay
+/// registered, so those hazard pointers keep protecting, until the last is
+/// destroyed. Never destroyed itself (threads may exit during static
+/// destruction).
+struct hazard_graveyard {
+    std::mutex mutex;
+    std::vector<std::unique_ptr<hazard_block>> blocks;
+
+    static hazard_graveyard& instance() {
+        static hazard_graveyard* const graveyard = new hazard_graveyard();
+        return *graveyard;
+    }
+
+    void keep(std::unique_ptr<hazard_block> block) {
+        const std::lock_guard<std::mutex> hold(mutex);
+        blocks.push_back(std::move(block));
+    }
+
+    /// A hazard_pointer destroyed after its thread's state.
+    void release(hazard_record* record) noexcept {
+        record->cell.clear();
+        hazard_block* const block = record->home;
+        if (--block->outstanding != 0) return;
+        hazard_pointer_default_domain().unregister_thread(block->tid);
+        const std::lock_guard<std::mutex> hold(mutex);
+        std::erase_if(blocks, [block](const auto& kept) { return kept.get() == block; });
+    }
+};
+
 /// A thread's slots in the default domain and its free cells. Made at the
 /// thread's first use; at exit its slots are unregistered, which clears
-/// their cells and hands what it retired to the domain's orphanage.
+/// their cells and hands what it retired to the domain's orphanage (a slot
+/// with cells still owned waits in the graveyard above).
 class hazard_thread {
   public:
     hazard_thread() noexcept { this_thread_state = this; }
     ~hazard_thread() {
-        for (auto& owned : blocks_) hazard_pointer_default_domain().unregister_thread(owned->tid);
+        for (auto& owned : blocks_) {
+            if (owned->outstanding == 0) {
+                hazard_pointer_default_domain().unregister_thread(owned->tid);
+            } else {
+                try {
+                    hazard_graveyard::instance().keep(std::move(owned));
+                } catch (...) {  // no memory: the block and its slot leak
+                    (void)owned.release();
+                }
+            }
+        }
         this_thread_state = nullptr;
         this_thread_exited = true;
     }
@@ -126,34 +191,27 @@ class hazard_thread {
     hazard_record* acquire() {
         if (free_ == nullptr) add_block();
         hazard_record* record = std::exchange(free_, free_->next_free);
+        ++record->home->outstanding;
         return record;
     }
 
     void release(hazard_record* record) noexcept {
         record->cell.clear();
+        --record->home->outstanding;
         record->next_free = std::exchange(free_, record);
     }
 
   private:
-    struct block {
-        int tid;
-        hazard_record records[max_protect_slots];
-
-        template <std::size_t... I>
-        block(hp_domain& domain, int t, hazard_thread* owner, std::index_sequence<I...>) noexcept
-            : tid(t), records{hazard_record{domain.hazard(t, int{I}), nullptr, owner}...} {}
-    };
-
     /// Another slot of the domain: 8 more cells (throws std::length_error
     /// when every slot is in use, std::bad_alloc without memory).
     void add_block() {
         hp_domain& domain = hazard_pointer_default_domain();
         blocks_.reserve(blocks_.size() + 1);  // the push below cannot throw
         const int tid = domain.register_thread();
-        std::unique_ptr<block> fresh;
+        std::unique_ptr<hazard_block> fresh;
         try {
-            fresh = std::make_unique<block>(domain, tid, this,
-                                            std::make_index_sequence<max_protect_slots>{});
+            fresh = std::make_unique<hazard_block>(domain, tid, this,
+                                                   std::make_index_sequence<max_protect_slots>{});
         } catch (...) {
             domain.unregister_thread(tid);
             throw;
@@ -164,7 +222,7 @@ class hazard_thread {
         blocks_.push_back(std::move(fresh));
     }
 
-    std::vector<std::unique_ptr<block>> blocks_;
+    std::vector<std::unique_ptr<hazard_block>> blocks_;
     hazard_record* free_ = nullptr;
 };
 
@@ -311,13 +369,15 @@ class hazard_pointer {
     void release() noexcept {
         if (record_ == nullptr) return;
         detail::hazard_record* const record = std::exchange(record_, nullptr);
-        if (record->owner != detail::this_thread_state) [[unlikely]] {
-            // The thread has exited and released its cells already.
-            if (detail::this_thread_exited) return;
-            core::contract_failed(
-                "hazard_pointer destroyed on a thread other than the one that made it");
+        detail::hazard_thread* const me = detail::this_thread_state;
+        if (me == nullptr && detail::this_thread_exited) [[unlikely]] {
+            // Destroyed during thread exit, after the thread's state.
+            detail::hazard_graveyard::instance().release(record);
+            return;
         }
-        record->owner->release(record);
+        SMR_CHECK(record->home->owner == me && me != nullptr,
+                  "hazard_pointer destroyed on a thread other than the one that made it");
+        me->release(record);
     }
 
     detail::hazard_record* record_ = nullptr;

@@ -56,8 +56,13 @@
 // - At most SMR_RCU_THREADS (512 by default) threads use one domain at once;
 //   the first lock or retire of a thread past that stops the program with a
 //   message (lock is noexcept).
-// - A deleter must not throw; an object's deleter D (rcu_obj_base<T, D>) is
-//   stored in the object.
+// - A deleter must not throw and must not call rcu_barrier (it would wait
+//   for itself: the program stops with a message, as it does for
+//   rcu_synchronize or rcu_barrier inside a read-side section); an object's
+//   deleter D (rcu_obj_base<T, D>) is stored in the object.
+// - A thread that uses the domain again during its exit (from a thread_local
+//   destructor that runs after the domain's own) is registered for that one
+//   call; what it retires is reclaimed like an exited thread's.
 // - Objects still retired when the program ends are not destroyed, unless
 //   rcu_barrier ran after their retirement.
 #pragma once
@@ -118,16 +123,14 @@ inline void rcu_reclaim_all(rcu_deferred* list) noexcept {
     }
 }
 
-/// Pushes the chain [first, last] onto a list any thread may take.
-inline void rcu_push_chain(std::atomic<rcu_deferred*>& list, rcu_deferred* first,
-                           rcu_deferred* last) noexcept {
-    rcu_deferred* head = list.load(std::memory_order_relaxed);
-    do {
-        last->next_deferred = head;
-        // release: the objects' contents and links happen before the taker's
-        // exchange (acquire) and the deleters it runs.
-    } while (!list.compare_exchange_weak(head, first, std::memory_order_release,
-                                         std::memory_order_relaxed));
+/// Pushes `object` onto a list that any thread may take whole.
+inline void rcu_push(std::atomic<rcu_deferred*>& list, rcu_deferred* object) noexcept {
+    object->next_deferred = list.load(std::memory_order_relaxed);
+    // release: the object's contents and link happen before the taker's
+    // exchange (acquire) and the deleter it runs.
+    while (!list.compare_exchange_weak(object->next_deferred, object, std::memory_order_release,
+                                       std::memory_order_relaxed)) {
+    }
 }
 
 }  // namespace detail
@@ -142,6 +145,11 @@ using rcu_domain = basic_rcu_domain<rcu_default_scheme>;
 /// std::scoped_lock and std::unique_lock make read-side critical sections.
 /// One instance per scheme (rcu_default_domain<Scheme>()); a thread is
 /// registered at its first use and leaves at exit.
+///
+/// Progress: lock, try_lock and unlock are lock-free (a thread's first lock
+/// registers it: a scan of the registration records and one CAS), and so is
+/// retire but once per batch; synchronize, barrier and that retire block
+/// for readers (a grace period), and barrier for reclamations under way.
 template <class Scheme>
 class basic_rcu_domain {
     static_assert(Scheme::traits.family == reclaimer_family::epoch && Scheme::traits.nests &&
@@ -182,6 +190,8 @@ class basic_rcu_domain {
         scheme_.end_op(me.tid);
         if (me.pending_count >= SMR_RCU_RETIRE_BATCH) [[unlikely]]
             reclaim_own(me);
+        if (me.temporary) [[unlikely]]
+            leave(me);
     }
 
     /// Hands `object` to the domain: its reclaim function runs once every
@@ -189,37 +199,45 @@ class basic_rcu_domain {
     /// SMR_RCU_RETIRE_BATCH calls (outside a section) for a grace period.
     void retire(detail::rcu_deferred* object) noexcept {
         reader& me = this_thread();
-        detail::rcu_push_chain(me.pending, object, object);
+        detail::rcu_push(me.pending, object);
         if (++me.pending_count >= SMR_RCU_RETIRE_BATCH && me.depth == 0) [[unlikely]]
             reclaim_own(me);
+        if (me.temporary && me.depth == 0) [[unlikely]]
+            leave(me);
     }
 
     /// Returns once every read-side section that began before the call has
     /// ended. Blocking; the caller is not inside a section (it would wait
     /// for itself).
-    void synchronize() noexcept { synchronize(this_thread()); }
+    void synchronize() noexcept {
+        reader& me = this_thread();
+        synchronize(me);
+        if (me.temporary) [[unlikely]]
+            leave(me);
+    }
 
     /// Returns once the deleter of every object retired before the call, by
-    /// any thread, has run. Waits for readers (one grace period) and for
-    /// reclamations already under way, not for idle threads. The caller is
-    /// not inside a section.
+    /// any thread, has run. Waits for readers (one grace period), for
+    /// reclamations under way and for another barrier, never for idle
+    /// threads. Not inside a section, and not from a deleter (it would wait
+    /// for itself; both stop the program with a message).
     void barrier() noexcept {
         reader& me = this_thread();
+        SMR_CHECK(!me.reclaiming, "rcu_barrier called from a deleter: it would wait for itself");
+        SMR_CHECK(me.depth == 0,
+                  "rcu_barrier inside a read-side section: it would wait for itself");
+        // One barrier at a time: a later one waits until the deleters of an
+        // earlier one have run. Reclaimers never take this mutex.
+        const std::lock_guard<std::mutex> one_at_a_time(barrier_mutex_);
+        me.reclaiming = true;
         detail::rcu_deferred* taken = nullptr;
-        {
-            const std::lock_guard<std::mutex> hold(readers_mutex_);
-            for (reader* r = readers_; r != nullptr; r = r->next_reader) take_into(taken, *r);
-            // acquire: pairs with the push of exiting threads' lists.
-            append(taken, orphans_.exchange(nullptr, std::memory_order_acquire));
-            // A thread that took its list before our exchanges may still run
-            // its deleters: wait for it. seq_cst: its `busy` store precedes
-            // its exchange, which precedes ours, in S.
-            for (reader* r = readers_; r != nullptr; r = r->next_reader) {
-                while (r->busy.load(std::memory_order_seq_cst)) std::this_thread::yield();
-            }
-        }
+        for (reader* r = first_reader(); r != nullptr; r = r->next_reader) take_into(taken, *r);
+        for (reader* r = first_reader(); r != nullptr; r = r->next_reader) wait_for_round(*r);
         synchronize(me);
         detail::rcu_reclaim_all(taken);
+        me.reclaiming = false;
+        if (me.temporary) [[unlikely]]
+            leave(me);
     }
 
     /// The scheme's domain (its statistics count sections and sentinels).
@@ -227,27 +245,39 @@ class basic_rcu_domain {
 
   private:
     /// A thread's registration: its slot in the scheme, its nesting depth and
-    /// the list of what it retired. Linked into the domain's list of readers
-    /// (under readers_mutex_) so that a barrier finds every list.
+    /// the list of what it retired. Records are linked into a list that only
+    /// grows and are never freed: a thread that exits releases its record
+    /// (its list stays in it, where barriers and reclaimers find it) and the
+    /// next thread to register reuses it, so a barrier walks the list with
+    /// no lock.
     struct reader {
-        explicit reader(basic_rcu_domain& d) : domain(d), tid(d.scheme_.register_thread()) {
-            const std::lock_guard<std::mutex> hold(domain.readers_mutex_);
-            next_reader = std::exchange(domain.readers_, this);
-        }
-        ~reader() {
-            if (depth != 0) domain.scheme_.end_op(tid);  // exited inside a section
-            domain.leave(*this);
-        }
-        reader(const reader&) = delete;
-        reader& operator=(const reader&) = delete;
-
-        basic_rcu_domain& domain;
-        const int tid;
+        std::atomic<bool> in_use{true};
+        reader* next_reader = nullptr;  // written once, before the record is published
+        int tid = -1;
         std::uint32_t depth = 0;
         std::size_t pending_count = 0;  // pushes since the owner last took its list
+        bool reclaiming = false;        // the owner runs deleters (no nested reclaim)
+        bool temporary = false;         // registered for one call during thread exit
         std::atomic<detail::rcu_deferred*> pending{nullptr};
-        std::atomic<bool> busy{false};  // the owner runs deleters of a list it took
-        reader* next_reader = nullptr;
+        /// Odd while the owner runs the deleters of lists it took.
+        std::atomic<std::uint64_t> rounds{0};
+    };
+
+    /// The calling thread's record (per scheme), null before its first use
+    /// and after it exits; trivially destructible, so it can be read during
+    /// thread exit.
+    static inline thread_local reader* current_ = nullptr;
+    static inline thread_local bool exited_ = false;
+
+    /// Releases the thread's record at its exit.
+    struct exit_handle {
+        exit_handle() noexcept = default;
+        exit_handle(const exit_handle&) = delete;
+        exit_handle& operator=(const exit_handle&) = delete;
+        ~exit_handle() {
+            exited_ = true;
+            if (reader* me = current_) instance().leave(*me);
+        }
     };
 
     basic_rcu_domain() : scheme_(scheme_config()) {}
@@ -259,8 +289,22 @@ class basic_rcu_domain {
     }
 
     reader& this_thread() noexcept {
+        if (reader* me = current_) [[likely]]
+            return *me;
+        return register_this_thread();
+    }
+
+    /// A thread's first use: claims a record. During thread exit (after the
+    /// exit handle ran) the record is held for one call only.
+    SMR_SLOW_PATH reader& register_this_thread() noexcept {
         try {
-            thread_local reader me(*this);
+            reader& me = claim_record();
+            if (exited_) {
+                me.temporary = true;
+            } else {
+                thread_local exit_handle handle;
+            }
+            current_ = &me;
             return me;
         } catch (...) {
             core::contract_failed(
@@ -269,29 +313,102 @@ class basic_rcu_domain {
         }
     }
 
-    /// Reclaims the calling thread's list and any exited thread's: one grace
-    /// period, then the deleters.
+    reader* first_reader() const noexcept {
+        // acquire: pairs with claim_record's publication of a new record.
+        return readers_.load(std::memory_order_acquire);
+    }
+
+    /// A free record (or a new one) with a slot of the scheme.
+    reader& claim_record() {
+        reader* r = first_reader();
+        for (; r != nullptr; r = r->next_reader) {
+            bool free = false;
+            // acquire: pairs with leave's release, so the last owner's
+            // accesses to the record happen before ours.
+            if (!r->in_use.load(std::memory_order_relaxed) &&
+                r->in_use.compare_exchange_strong(free, true, std::memory_order_acquire)) {
+                break;
+            }
+        }
+        if (r == nullptr) {
+            auto fresh = std::make_unique<reader>();
+            fresh->next_reader = readers_.load(std::memory_order_relaxed);
+            // release: the record's initialization happens before a walker's
+            // acquire load of the head.
+            while (!readers_.compare_exchange_weak(fresh->next_reader, fresh.get(),
+                                                   std::memory_order_release,
+                                                   std::memory_order_relaxed)) {
+            }
+            r = fresh.release();  // never freed: barriers walk the list without a lock
+        }
+        try {
+            r->tid = scheme_.register_thread();
+        } catch (...) {
+            r->in_use.store(false, std::memory_order_release);
+            throw;
+        }
+        r->depth = 0;
+        r->pending_count = 0;
+        return *r;
+    }
+
+    /// At thread exit (or after a call made during it): the slot goes back
+    /// to the scheme and the record to the free ones, with its list.
+    void leave(reader& me) noexcept {
+        if (me.depth != 0) scheme_.end_op(me.tid);  // exited inside a section
+        scheme_.unregister_thread(me.tid);
+        me.depth = 0;
+        me.temporary = false;
+        current_ = nullptr;
+        // release: our pushes and scheme calls happen before the next owner's
+        // claim (acquire).
+        me.in_use.store(false, std::memory_order_release);
+    }
+
+    /// Reclaims the calling thread's list and the lists left in released
+    /// records: one grace period, then the deleters. Deleters that retire
+    /// push onto the list again; if that fills it, another round follows.
     void reclaim_own(reader& me) noexcept {
-        // seq_cst: a barrier that takes lists after our exchange sees busy
-        // (its comment).
-        me.busy.store(true, std::memory_order_seq_cst);
-        me.pending_count = 0;
-        detail::rcu_deferred* taken = me.pending.exchange(nullptr, std::memory_order_seq_cst);
-        if (orphans_.load(std::memory_order_relaxed) != nullptr) [[unlikely]]
-            append(taken, orphans_.exchange(nullptr, std::memory_order_seq_cst));
-        synchronize(me);
-        detail::rcu_reclaim_all(taken);
-        // release: the deleters ran before a barrier that reads false.
-        me.busy.store(false, std::memory_order_release);
+        if (me.reclaiming) return;  // a deleter retired: the round under way continues
+        me.reclaiming = true;
+        do {
+            // seq_cst: an odd count is in S before our exchanges, so a
+            // barrier that takes lists after them and reads the count sees
+            // the round (and waits for its deleters).
+            me.rounds.fetch_add(1, std::memory_order_seq_cst);
+            me.pending_count = 0;
+            detail::rcu_deferred* taken = nullptr;
+            take_into(taken, me);
+            for (reader* r = first_reader(); r != nullptr; r = r->next_reader) {
+                if (!r->in_use.load(std::memory_order_relaxed)) take_into(taken, *r);
+            }
+            synchronize(me);
+            detail::rcu_reclaim_all(taken);
+            // release: the deleters ran before a barrier that reads the even
+            // count (acquire).
+            me.rounds.fetch_add(1, std::memory_order_release);
+        } while (me.pending_count >= SMR_RCU_RETIRE_BATCH);
+        me.reclaiming = false;
+    }
+
+    /// A barrier's wait for a round of r's owner that may hold lists taken
+    /// before the barrier's own exchanges.
+    static void wait_for_round(reader& r) noexcept {
+        // seq_cst: see reclaim_own.
+        const std::uint64_t seen = r.rounds.load(std::memory_order_seq_cst);
+        if ((seen & 1) == 0) return;
+        // acquire: pairs with the release that ends the round.
+        while (r.rounds.load(std::memory_order_acquire) == seen) std::this_thread::yield();
     }
 
     /// rcu_synchronize: a sentinel retired into the scheme is freed only
     /// after every operation that was running at its retirement has ended.
     void synchronize(reader& me) noexcept {
-        assert(me.depth == 0 && "rcu_synchronize inside a read-side section waits for itself");
+        SMR_CHECK(me.depth == 0,
+                  "rcu_synchronize inside a read-side section: it would wait for itself");
         sentinel marker;
         scheme_.retire(me.tid, &marker);
-        // acquire: pairs with the release in sentinel::freed, which the
+        // acquire: pairs with the release in sentinel::mark_freed, which the
         // scheme's free path reaches after the grace period.
         while (!marker.freed.load(std::memory_order_acquire)) {
             scheme_.flush_step(me.tid);  // moves the epoch on, frees what is due
@@ -311,44 +428,20 @@ class basic_rcu_domain {
         }
     };
 
-    /// Takes reader r's list (one exchange; r may push concurrently).
-    void take_into(detail::rcu_deferred*& taken, reader& r) noexcept {
-        // seq_cst: see barrier (pairs with reclaim_own's busy store).
-        append(taken, r.pending.exchange(nullptr, std::memory_order_seq_cst));
-    }
-
-    static void append(detail::rcu_deferred*& list, detail::rcu_deferred* more) noexcept {
+    /// Takes reader r's list (one exchange; r's owner may push concurrently).
+    static void take_into(detail::rcu_deferred*& taken, reader& r) noexcept {
+        // seq_cst: see reclaim_own. Also acquire: pairs with the pushes.
+        detail::rcu_deferred* more = r.pending.exchange(nullptr, std::memory_order_seq_cst);
         if (more == nullptr) return;
         detail::rcu_deferred* tail = more;
         while (tail->next_deferred != nullptr) tail = tail->next_deferred;
-        tail->next_deferred = list;
-        list = more;
-    }
-
-    /// At thread exit: the list goes to the orphans, the slot to the scheme.
-    /// Under the mutex, so that a barrier finds the list either here or
-    /// among the orphans.
-    void leave(reader& me) noexcept {
-        {
-            const std::lock_guard<std::mutex> hold(readers_mutex_);
-            reader** link = &readers_;
-            while (*link != &me) link = &(*link)->next_reader;
-            *link = me.next_reader;
-            // acquire: pairs with our own pushes (and a barrier's exchange).
-            if (detail::rcu_deferred* list =
-                    me.pending.exchange(nullptr, std::memory_order_acquire)) {
-                detail::rcu_deferred* last = list;
-                while (last->next_deferred != nullptr) last = last->next_deferred;
-                detail::rcu_push_chain(orphans_, list, last);
-            }
-        }
-        scheme_.unregister_thread(me.tid);
+        tail->next_deferred = taken;
+        taken = more;
     }
 
     Scheme scheme_;
-    std::mutex readers_mutex_;
-    reader* readers_ = nullptr;  // under readers_mutex_
-    std::atomic<detail::rcu_deferred*> orphans_{nullptr};
+    std::atomic<reader*> readers_{nullptr};
+    std::mutex barrier_mutex_;
 };
 
 /// The domain of `Scheme` (P2545's rcu_default_domain for the default).
