@@ -104,22 +104,21 @@ struct hazard_record {
     hazard_slot cell;
     hazard_record* next_free;
     hazard_block* home;
+    hazard_thread* owner;
 };
 
-/// One slot of the default domain that a thread took: its 8 cells, and how
-/// many of them hazard_pointers own.
+/// One slot of the default domain that a thread took, and its 8 cells.
+/// `outstanding` counts the cells hazard_pointers own once the thread has
+/// exited (counted at its exit, so making and destroying cost nothing).
 struct hazard_block {
     int tid;
-    hazard_thread* owner;
-    std::size_t outstanding = 0;
+    std::size_t outstanding = max_protect_slots;
     hazard_record records[max_protect_slots];
 
     template <std::size_t... I>
     hazard_block(hp_domain& domain, int t, hazard_thread* thread,
                  std::index_sequence<I...>) noexcept
-        : tid(t),
-          owner(thread),
-          records{hazard_record{domain.hazard(t, int{I}), nullptr, this}...} {}
+        : tid(t), records{hazard_record{domain.hazard(t, int{I}), nullptr, this, thread}...} {}
 };
 
 /// The calling thread's state, or null before its first use and after it
@@ -165,6 +164,7 @@ class hazard_thread {
   public:
     hazard_thread() noexcept { this_thread_state = this; }
     ~hazard_thread() {
+        for (hazard_record* r = free_; r != nullptr; r = r->next_free) --r->home->outstanding;
         for (auto& owned : blocks_) {
             if (owned->outstanding == 0) {
                 hazard_pointer_default_domain().unregister_thread(owned->tid);
@@ -190,14 +190,11 @@ class hazard_thread {
 
     hazard_record* acquire() {
         if (free_ == nullptr) add_block();
-        hazard_record* record = std::exchange(free_, free_->next_free);
-        ++record->home->outstanding;
-        return record;
+        return std::exchange(free_, free_->next_free);
     }
 
     void release(hazard_record* record) noexcept {
         record->cell.clear();
-        --record->home->outstanding;
         record->next_free = std::exchange(free_, record);
     }
 
@@ -375,7 +372,7 @@ class hazard_pointer {
             detail::hazard_graveyard::instance().release(record);
             return;
         }
-        SMR_CHECK(record->home->owner == me && me != nullptr,
+        SMR_CHECK(record->owner == me && me != nullptr,
                   "hazard_pointer destroyed on a thread other than the one that made it");
         me->release(record);
     }
