@@ -15,30 +15,16 @@
 #include <thread>
 #include <vector>
 
+#include "facade_objects.hpp"
 #include "smr/hazard_pointer.hpp"
 #include "stress.hpp"
 
 namespace {
 
-std::atomic<std::int64_t> made{0};
-std::atomic<std::int64_t> destroyed{0};
-
-/// An object that knows whether it is alive: its destructor breaks the seal
-/// (a reader that sees a broken seal read a destroyed object) and counts.
-struct tracked : smr::hazard_pointer_obj_base<tracked> {
-    static constexpr std::uint64_t intact = 0x5EA1'5EA1'5EA1'5EA1ull;
-    explicit tracked(std::uint64_t v) noexcept : value(v) { made.fetch_add(1); }
-    ~tracked() {
-        SMR_CHECK(seal == intact, "tracked destroyed twice");
-        *static_cast<volatile std::uint64_t*>(&seal) = 0;  // kept by the optimizer
-        destroyed.fetch_add(1);
-    }
-    std::uint64_t value;
-    std::uint64_t seal = intact;
-    std::uint64_t twin = value;  // value again: a torn or reused object differs
-};
-
-bool intact(const tracked* t) { return t->seal == tracked::intact && t->twin == t->value; }
+using smr::test::destroyed;
+using smr::test::intact;
+using smr::test::made;
+using tracked = smr::test::tracked<smr::hazard_pointer_obj_base>;
 
 TEST(hazard_pointer, default_is_empty_and_make_owns_a_cell) {
     smr::hazard_pointer none;
@@ -314,39 +300,30 @@ TEST(hazard_pointer_stress, readers_never_see_a_destroyed_object) {
     for (auto& cell : shared) cell.store(new tracked(0));
     std::atomic<std::uint64_t> broken{0};
 
-    for (int round = 0; round < rounds; ++round) {
-        std::barrier start(threads);
-        std::vector<std::thread> workers;
-        for (int t = 0; t < threads; ++t) {
-            workers.emplace_back([&, t] {
-                std::minstd_rand rng(static_cast<unsigned>(round * 100 + t + 1));
-                start.arrive_and_wait();
-                smr::hazard_pointer h = smr::make_hazard_pointer();
-                for (int i = 0; i < ops; ++i) {
-                    auto& cell = shared[rng() % cells];
-                    const unsigned dice = rng() % 100;
-                    if (dice < 30) {
-                        auto* fresh = new tracked(rng());
-                        cell.exchange(fresh)->retire();
-                    } else if (dice < 31) {
-                        // Many at once: the thread grows past one slot.
-                        std::vector<smr::hazard_pointer> many;
-                        for (int k = 0; k < 3 * smr::max_protect_slots; ++k) {
-                            many.push_back(smr::make_hazard_pointer());
-                            const tracked* p = many.back().protect(shared[k % cells]);
-                            if (!intact(p)) broken.fetch_add(1);
-                        }
-                    } else {
-                        const tracked* p = h.protect(cell);
-                        std::this_thread::yield();  // hold it while writers retire
-                        if (!intact(p)) broken.fetch_add(1);
-                        h.reset_protection();
-                    }
+    smr::test::in_rounds(threads, rounds, [&](int, std::minstd_rand& rng) {
+        smr::hazard_pointer h = smr::make_hazard_pointer();
+        for (int i = 0; i < ops; ++i) {
+            auto& cell = shared[rng() % cells];
+            const unsigned dice = rng() % 100;
+            if (dice < 30) {
+                auto* fresh = new tracked(rng());
+                cell.exchange(fresh)->retire();
+            } else if (dice < 31) {
+                // Many at once: the thread grows past one slot.
+                std::vector<smr::hazard_pointer> many;
+                for (int k = 0; k < 3 * smr::max_protect_slots; ++k) {
+                    many.push_back(smr::make_hazard_pointer());
+                    const tracked* p = many.back().protect(shared[k % cells]);
+                    if (!intact(p)) broken.fetch_add(1);
                 }
-            });
+            } else {
+                const tracked* p = h.protect(cell);
+                std::this_thread::yield();  // hold it while writers retire
+                if (!intact(p)) broken.fetch_add(1);
+                h.reset_protection();
+            }
         }
-        for (auto& w : workers) w.join();
-    }
+    });
     EXPECT_EQ(broken.load(), 0u);
     for (auto& cell : shared) cell.exchange(nullptr)->retire();
     smr::hazard_pointer_cleanup();

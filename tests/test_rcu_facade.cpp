@@ -18,6 +18,7 @@
 #include <thread>
 #include <vector>
 
+#include "facade_objects.hpp"
 #include "smr/rcu.hpp"
 #include "stress.hpp"
 
@@ -25,24 +26,10 @@ namespace {
 
 using namespace std::chrono_literals;
 
-std::atomic<std::int64_t> made{0};
-std::atomic<std::int64_t> destroyed{0};
-
-/// An object that knows whether it is alive (see test_hazard_pointer.cpp).
-struct tracked : smr::rcu_obj_base<tracked> {
-    static constexpr std::uint64_t intact = 0x5EA1'5EA1'5EA1'5EA1ull;
-    explicit tracked(std::uint64_t v) noexcept : value(v) { made.fetch_add(1); }
-    ~tracked() {
-        SMR_CHECK(seal == intact, "tracked destroyed twice");
-        *static_cast<volatile std::uint64_t*>(&seal) = 0;  // kept by the optimizer
-        destroyed.fetch_add(1);
-    }
-    std::uint64_t value;
-    std::uint64_t seal = intact;
-    std::uint64_t twin = value;
-};
-
-bool intact(const tracked* t) { return t->seal == tracked::intact && t->twin == t->value; }
+using smr::test::destroyed;
+using smr::test::intact;
+using smr::test::made;
+using tracked = smr::test::tracked<smr::rcu_obj_base>;
 
 template <class Scheme>
 class rcu_facade : public ::testing::Test {
@@ -374,37 +361,28 @@ TYPED_TEST(rcu_facade, readers_never_see_a_reclaimed_object) {
     for (auto& cell : shared) cell.store(new tracked(0));
     std::atomic<std::uint64_t> broken{0};
 
-    for (int round = 0; round < rounds; ++round) {
-        std::barrier start(threads);
-        std::vector<std::thread> workers;
-        for (int t = 0; t < threads; ++t) {
-            workers.emplace_back([&, t] {
-                std::minstd_rand rng(static_cast<unsigned>(round * 100 + t + 1));
-                start.arrive_and_wait();
-                for (int i = 0; i < ops; ++i) {
-                    auto& cell = shared[rng() % cells];
-                    const unsigned dice = rng() % 1000;
-                    if (dice < 300) {
-                        tracked* old = cell.exchange(new tracked(rng()));
-                        old->retire(std::default_delete<tracked>(), domain);
-                    } else if (dice < 301 && t == 0) {
-                        smr::rcu_barrier(domain);
-                    } else if (dice < 303) {
-                        smr::rcu_synchronize(domain);
-                    } else {
-                        std::scoped_lock section(domain);
-                        const tracked* p = cell.load(std::memory_order_acquire);
-                        if (dice % 7 == 0) {
-                            std::scoped_lock nested(domain);
-                            std::this_thread::yield();  // hold it while writers retire
-                        }
-                        if (!intact(p)) broken.fetch_add(1);
-                    }
+    smr::test::in_rounds(threads, rounds, [&](int t, std::minstd_rand& rng) {
+        for (int i = 0; i < ops; ++i) {
+            auto& cell = shared[rng() % cells];
+            const unsigned dice = rng() % 1000;
+            if (dice < 300) {
+                tracked* old = cell.exchange(new tracked(rng()));
+                old->retire(std::default_delete<tracked>(), domain);
+            } else if (dice < 301 && t == 0) {
+                smr::rcu_barrier(domain);
+            } else if (dice < 303) {
+                smr::rcu_synchronize(domain);
+            } else {
+                std::scoped_lock section(domain);
+                const tracked* p = cell.load(std::memory_order_acquire);
+                if (dice % 7 == 0) {
+                    std::scoped_lock nested(domain);
+                    std::this_thread::yield();  // hold it while writers retire
                 }
-            });
+                if (!intact(p)) broken.fetch_add(1);
+            }
         }
-        for (auto& w : workers) w.join();
-    }
+    });
     EXPECT_EQ(broken.load(), 0u);
     for (auto& cell : shared)
         cell.exchange(nullptr)->retire(std::default_delete<tracked>(), domain);
