@@ -22,6 +22,7 @@ from smrlab.store import Store
 from smrlab.timeline import KINDS, read_garbage_series, read_timeline
 
 THREADS = 3
+TRIAL_FACTORS = (1, 2, 6)
 
 
 @pytest.fixture(scope="module")
@@ -162,14 +163,15 @@ def report(tmp_path: Path, recorded: dict[str, Any]) -> Path:
         for reclaimer in ("none", "debra", "token_periodic"):
             for free in ("batch", "amortized"):
                 for threads in (1, 2, 4):
-                    for trial in range(2):
+                    for trial in range(3):
                         add_fake_run(
                             store,
                             trial=trial,
                             reclaimer=reclaimer,
                             free=free,
                             threads=threads,
-                            throughput=1e6 * threads * (trial + 1),
+                            # Median 2x, mean 3x: the table must show the median.
+                            throughput=1e6 * threads * TRIAL_FACTORS[trial],
                             free_calls=0 if reclaimer == "none" else 100,
                         )
     out = tmp_path / "report"
@@ -184,20 +186,45 @@ def report(tmp_path: Path, recorded: dict[str, Any]) -> Path:
 
 def test_report_is_self_contained(report: Path) -> None:
     page = report.read_text(encoding="utf-8")
-    assert page.count("<figure>") >= 3 and page.count("<svg") >= 3
-    assert 'class="timeline"' in page
+    where = "dgt_bst · jemalloc · 50% ins / 50% del"
+    assert re.findall(r"<figcaption>([^<]*)</figcaption>", page) == [
+        f"Throughput vs threads: {where}",
+        f"Peak memory vs threads: {where}",
+        f"Batch vs amortized free at 4 threads: {where}",
+        f"Free-call latency at 4 threads: {where}",
+    ]
+    figures = re.findall(r"<figure>(.*?)</figure>", page, re.DOTALL)
+    assert all("<svg" in figure for figure in figures)
+    for series in ("none", "none_af", "debra", "debra_af", "token_periodic", "token_periodic_af"):
+        assert f">{series}<" in figures[0] or f"{series}</" in figures[0], series
+    assert page.count('class="timeline"') == 1
     # Nothing is fetched: no external scripts, styles, images or fonts.
     assert not re.search(r'<(script|link|img|iframe)[^>]+(src|href)=["\'](?!data:|#)', page)
     assert "http://" not in page.replace("http://www.w3.org/", "")
     assert "https://" not in page
 
 
-playwright_sync = pytest.importorskip("playwright.sync_api", reason="playwright not installed")
+def test_report_table_gives_the_median_and_range_of_trials(report: Path) -> None:
+    page = report.read_text(encoding="utf-8")
+    table = page[page.index("Configurations (median over trials)") :]
+    table = table[: table.index("</table>")]
+    rows = [
+        re.findall(r"<td[^>]*>([^<]*)</td>", row)
+        for row in re.findall(r"<tr>(.*?)</tr>", table, re.DOTALL)
+    ]
+    rows = [row for row in rows if row]
+    assert len(rows) == 3 * 2 * 3  # reclaimers x free policies x thread counts
+    for row in rows:
+        threads, trials = int(row[3]), int(row[6])
+        median, low, high = (float(cell) for cell in row[7:10])
+        assert trials == len(TRIAL_FACTORS)
+        assert (median, low, high) == (2.0 * threads, 1.0 * threads, 6.0 * threads), row
 
 
 @pytest.fixture(scope="module")
 def browser():
     """Debian's Chromium driven by Playwright (no browser download)."""
+    playwright_sync = pytest.importorskip("playwright.sync_api", reason="playwright not installed")
     executable = shutil.which("chromium") or shutil.which("chromium-browser")
     if executable is None:
         pytest.skip("chromium not installed (scripts/bootstrap installs Debian's chromium)")

@@ -62,10 +62,28 @@ def test_column_order_from_the_header_row(tmp_path: Path) -> None:
 
 
 def test_window_and_threads(tmp_path: Path) -> None:
-    timeline = read_timeline(write_timeline(tmp_path / "t.timeline", threads=6))
-    window = timeline.window(50_000_000, 100_000_000, [1, 3])
-    assert set(np.unique(window.thread).tolist()) <= {1, 3}
-    assert np.all(window.end >= 50_000_000) and np.all(window.start <= 100_000_000)
+    lo, hi = 50_000_000, 100_000_000
+    # Events at the window's edges: two that overlap it by 10 ns, two that miss it by 1 ns.
+    edges = [
+        (1, "batch_free", lo - 20, lo + 10, 1),
+        (3, "batch_free", hi - 10, hi + 20, 1),
+        (1, "batch_free", lo - 20, lo - 1, 1),
+        (3, "batch_free", hi + 1, hi + 20, 1),
+    ]
+    rows = sorted(timeline_events(threads=6) + edges, key=lambda row: (row[0], row[2]))
+    timeline = read_timeline(write_timeline(tmp_path / "t.timeline", rows, threads=6))
+    window = timeline.window(lo, hi, [1, 3])
+    got = sorted(
+        zip(window.thread.tolist(), window.start.tolist(), window.end.tolist(), strict=True)
+    )
+    expected = sorted(
+        (thread, start, end)
+        for thread, _, start, end, _ in rows
+        if thread in (1, 3) and start >= 0 and end >= lo and start <= hi
+    )
+    assert len(expected) > 10 and got == expected
+    assert (1, lo - 20, lo + 10) in got and (3, hi - 10, hi + 20) in got
+    assert (1, lo - 20, lo - 1) not in got and (3, hi + 1, hi + 20) not in got
 
 
 @pytest.mark.parametrize(
