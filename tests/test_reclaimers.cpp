@@ -19,6 +19,7 @@
 #include <utility>
 #include <vector>
 
+#include "one_thread_scenarios.hpp"
 #include "smr/reclaim/guards.hpp"
 #include "smr/reclaim/measured.hpp"
 
@@ -69,9 +70,26 @@ struct without_reservation<std::tuple<Ds...>> {
 };
 using tested_domains = without_reservation<smr::measured_domains>::type;
 
-using all_setups = as_gtest_types<decltype(std::tuple_cat(
-    std::declval<with_mode<tested_domains, smr::free_mode::batch>::type>(),
-    std::declval<with_mode<tested_domains, smr::free_mode::amortized>::type>()))>::type;
+/// Every domain of `Tuple` under both free modes.
+template <class Tuple>
+using setups_of = as_gtest_types<decltype(std::tuple_cat(
+    std::declval<typename with_mode<Tuple, smr::free_mode::batch>::type>(),
+    std::declval<typename with_mode<Tuple, smr::free_mode::amortized>::type>()))>::type;
+
+using all_setups = setups_of<tested_domains>;
+/// The schemes that free while threads run (not none): the tests of
+/// reclamation itself.
+using freeing_setups =
+    setups_of<smr::test::domains_where<tested_domains, [](smr::reclaimer_traits t) {
+        return t.family != smr::reclaimer_family::leak;
+    }>::type>;
+/// Those whose garbage a thread stalled inside an operation pins (not the
+/// neutralization schemes, which restart it: test_nbr.cpp).
+using pinning_setups =
+    setups_of<smr::test::domains_where<tested_domains, [](smr::reclaimer_traits t) {
+        return t.family != smr::reclaimer_family::leak &&
+               t.family != smr::reclaimer_family::neutralization;
+    }>::type>;
 
 struct setup_names {
     template <class S>
@@ -277,10 +295,17 @@ class reclaimer_test : public ::testing::Test {
 
 TYPED_TEST_SUITE(reclaimer_test, all_setups, setup_names);
 
+template <class Setup>
+class freeing_test : public reclaimer_test<Setup> {};
+TYPED_TEST_SUITE(freeing_test, freeing_setups, setup_names);
+
+template <class Setup>
+class pinning_test : public reclaimer_test<Setup> {};
+TYPED_TEST_SUITE(pinning_test, pinning_setups, setup_names);
+
 // Garbage stays bounded and frees keep happening while 3 threads retire.
-TYPED_TEST(reclaimer_test, garbage_stays_bounded) {
+TYPED_TEST(freeing_test, garbage_stays_bounded) {
     using D = typename TestFixture::domain_type;
-    if constexpr (!frees_while_running<D>) GTEST_SKIP() << "never frees while running";
     D domain(TestFixture::config());
     {
         cells<D> shared(domain, 64);
@@ -304,12 +329,8 @@ TYPED_TEST(reclaimer_test, garbage_stays_bounded) {
 
 // One registered thread stalled inside an operation stops every epoch-family
 // reclaimer; releasing it lets reclamation resume.
-TYPED_TEST(reclaimer_test, stalled_thread_pins_garbage) {
+TYPED_TEST(pinning_test, stalled_thread_pins_garbage) {
     using D = typename TestFixture::domain_type;
-    if constexpr (!frees_while_running<D>) GTEST_SKIP() << "never frees while running";
-    if constexpr (D::traits.family == smr::reclaimer_family::neutralization) {
-        GTEST_SKIP() << "a stalled thread cannot pin garbage under neutralization (test_nbr)";
-    }
     D domain(TestFixture::config());
     cells<D> shared(domain, 64);
     {
@@ -358,9 +379,8 @@ TYPED_TEST(reclaimer_test, thread_churn_keeps_counts_and_leaks_nothing) {
 
 // Threads joining and leaving while others run (for token: while the token
 // circulates) never stop reclamation.
-TYPED_TEST(reclaimer_test, join_and_leave_while_running) {
+TYPED_TEST(freeing_test, join_and_leave_while_running) {
     using D = typename TestFixture::domain_type;
-    if constexpr (!frees_while_running<D>) GTEST_SKIP() << "never frees while running";
     D domain(TestFixture::config());
     {
         cells<D> shared(domain, 64);
@@ -399,9 +419,8 @@ TYPED_TEST(reclaimer_test, join_and_leave_while_running) {
 
 // A registered thread that is offline (an extended quiescent state) holds up
 // nobody, for every scheme.
-TYPED_TEST(reclaimer_test, offline_thread_does_not_block) {
+TYPED_TEST(freeing_test, offline_thread_does_not_block) {
     using D = typename TestFixture::domain_type;
-    if constexpr (!frees_while_running<D>) GTEST_SKIP() << "never frees while running";
     D domain(TestFixture::config());
     cells<D> shared(domain, 64);
     smr::thread_handle idle(domain);
