@@ -38,6 +38,18 @@ template <class Domain>
 class barrier_test : public ::testing::Test {};
 TYPED_TEST_SUITE(barrier_test, flushing_domains, domain_names);
 
+/// Those whose readers a barrier waits for: not the NBR family, which
+/// restarts a reader in a read phase instead (test_nbr.cpp).
+constexpr bool waits_for_readers(smr::reclaimer_traits t) {
+    return keeps_garbage(t) && !t.uses_signals;
+}
+using waiting_domains = smr::test::gtest_types_of<
+    typename smr::test::domains_where<smr::test::tested_domains, waits_for_readers>::type>::type;
+
+template <class Domain>
+class barrier_reader_test : public ::testing::Test {};
+TYPED_TEST_SUITE(barrier_reader_test, waiting_domains, domain_names);
+
 /// Large bags, so that without the barrier most of what was retired waits.
 smr::domain_config lazy_config(int threads) {
     smr::domain_config config;
@@ -122,50 +134,46 @@ TYPED_TEST(barrier_test, frees_what_exited_and_offline_threads_left) {
 
 // A reader inside an operation that holds a retired node delays the barrier
 // until its operation ends, and the node is not freed before.
-TYPED_TEST(barrier_test, waits_for_an_operation_that_holds_a_retired_node) {
+TYPED_TEST(barrier_reader_test, waits_for_an_operation_that_holds_a_retired_node) {
     using Domain = TypeParam;
-    if constexpr (Domain::traits.uses_signals) {
-        GTEST_SKIP() << "an NBR reader in a read phase is restarted, not waited for";
-    } else {
-        Domain domain(lazy_config(4));
-        smr::thread_handle main_thread(domain);
-        const int m = main_thread.tid();
-        std::atomic<std::uint64_t> freed{0};
-        smr::test::counted_cell<Domain> cell{domain.template allocate<counted_node<Domain>>(m)};
-        std::atomic<bool> holding{false};
-        std::atomic<bool> release{false};
-        std::thread reader([&] {
-            smr::thread_handle self(domain);
-            {
-                smr::op_guard op(domain, self.tid());
-                domain.protect(self.tid(), 0, cell);
-                holding.store(true, std::memory_order_release);
-                while (!release.load(std::memory_order_acquire)) std::this_thread::yield();
-            }
-            domain.quiescent(self.tid());
-            domain.thread_offline(self.tid());  // answers, and stops being waited for
-            while (release.load(std::memory_order_acquire)) std::this_thread::yield();
-        });
-        while (!holding.load(std::memory_order_acquire)) std::this_thread::yield();
-        smr::test::replace_counted(domain, m, cell, &freed);  // retires the node the reader holds
-        domain.thread_offline(m);                             // hands it over; not waited for
-        std::atomic<bool> returned{false};
-        std::thread flusher([&] {
-            smr::thread_handle self(domain);
-            domain.barrier(self.tid());
-            returned.store(true, std::memory_order_release);
-        });
-        std::this_thread::sleep_for(std::chrono::milliseconds(50));
-        EXPECT_FALSE(returned.load(std::memory_order_acquire)) << "did not wait for the reader";
-        EXPECT_EQ(freed.load(), 0u) << "freed while the reader held it";
-        release.store(true, std::memory_order_release);
-        flusher.join();
-        EXPECT_EQ(freed.load(), 1u);
-        release.store(false, std::memory_order_release);
-        reader.join();
-        domain.thread_online(m);
-        domain.free_unshared(cell.load());
-    }
+    Domain domain(lazy_config(4));
+    smr::thread_handle main_thread(domain);
+    const int m = main_thread.tid();
+    std::atomic<std::uint64_t> freed{0};
+    smr::test::counted_cell<Domain> cell{domain.template allocate<counted_node<Domain>>(m)};
+    std::atomic<bool> holding{false};
+    std::atomic<bool> release{false};
+    std::thread reader([&] {
+        smr::thread_handle self(domain);
+        {
+            smr::op_guard op(domain, self.tid());
+            domain.protect(self.tid(), 0, cell);
+            holding.store(true, std::memory_order_release);
+            while (!release.load(std::memory_order_acquire)) std::this_thread::yield();
+        }
+        domain.quiescent(self.tid());
+        domain.thread_offline(self.tid());  // answers, and stops being waited for
+        while (release.load(std::memory_order_acquire)) std::this_thread::yield();
+    });
+    while (!holding.load(std::memory_order_acquire)) std::this_thread::yield();
+    smr::test::replace_counted(domain, m, cell, &freed);  // retires the node the reader holds
+    domain.thread_offline(m);                             // hands it over; not waited for
+    std::atomic<bool> returned{false};
+    std::thread flusher([&] {
+        smr::thread_handle self(domain);
+        domain.barrier(self.tid());
+        returned.store(true, std::memory_order_release);
+    });
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    EXPECT_FALSE(returned.load(std::memory_order_acquire)) << "did not wait for the reader";
+    EXPECT_EQ(freed.load(), 0u) << "freed while the reader held it";
+    release.store(true, std::memory_order_release);
+    flusher.join();
+    EXPECT_EQ(freed.load(), 1u);
+    release.store(false, std::memory_order_release);
+    reader.join();
+    domain.thread_online(m);
+    domain.free_unshared(cell.load());
 }
 
 // Two barriers at once: the second waits for the first while offline (its
