@@ -213,10 +213,6 @@ TYPED_TEST(nbr_phases, writer_is_not_restarted_and_keeps_its_reservation) {
 // broadcast neutralizes it and it goes back to sleep at its checkpoint.
 TYPED_TEST(nbr_phases, stalled_reader_keeps_garbage_bounded) {
     using D = TypeParam;
-#if SMR_NBR_UNDER_TSAN
-    GTEST_SKIP() << "hangs under ThreadSanitizer (deferred handler of a thread sleeping in a read "
-                    "phase; acknowledgement handshake waits) -- not yet diagnosed";
-#endif
     smr::domain_config cfg = small_config();
     D domain(cfg);
     smr::ds::lazylist<D> list(domain);

@@ -8,6 +8,21 @@
 /// common path costs as much as the work it does.
 #define SMR_SLOW_PATH [[gnu::noinline, gnu::cold]]
 
+/// 1 in a ThreadSanitizer build (GCC defines __SANITIZE_THREAD__, Clang has
+/// __has_feature), else 0: TSan runs asynchronous signal handlers late and
+/// with every signal blocked, which NBR must allow for (reclaim/nbr.hpp,
+/// reclaim/guards.hpp).
+#if defined(__SANITIZE_THREAD__)
+#define SMR_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define SMR_TSAN 1
+#endif
+#endif
+#ifndef SMR_TSAN
+#define SMR_TSAN 0
+#endif
+
 namespace smr::core {
 
 /// A 128-bit unsigned integer, for 64x64->128 products and double-width

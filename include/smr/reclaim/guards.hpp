@@ -28,6 +28,8 @@
 #include <type_traits>
 #include <utility>
 
+#include "smr/core/compiler.hpp"
+
 namespace smr {
 
 /// Brackets one data-structure operation: begin_op on construction, end_op on
@@ -93,17 +95,25 @@ class [[nodiscard]] thread_handle {
 
 }  // namespace smr
 
+/// Whether the NBR checkpoint saves the signal mask. Not in a normal build:
+/// the NBR handler is installed with SA_NODEFER, so leaving it by siglongjmp
+/// leaves no signal blocked and there is no mask to restore -- saving one
+/// would cost a sigprocmask system call per read phase (reclaim/nbr.hpp).
+/// Under ThreadSanitizer, yes: TSan runs a deferred handler with every signal
+/// blocked and unblocks them when the handler returns, which a handler that
+/// leaves by siglongjmp never does; without the saved mask the neutralized
+/// thread kept every signal blocked, never took the next broadcast's, and
+/// the broadcaster waited for its acknowledgement forever.
+#define SMR_READ_PHASE_SAVEMASK SMR_TSAN
+
 /// The NBR restart point of a read phase; see the comment at the top of this
-/// file. `domain` and `tid` are evaluated more than once. savemask 0: the NBR
-/// handler is installed with SA_NODEFER, so leaving it by siglongjmp leaves
-/// no signal blocked and there is no mask to restore -- saving one would cost
-/// a sigprocmask system call per read phase (reclaim/nbr.hpp).
-#define SMR_READ_PHASE_BEGIN(domain, tid)                                           \
-    do {                                                                            \
-        if constexpr (std::remove_cvref_t<decltype(domain)>::traits.uses_signals) { \
-            if (sigsetjmp(*(domain).read_phase_checkpoint(tid), 0) != 0) {          \
-                (domain).on_neutralized(tid);                                       \
-            }                                                                       \
-        }                                                                           \
-        (domain).read_phase_begin(tid);                                             \
+/// file. `domain` and `tid` are evaluated more than once.
+#define SMR_READ_PHASE_BEGIN(domain, tid)                                                        \
+    do {                                                                                         \
+        if constexpr (std::remove_cvref_t<decltype(domain)>::traits.uses_signals) {              \
+            if (sigsetjmp(*(domain).read_phase_checkpoint(tid), SMR_READ_PHASE_SAVEMASK) != 0) { \
+                (domain).on_neutralized(tid);                                                    \
+            }                                                                                    \
+        }                                                                                        \
+        (domain).read_phase_begin(tid);                                                          \
     } while (false)

@@ -167,6 +167,7 @@
 #include <string>
 #include <type_traits>
 
+#include "smr/core/compiler.hpp"
 #include "smr/core/limbo_bag.hpp"
 #include "smr/core/padded.hpp"
 #include "smr/core/retired_node.hpp"
@@ -174,16 +175,7 @@
 #include "smr/reclaim/domain_base.hpp"
 #include "smr/reclaim/traits.hpp"
 
-#if defined(__SANITIZE_THREAD__)
-#define SMR_NBR_UNDER_TSAN 1
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-#define SMR_NBR_UNDER_TSAN 1
-#endif
-#endif
-#ifndef SMR_NBR_UNDER_TSAN
-#define SMR_NBR_UNDER_TSAN 0
-#endif
+#define SMR_NBR_UNDER_TSAN SMR_TSAN
 
 namespace smr {
 
