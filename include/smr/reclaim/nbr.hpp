@@ -93,7 +93,9 @@
 // SA_NODEFER, so the signal is not blocked while the handler runs: the
 // handler leaves through siglongjmp, and with SA_NODEFER there is no blocked
 // mask to restore, so the checkpoint can be sigsetjmp(buf, 0) -- no
-// sigprocmask system call per read phase. A nested signal inside the handler
+// sigprocmask system call per read phase (but under ThreadSanitizer, which
+// blocks every signal around a deferred handler: SMR_READ_PHASE_SAVEMASK in
+// reclaim/guards.hpp). A nested signal inside the handler
 // finds the thread no longer restartable and returns. The handler is
 // async-signal-safe: it reads a constinit thread_local pointer, lock-free
 // atomics, and calls siglongjmp; it saves and restores errno.
