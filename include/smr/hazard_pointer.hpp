@@ -372,7 +372,7 @@ class hazard_pointer {
             detail::hazard_graveyard::instance().release(record);
             return;
         }
-        SMR_CHECK(record->owner == me && me != nullptr,
+        SMR_CHECK(record->owner == me,  // owners are never null
                   "hazard_pointer destroyed on a thread other than the one that made it");
         me->release(record);
     }

@@ -19,8 +19,8 @@
 // How it is built. A read-side critical section is an operation of the
 // scheme (begin_op at the outermost lock, end_op at the outermost unlock;
 // sections nest). What the scheme offers beyond that is its grace period:
-// a node it frees was retired after every operation that could hold it
-// ended. rcu_synchronize retires a sentinel, which lives on its stack, and
+// it frees a node only after every operation running when the node was
+// retired has ended. rcu_synchronize retires a sentinel, which lives on its stack, and
 // drives the scheme (flush_step: empty operations that move the epoch on,
 // scans) until the scheme frees it; then every section that began before the
 // call has ended. Retired objects do not go into the scheme's per-thread

@@ -101,8 +101,6 @@ class hazard_slot {
         cell_->store(nullptr, std::memory_order_release);
     }
 
-    const void* get() const noexcept { return cell_->load(std::memory_order_relaxed); }
-
   private:
     /// Michael's protect, one round: `ptr` is protected if the source still
     /// holds it after the announcement is visible; else `ptr` is updated.
