@@ -1,0 +1,160 @@
+// The exact operation at which each epoch scheme frees a retired node.
+//
+// The concurrent tests see a scheme that frees one epoch early only when a
+// reader happens to hold the node at that moment: a few runs in twenty. Here
+// two registered slots are driven in turn by one OS thread with the eager
+// configuration (every operation looks at the epoch, every retire may free),
+// so the schedule is the same at every run and the operation at which the
+// node is freed is a number that each scheme's algorithm fixes. A scheme
+// that frees a grace period early or late changes the number.
+//
+// The scenario: slot `a` retires node X inside an operation; then the other
+// slot `b` and `a` take turns, one operation each (a retires a fresh node in
+// each of its operations, b only enters and leaves). Steps count those
+// operations, b's first. A second scenario holds b inside an operation that
+// begins before X's retirement: X must outlive any number of a's operations,
+// and then be freed at a step fixed just as exactly.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <string>
+#include <string_view>
+
+#include "one_thread_scenarios.hpp"
+#include "smr/reclaim/guards.hpp"
+
+namespace {
+
+using smr::test::domain_names;
+using smr::test::eager_config;
+using smr::test::flagged_node;
+using smr::test::replace;
+
+using epoch_domains = smr::test::gtest_types_of<
+    typename smr::test::domains_where<smr::all_domains, [](smr::reclaimer_traits t) {
+        return t.family == smr::reclaimer_family::epoch;
+    }>::type>::type;
+
+template <class Domain>
+class free_epoch_test : public ::testing::Test {};
+TYPED_TEST_SUITE(free_epoch_test, epoch_domains, domain_names);
+
+/// Steps after X's retirement at which each scheme frees it. The eager
+/// settings let every operation try to advance the epoch; only the owner
+/// frees its bags.
+///  - ebr, debra: the owner's bags rotate once per epoch change it observes,
+///    and X's bag is freed at the second. X is retired in epoch e (the
+///    owner's operation then advances to e+1); b advances at steps 1 and 3
+///    and the owner observes a change at steps 2 and 4.
+///  - nebr, qsbr: Hart's three epochs. The epoch advances only at b's
+///    operations (its announcement is the last one missing), so it reaches
+///    e+3 at step 5 and the owner frees X on entering it at step 6.
+///  - rcu: X is stamped e, the epoch after its unlink; a scan frees what is
+///    stamped below every reservation. The owner's next operation reserves
+///    e itself (step 2); the one after reserves e+1 (step 4).
+///  - Token-EBR: a bag is freed at the second receipt of the token after it
+///    closed; the token goes around two slots, one hop per operation.
+constexpr int expected_steps(std::string_view scheme) {
+    if (scheme == "ebr" || scheme == "debra" || scheme == "rcu") return 4;
+    if (scheme == "nebr" || scheme == "qsbr") return 6;
+    if (scheme.starts_with("token_")) return 4;
+    return -1;
+}
+
+/// Steps after b's stalled operation ends (a's turn first) at which each
+/// scheme frees X. During the stall the epoch stays where b announced it, and
+/// X is retired in that epoch e.
+///  - ebr, debra, Token-EBR: the owner's first step observes no change (it
+///    was already in e), so the two changes come at steps 3 and 5.
+///  - nebr: e+3 is reached at step 6 (b's steps advance), entered at 7.
+///  - qsbr: b's stall ends with its quiescent state, which counts as b's
+///    announcement: a advances at step 1, b at 2 and 4, a enters e+3 at 5.
+///  - rcu: no reservation is left at or below X's stamp, so the owner's
+///    first scan frees it.
+constexpr int expected_after_stall(std::string_view scheme) {
+    if (scheme == "ebr" || scheme == "debra" || scheme == "qsbr") return 5;
+    if (scheme == "nebr") return 7;
+    if (scheme == "rcu") return 1;
+    if (scheme.starts_with("token_")) return 5;
+    return -1;
+}
+
+/// One operation of `tid` that reads nothing and retires nothing.
+template <class Domain>
+void idle_operation(Domain& domain, int tid) {
+    { smr::op_guard op(domain, tid); }
+    domain.quiescent(tid);
+}
+
+/// Runs b, a, b, a... (a, b, a, b... if `a_first`) until X is destroyed or
+/// `limit` steps; returns the step that freed X (1 = the first operation),
+/// or 0.
+template <class Domain>
+int steps_until_freed(Domain& domain, int a, int b, std::atomic<flagged_node<Domain>*>& churn,
+                      const bool& destroyed, bool a_first = false, int limit = 64) {
+    for (int step = 1; step <= limit; ++step) {
+        if ((step % 2 == 1) != a_first) {
+            idle_operation(domain, b);
+        } else {
+            replace(domain, a, churn);
+        }
+        if (destroyed) return step;
+    }
+    return 0;
+}
+
+TYPED_TEST(free_epoch_test, a_retired_node_is_freed_at_the_step_the_algorithm_fixes) {
+    using Domain = TypeParam;
+    using node = flagged_node<Domain>;
+    const int expected = expected_steps(Domain::traits.name);
+    ASSERT_GT(expected, 0) << "no expectation for " << Domain::traits.name;
+    Domain domain(eager_config());
+    smr::thread_handle first(domain);
+    smr::thread_handle second(domain);
+    const int a = first.tid();
+    const int b = second.tid();
+    bool destroyed = false;
+    std::atomic<node*> cell{domain.template allocate_outside_op<node>(a, &destroyed)};
+    std::atomic<node*> churn{domain.template allocate_outside_op<node>(a, nullptr)};
+    // Warm up: both slots operate until the schedule is periodic.
+    for (int round = 0; round < 8; ++round) {
+        idle_operation(domain, b);
+        replace(domain, a, churn);
+    }
+    replace(domain, a, cell);  // retires X
+    EXPECT_EQ(steps_until_freed(domain, a, b, churn, destroyed), expected) << Domain::traits.name;
+    domain.free_unshared(cell.load(std::memory_order_relaxed));
+    domain.free_unshared(churn.load(std::memory_order_relaxed));
+}
+
+TYPED_TEST(free_epoch_test, a_stalled_operation_keeps_the_node_until_it_ends) {
+    using Domain = TypeParam;
+    using node = flagged_node<Domain>;
+    const int expected = expected_after_stall(Domain::traits.name);
+    ASSERT_GT(expected, 0) << "no expectation for " << Domain::traits.name;
+    Domain domain(eager_config());
+    smr::thread_handle first(domain);
+    smr::thread_handle second(domain);
+    const int a = first.tid();
+    const int b = second.tid();
+    bool destroyed = false;
+    std::atomic<node*> cell{domain.template allocate_outside_op<node>(a, &destroyed)};
+    std::atomic<node*> churn{domain.template allocate_outside_op<node>(a, nullptr)};
+    for (int round = 0; round < 8; ++round) {
+        idle_operation(domain, b);
+        replace(domain, a, churn);
+    }
+    {
+        smr::op_guard stalled(domain, b);  // may read X from here on
+        replace(domain, a, cell);          // retires X
+        for (int op = 0; op < 100; ++op) replace(domain, a, churn);
+        EXPECT_FALSE(destroyed) << "freed under an operation that began before its retirement";
+    }
+    domain.quiescent(b);
+    const int after = steps_until_freed(domain, a, b, churn, destroyed, true);
+    EXPECT_EQ(after, expected) << Domain::traits.name;
+    domain.free_unshared(cell.load(std::memory_order_relaxed));
+    domain.free_unshared(churn.load(std::memory_order_relaxed));
+}
+
+}  // namespace
