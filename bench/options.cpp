@@ -11,6 +11,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "faults.hpp"
 #include "option_table.hpp"
 #include "recording.hpp"
 #include "registry.hpp"
@@ -328,6 +329,7 @@ parse_outcome parse_command_line(int argc, char** argv) {
     // The VERSION file's, through CMake (bench/CMakeLists.txt).
     app.set_version_flag("--version", "smrbench " SMRLAB_VERSION);
     add_table_options(app, c, texts, bench_command::set);
+    add_fault_options(app, c);
     CLI::App* threadtest = app.add_subcommand(
         "threadtest",
         "Hoard's allocator microbenchmark: every thread allocates blocks of --block-size bytes "

@@ -40,6 +40,9 @@ struct bench_config {
     bool alternate = false;  // updates take turns: insert, then erase that key
     double duration_s = 1.0;
     std::uint64_t ops_per_thread = 0;  // >0: run exactly this many operations instead of --duration
+    /// Added to the expected key sum of every trial; only the test build
+    /// (smrbench_faults, bench/faults.hpp) can set it.
+    std::int64_t injected_key_sum_error = 0;
     int trials = 1;
     prefill_mode prefill = prefill_mode::automatic;
     std::int64_t prefill_count = 0;  // prefill_mode::count only

@@ -561,6 +561,7 @@ trial_result run_trial(const bench_config& config, int trial_index) {
         result.expected_size += t->size;
         end_ns = std::max(end_ns, t->end_ns);
     }
+    result.expected_key_sum += config.injected_key_sum_error;  // 0 but in the test build
     result.measured_seconds = static_cast<double>(end_ns - start_ns) * 1e-9;
     result.throughput_ops_per_s =
         result.measured_seconds > 0

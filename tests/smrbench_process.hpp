@@ -32,13 +32,13 @@ inline std::string slurp(const fs::path& path) {
     return buffer.str();
 }
 
-/// Runs smrbench with `args` (a shell-quoted string), capturing both streams.
-inline run_result smrbench(const std::string& args) {
+/// Runs `binary` with `args` (a shell-quoted string), capturing both streams.
+inline run_result run_binary(const std::string& binary, const std::string& args) {
     const fs::path dir = fs::temp_directory_path();
     const std::string tag = std::to_string(::getpid()) + "-" + std::to_string(std::rand());
     const fs::path out = dir / ("smrbench-out-" + tag), err = dir / ("smrbench-err-" + tag);
-    const std::string command = std::string(SMRBENCH_PATH) + " " + args + " >" + out.string() +
-                                " 2>" + err.string() + " </dev/null";
+    const std::string command =
+        binary + " " + args + " >" + out.string() + " 2>" + err.string() + " </dev/null";
     const auto start = std::chrono::steady_clock::now();
     const int status = std::system(command.c_str());
     run_result result;
@@ -51,6 +51,16 @@ inline run_result smrbench(const std::string& args) {
     fs::remove(err);
     return result;
 }
+
+/// Runs smrbench with `args`.
+inline run_result smrbench(const std::string& args) { return run_binary(SMRBENCH_PATH, args); }
+
+#ifdef SMRBENCH_FAULTS_PATH
+/// Runs the test build of smrbench (bench/faults.hpp) with `args`.
+inline run_result smrbench_faults(const std::string& args) {
+    return run_binary(SMRBENCH_FAULTS_PATH, args);
+}
+#endif
 
 inline int count_lines(const std::string& text) {
     int lines = 0;

@@ -42,13 +42,13 @@ TYPED_TEST_SUITE(free_epoch_test, epoch_domains, domain_names);
 /// Steps after X's retirement at which each scheme frees it. The eager
 /// settings let every operation try to advance the epoch; only the owner
 /// frees its bags.
-///  - ebr, debra: the owner's bags rotate once per epoch change it observes,
-///    and X's bag is freed at the second. X is retired in epoch e (the
-///    owner's operation then advances to e+1); b advances at steps 1 and 3
-///    and the owner observes a change at steps 2 and 4.
-///  - nebr, qsbr: Hart's three epochs. The epoch advances only at b's
-///    operations (its announcement is the last one missing), so it reaches
-///    e+3 at step 5 and the owner frees X on entering it at step 6.
+///  - ebr, debra, nebr, qsbr share detail::epoch_bags: a bag retired in the
+///    owner's local epoch e is freed when the owner enters e+3 or later.
+///    In ebr and debra every operation advances (the other slot is outside
+///    any operation), so the owner enters e+2 at step 2 and e+4 at step 4.
+///    In nebr and qsbr only b's operations advance (an online slot counts
+///    until it announces), so the epoch is e+3 after step 5 and the owner
+///    enters it at step 6.
 ///  - rcu: X is stamped e, the epoch after its unlink; a scan frees what is
 ///    stamped below every reservation. The owner's next operation reserves
 ///    e itself (step 2); the one after reserves e+1 (step 4).
@@ -62,15 +62,18 @@ constexpr int expected_steps(std::string_view scheme) {
 }
 
 /// Steps after b's stalled operation ends (a's turn first) at which each
-/// scheme frees X. During the stall the epoch stays where b announced it, and
-/// X is retired in that epoch e.
-///  - ebr, debra, Token-EBR: the owner's first step observes no change (it
-///    was already in e), so the two changes come at steps 3 and 5.
-///  - nebr: e+3 is reached at step 6 (b's steps advance), entered at 7.
-///  - qsbr: b's stall ends with its quiescent state, which counts as b's
-///    announcement: a advances at step 1, b at 2 and 4, a enters e+3 at 5.
+/// scheme frees X. During the stall the epoch cannot pass b's, and X is
+/// retired in the owner's local epoch e.
+///  - ebr, debra: the owner's step 1 enters no new epoch and advances; b's
+///    step 2 advances to e+2, the owner's step 3 enters it and advances, b's
+///    step 4 to e+4, which the owner enters at step 5.
+///  - nebr: b's steps advance (2, 4, 6), so e+3 is entered at step 7.
+///  - qsbr: b's stall ends with its quiescent state, which counts as its
+///    announcement, so the owner advances at step 1, b at 2 and 4, and the
+///    owner enters e+3 at step 5.
 ///  - rcu: no reservation is left at or below X's stamp, so the owner's
 ///    first scan frees it.
+///  - Token-EBR: as ebr, one step later than without the stall.
 constexpr int expected_after_stall(std::string_view scheme) {
     if (scheme == "ebr" || scheme == "debra" || scheme == "qsbr") return 5;
     if (scheme == "nebr") return 7;

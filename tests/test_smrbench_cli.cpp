@@ -345,6 +345,38 @@ TEST(Cli, EveryCombinationRunsAndValidates) {
     EXPECT_GT(ran * 2, list["combinations"].size()) << ran << " valid combinations";
 }
 
+// Validation that cannot fail proves nothing: the test build of smrbench
+// (bench/faults.hpp) adds an error to the key sum the threads' updates add up
+// to, and every structure's run must then fail validation with exit 1, the
+// same run without the error passing. The smrbench users run has no such
+// option.
+TEST(Cli, AWrongKeySumFailsValidationForEveryStructure) {
+    const auto list = nlohmann::json::parse(smrbench("--list --json").out);
+    ASSERT_GE(list["data_structures"].size(), 14u);
+    for (const auto& ds : list["data_structures"]) {
+        const std::string name = ds.get<std::string>();
+        const std::string base = "--ds " + name +
+                                 " --reclaimer debra --threads 2 --key-range 64 --ops 500 "
+                                 "--quiet --json";
+        const run_result good = smrbench_faults(base);
+        ASSERT_EQ(good.exit_code, 0) << base << "\n" << good.err;
+        EXPECT_TRUE(nlohmann::json::parse(good.out)["validated"].get<bool>()) << name;
+        const run_result bad = smrbench_faults(base + " --inject-key-sum-error 1");
+        EXPECT_EQ(bad.exit_code, 1) << name << "\n" << bad.err;
+        const auto run = nlohmann::json::parse(bad.out);
+        EXPECT_FALSE(run["validated"].get<bool>()) << name;
+        const auto& validation = run["trials"][0]["validation"];
+        EXPECT_EQ(validation["expected_key_sum"].get<std::int64_t>(),
+                  validation["key_sum"].get<std::int64_t>() + 1)
+            << name;
+        EXPECT_NE(validation["error"].get<std::string>().find("key sum"), std::string::npos)
+            << name << ": " << validation["error"];
+    }
+    const run_result refused = smrbench("--inject-key-sum-error 1 --ops 10 --quiet");
+    EXPECT_EQ(refused.exit_code, 2) << "the user build has no fault options";
+    EXPECT_EQ(count_lines(refused.err), 1) << refused.err;
+}
+
 TEST(Cli, OpsRunsAFixedNumberOfOperations) {
     const run_result r = smrbench("--threads 3 --key-range 256 --ops 1000 --quiet --json");
     ASSERT_EQ(r.exit_code, 0) << r.err;

@@ -141,6 +141,8 @@ namespace smr::ds {
 
 template <class Domain, class Key = std::int64_t, class Value = std::int64_t>
 class abtree {
+    friend struct smr::ds::testing::access;  // tests corrupt internals
+
     static_assert(std::is_trivially_copyable_v<Value> && sizeof(Value) <= sizeof(void*),
                   "abtree stores a leaf's values in its child-pointer slots");
 

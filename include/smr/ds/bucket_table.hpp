@@ -41,6 +41,8 @@ namespace smr::ds {
 /// (domain, ds_options).
 template <class Bucket>
 class bucket_table {
+    friend struct smr::ds::testing::access;  // tests corrupt internals
+
   public:
     using bucket_type = Bucket;
     using domain_type = typename Bucket::domain_type;

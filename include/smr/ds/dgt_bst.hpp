@@ -70,6 +70,8 @@ namespace smr::ds {
 ///   reverts on failure. Nothing is ever waited for, so this cannot deadlock.
 template <class Domain, class Key = std::int64_t, class Value = std::int64_t>
 class dgt_bst {
+    friend struct smr::ds::testing::access;  // tests corrupt internals
+
     enum side : int { left = 0, right = 1 };
 
     struct node : Domain::node_base {

@@ -91,6 +91,8 @@ namespace smr::ds {
 /// numeric_limits<Key>::max() - 1]: the sentinels hold the extremes.
 template <class Domain, class Key = std::int64_t, class Value = std::int64_t>
 class harris_list {
+    friend struct smr::ds::testing::access;  // tests corrupt internals
+
     struct node : Domain::node_base {
         node(Key k, Value v, node* successor) noexcept : key(k), value(v), next(successor) {}
 

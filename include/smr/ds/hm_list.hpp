@@ -94,6 +94,8 @@ namespace smr::ds {
 template <class Domain, class Key = std::int64_t, class Value = std::int64_t,
           class SentinelLayout = padded_sentinels>
 class hm_list {
+    friend struct smr::ds::testing::access;  // tests corrupt internals
+
     struct node : Domain::node_base {
         node(Key k, Value v, node* successor) noexcept : key(k), value(v), next(successor) {}
 

@@ -221,6 +221,8 @@ class occ_avl_lock {
 /// layout.
 template <class Domain, class Key = std::int64_t, class Value = std::int64_t>
 class occ_avl {
+    friend struct smr::ds::testing::access;  // tests corrupt internals
+
     enum side : int { left = 0, right = 1 };
 
     struct node : Domain::node_base {

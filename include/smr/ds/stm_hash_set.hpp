@@ -62,6 +62,8 @@ namespace smr::ds {
 /// ds_options::buckets chains.
 template <class Domain>
 class stm_hash_set : public detail::stm_structure<Domain> {
+    friend struct smr::ds::testing::access;  // tests corrupt internals
+
     using base = detail::stm_structure<Domain>;
     using node = detail::stm_node;
 

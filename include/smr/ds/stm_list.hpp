@@ -66,6 +66,8 @@ namespace smr::ds {
 /// (the sentinels hold the extremes).
 template <class Domain>
 class stm_list : public detail::stm_structure<Domain> {
+    friend struct smr::ds::testing::access;  // tests corrupt internals
+
     using base = detail::stm_structure<Domain>;
     using node = detail::stm_node;
 

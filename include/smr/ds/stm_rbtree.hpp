@@ -52,6 +52,8 @@ namespace smr::ds {
 /// [min_key, max_key] with a value per key.
 template <class Domain>
 class stm_rbtree : public detail::stm_structure<Domain> {
+    friend struct smr::ds::testing::access;  // tests corrupt internals
+
     using base = detail::stm_structure<Domain>;
 
     /// STAMP's node: six words, 48 bytes, no header.

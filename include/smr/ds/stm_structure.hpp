@@ -37,6 +37,8 @@ inline stm_node* make_plain_node(std::int64_t key, stm_node* next) {
 /// The STM a transactional structure runs on, and what it offers callers.
 template <class Domain>
 class stm_structure {
+    friend struct smr::ds::testing::access;  // tests corrupt internals
+
   public:
     using domain_type = Domain;
 

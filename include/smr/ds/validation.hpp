@@ -23,4 +23,11 @@ struct validation_result {
     }
 };
 
+namespace testing {
+/// The tests' way into a structure's internals: every structure befriends
+/// it, and only tests define it (tests/test_negative_validation.cpp corrupts
+/// each structure and expects validate() to fail).
+struct access;
+}  // namespace testing
+
 }  // namespace smr::ds

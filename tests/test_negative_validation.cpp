@@ -1,0 +1,1195 @@
+// Negative tests of every data structure's validate(). Each test builds a
+// small valid instance on one thread (keys 1..20, DEBRA), corrupts one
+// invariant through the structure's internals, expects validate() to fail
+// (ok == false, not only a key sum or size that differs) naming the
+// violation, then undoes the corruption exactly and expects validate() to
+// hold again, so that the structure is destroyed normally (the test runs
+// under AddressSanitizer and LeakSanitizer).
+//
+// Why: every stress test ends with validate(). One that always said yes would
+// let all of them pass, so each check validate() makes must be seen to fire.
+// (Issue: negative validation.)
+//
+// The internals are reached through smr::ds::testing::access, which every
+// structure befriends (validation.hpp declares it) and only this file
+// defines. Keys that a structure declares const (the lists', ms_queue's and
+// occ_avl's nodes) are never written, which would be undefined behaviour: an
+// order violation is made by relinking nodes instead. Nothing corrupted is
+// ever freed, and no cycle is left for a destructor to follow.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "smr/ds/abtree.hpp"
+#include "smr/ds/bucket_table.hpp"
+#include "smr/ds/cr_hash_set.hpp"
+#include "smr/ds/cr_list.hpp"
+#include "smr/ds/dgt_bst.hpp"
+#include "smr/ds/harris_list.hpp"
+#include "smr/ds/hash_set.hpp"
+#include "smr/ds/hm_list.hpp"
+#include "smr/ds/lazylist.hpp"
+#include "smr/ds/lock_list.hpp"
+#include "smr/ds/marked_ptr.hpp"
+#include "smr/ds/ms_queue.hpp"
+#include "smr/ds/occ_avl.hpp"
+#include "smr/ds/options.hpp"
+#include "smr/ds/stm_hash_set.hpp"
+#include "smr/ds/stm_list.hpp"
+#include "smr/ds/stm_rbtree.hpp"
+#include "smr/ds/stm_structure.hpp"
+#include "smr/ds/validation.hpp"
+#include "smr/reclaim/debra.hpp"
+#include "smr/reclaim/guards.hpp"
+#include "smr/stm/orec_table.hpp"
+
+namespace smr::ds::testing {
+
+/// The private members validate() reads, for the tests below to corrupt.
+struct access {
+    /// The lists' sentinels (nodes; pointers to nodes for stm_list) and
+    /// ms_queue's head and tail roots.
+    template <class S>
+    static auto& head(S& s) {
+        return s.head_;
+    }
+    template <class S>
+    static auto& tail(S& s) {
+        return s.tail_;
+    }
+
+    /// cr_list's writer lock, lock_list's lock.
+    template <class S>
+    static auto& lock(S& s) {
+        return s.lock_;
+    }
+
+    /// The buckets of hash_set and cr_hash_set (bucket_table's array, of
+    /// bucket_count() lists).
+    template <class Bucket>
+    static Bucket* buckets(bucket_table<Bucket>& table) {
+        return table.buckets_;
+    }
+
+    /// stm_hash_set's chains: bucket_count() pointers to first nodes.
+    template <class Domain>
+    static auto chains(stm_hash_set<Domain>& set) {
+        return set.buckets_;
+    }
+
+    /// ms_queue's first dummy node (in the queue object).
+    template <class S>
+    static auto& dummy(S& s) {
+        return s.dummy_;
+    }
+
+    /// dgt_bst's root sentinel (a node), stm_rbtree's root (a pointer).
+    template <class S>
+    static auto& root(S& s) {
+        return s.root_;
+    }
+
+    /// abtree's entry node, whose one child is the root.
+    template <class S>
+    static auto& entry(S& s) {
+        return s.entry_;
+    }
+
+    /// The state word of thread tid's SCX record (abtree).
+    template <class S>
+    static auto& scx_state(S& s, int tid) {
+        return s.records_[static_cast<std::size_t>(tid)].state;
+    }
+
+    /// occ_avl's root holder, whose right child is the root.
+    template <class S>
+    static auto& holder(S& s) {
+        return s.holder_;
+    }
+
+    /// stm_rbtree's colours.
+    template <class S>
+    static constexpr std::int64_t red() {
+        return S::red;
+    }
+    template <class S>
+    static constexpr std::int64_t black() {
+        return S::black;
+    }
+
+    /// Entry `index` of a transactional structure's versioned-lock table.
+    /// The table is the structure's own (not const); its STM offers only a
+    /// read-only view of it.
+    template <class Domain>
+    static std::atomic<std::uint64_t>& versioned_lock(detail::stm_structure<Domain>& s,
+                                                      std::size_t index) {
+        return const_cast<::smr::stm::orec_table&>(s.stm_.orecs()).lock(index);
+    }
+};
+
+}  // namespace smr::ds::testing
+
+namespace {
+
+using domain_t = smr::debra_domain;
+using internals = smr::ds::testing::access;
+using smr::ds::validation_result;
+
+constexpr auto relaxed = std::memory_order_relaxed;
+
+/// Every structure holds keys 1..kKeys before it is corrupted.
+constexpr std::int64_t kKeys = 20;
+
+/// validate() held.
+::testing::AssertionResult holds(const validation_result& v) {
+    if (v.ok) return ::testing::AssertionSuccess();
+    return ::testing::AssertionFailure() << "validate() failed: " << v.error;
+}
+
+/// validate() failed (ok, not only the key sum or size), and its error
+/// contains `words`.
+::testing::AssertionResult fails_with(const validation_result& v, std::string_view words) {
+    if (v.ok) return ::testing::AssertionFailure() << "validate() accepted the corruption";
+    if (v.error.find(words) == std::string::npos) {
+        return ::testing::AssertionFailure()
+               << "validate() failed with \"" << v.error << "\", not \"" << words << "\"";
+    }
+    return ::testing::AssertionSuccess();
+}
+
+/// Inserts keys 1..kKeys (enqueues them, for ms_queue); validate() must hold.
+template <class S>
+void fill(S& s, int tid) {
+    for (std::int64_t k = 1; k <= kKeys; ++k) ASSERT_TRUE(s.insert(tid, k, k)) << k;
+    ASSERT_TRUE(holds(s.validate()));
+}
+
+// ---- sorted lists -------------------------------------------------------------------
+
+/// A sentinel as a pointer, whether the list keeps the node itself or a
+/// pointer to it (stm_list).
+template <class T>
+auto* node_ptr(T& sentinel) {
+    if constexpr (std::is_pointer_v<T>) {
+        return sentinel;
+    } else {
+        return &sentinel;
+    }
+}
+
+/// A node's successor, mark bit stripped, whether the link is atomic or a
+/// plain pointer (lock_list, the STM nodes).
+template <class Node>
+Node* next_of(Node* n) {
+    if constexpr (std::is_pointer_v<decltype(Node::next)>) {
+        return n->next;
+    } else {
+        return smr::ds::detail::without_mark(n->next.load(relaxed));
+    }
+}
+
+template <class Node>
+void set_next(Node* n, std::type_identity_t<Node*> successor) {
+    if constexpr (std::is_pointer_v<decltype(Node::next)>) {
+        n->next = successor;
+    } else {
+        n->next.store(successor, relaxed);
+    }
+}
+
+/// The node before the one holding `key` in the list from `head`, or null.
+template <class Node>
+Node* pred_of(Node* head, std::int64_t key) {
+    for (Node* pred = head; next_of(pred) != nullptr; pred = next_of(pred)) {
+        if (next_of(pred)->key == key) return pred;
+    }
+    return nullptr;
+}
+
+/// pred -> a -> b -> c becomes pred -> b -> a -> c: a and b trade places.
+/// Applied again, it undoes itself.
+template <class Node>
+void swap_after(Node* pred) {
+    Node* const a = next_of(pred);
+    Node* const b = next_of(a);
+    Node* const c = next_of(b);
+    set_next(pred, b);
+    set_next(b, a);
+    set_next(a, c);
+}
+
+/// Order: nodes 1 and 2 trade places (head -> 2 -> 1 -> 3).
+template <class List>
+void expect_swapped_neighbours_detected() {
+    domain_t domain{smr::domain_config{}};
+    List list(domain);
+    smr::thread_handle handle(domain);
+    ASSERT_NO_FATAL_FAILURE(fill(list, handle.tid()));
+    auto* const head = node_ptr(internals::head(list));
+    swap_after(head);
+    EXPECT_TRUE(fails_with(list.validate(), "keys not strictly ascending: 2 then 1"));
+    swap_after(head);
+    EXPECT_TRUE(holds(list.validate()));
+}
+
+/// The lock-free lists' logical delete left reachable: node 5's own next
+/// marked, as an erase that never unlinked it would leave it.
+template <class List>
+void expect_marked_node_detected(std::string_view defect) {
+    domain_t domain{smr::domain_config{}};
+    List list(domain);
+    smr::thread_handle handle(domain);
+    ASSERT_NO_FATAL_FAILURE(fill(list, handle.tid()));
+    auto* const pred = pred_of(node_ptr(internals::head(list)), 5);
+    ASSERT_NE(pred, nullptr);
+    auto* const victim = next_of(pred);
+    auto* const successor = next_of(victim);
+    victim->next.store(smr::ds::detail::with_mark(successor), relaxed);
+    EXPECT_TRUE(fails_with(list.validate(), std::string(defect) + ", key 5"));
+    victim->next.store(successor, relaxed);
+    EXPECT_TRUE(holds(list.validate()));
+}
+
+/// The tail sentinel unlinked: the last node's next is null.
+template <class List>
+void expect_tail_unlinked_detected() {
+    domain_t domain{smr::domain_config{}};
+    List list(domain);
+    smr::thread_handle handle(domain);
+    ASSERT_NO_FATAL_FAILURE(fill(list, handle.tid()));
+    auto* const tail = node_ptr(internals::tail(list));
+    auto* const pred = pred_of(node_ptr(internals::head(list)), kKeys);
+    ASSERT_NE(pred, nullptr);
+    auto* const last = next_of(pred);
+    ASSERT_EQ(next_of(last), tail);
+    set_next(last, nullptr);
+    EXPECT_TRUE(fails_with(list.validate(), "list ends before the tail sentinel"));
+    set_next(last, tail);
+    EXPECT_TRUE(holds(list.validate()));
+}
+
+/// The tail sentinel points somewhere (to node 1): it must end the list.
+template <class List>
+void expect_tail_successor_detected() {
+    domain_t domain{smr::domain_config{}};
+    List list(domain);
+    smr::thread_handle handle(domain);
+    ASSERT_NO_FATAL_FAILURE(fill(list, handle.tid()));
+    auto* const head = node_ptr(internals::head(list));
+    auto* const tail = node_ptr(internals::tail(list));
+    set_next(tail, next_of(head));
+    EXPECT_TRUE(fails_with(list.validate(), "tail sentinel has a successor"));
+    set_next(tail, nullptr);
+    EXPECT_TRUE(holds(list.validate()));
+}
+
+using hm_list_t = smr::ds::hm_list<domain_t>;
+using harris_list_t = smr::ds::harris_list<domain_t>;
+using cr_list_t = smr::ds::cr_list<domain_t>;
+using lazylist_t = smr::ds::lazylist<domain_t>;
+using lock_list_t = smr::ds::lock_list<domain_t>;
+
+// ---- hash sets ------------------------------------------------------------------------
+
+/// The head sentinel of bucket i of a hash_set or cr_hash_set.
+template <class Set>
+auto* bucket_head(Set& set, std::size_t i) {
+    return node_ptr(internals::head(internals::buckets(set)[i]));
+}
+
+template <class Set>
+auto* bucket_tail(Set& set, std::size_t i) {
+    return node_ptr(internals::tail(internals::buckets(set)[i]));
+}
+
+/// Key 1's node moves from its bucket to the next one, at its sorted place
+/// there (first: 1 is the smallest key), so both buckets' lists stay valid
+/// and only the hashing is violated.
+template <class Set>
+void expect_key_in_wrong_bucket_detected() {
+    domain_t domain{smr::domain_config{}};
+    Set set(domain, smr::ds::ds_options{.buckets = 4});
+    smr::thread_handle handle(domain);
+    ASSERT_NO_FATAL_FAILURE(fill(set, handle.tid()));
+    const std::size_t home = set.bucket_of(1);
+    const std::size_t away = (home + 1) % set.bucket_count();
+    auto* const from = pred_of(bucket_head(set, home), 1);
+    ASSERT_NE(from, nullptr);
+    auto* const moved = next_of(from);
+    auto* const after = next_of(moved);
+    auto* const into = bucket_head(set, away);
+    set_next(from, after);
+    set_next(moved, next_of(into));
+    set_next(into, moved);
+    EXPECT_TRUE(fails_with(set.validate(), "key 1 in bucket " + std::to_string(away) +
+                                               ", hashes to bucket " + std::to_string(home)));
+    set_next(into, next_of(moved));
+    set_next(moved, after);
+    set_next(from, moved);
+    EXPECT_TRUE(holds(set.validate()));
+}
+
+using hash_set_t = smr::ds::hash_set<domain_t>;
+using cr_hash_set_t = smr::ds::cr_hash_set<domain_t>;
+
+// ---- trees ------------------------------------------------------------------------------
+
+/// abtree's root (entry's one child). With 20 keys it is an internal node:
+/// the 17th insert split the first leaf (b = 16).
+template <class Tree>
+auto* abtree_root(Tree& tree) {
+    return internals::entry(tree).ptrs[0].load(relaxed);
+}
+
+/// occ_avl's root (the root holder's right child).
+template <class Tree>
+auto* avl_root(Tree& tree) {
+    return internals::holder(tree).child[1].load(relaxed);
+}
+
+/// The first node without children below n (occ_avl).
+template <class Node>
+Node* avl_leaf_below(Node* n) {
+    for (;;) {
+        Node* c = n->child[0].load(relaxed);
+        if (c == nullptr) c = n->child[1].load(relaxed);
+        if (c == nullptr) return n;
+        n = c;
+    }
+}
+
+/// dgt_bst: the leaf a search for `key` ends at, and its parent.
+template <class Node>
+std::pair<Node*, Node*> dgt_leaf_and_parent(Node* root, std::int64_t key) {
+    Node* parent = nullptr;
+    Node* n = root;
+    while (!n->leaf) {
+        parent = n;
+        n = n->child[key < n->key ? 0 : 1].load(relaxed);
+    }
+    return {n, parent};
+}
+
+/// stm_rbtree: a red node other than the root, or null.
+template <class Node>
+Node* red_below_root(Node* root, std::int64_t red) {
+    std::vector<Node*> pending{root};
+    while (!pending.empty()) {
+        Node* n = pending.back();
+        pending.pop_back();
+        if (n != root && n->colour == red) return n;
+        if (n->left != nullptr) pending.push_back(n->left);
+        if (n->right != nullptr) pending.push_back(n->right);
+    }
+    return nullptr;
+}
+
+using abtree_t = smr::ds::abtree<domain_t>;
+using occ_avl_t = smr::ds::occ_avl<domain_t>;
+using dgt_bst_t = smr::ds::dgt_bst<domain_t>;
+
+// ---- transactional structures ---------------------------------------------------------
+
+/// Entry 0 of the STM's lock table left locked, as by a transaction that
+/// ended without releasing it.
+template <class S>
+void expect_held_versioned_lock_detected() {
+    domain_t domain{smr::domain_config{}};
+    S s(domain);
+    smr::thread_handle handle(domain);
+    ASSERT_NO_FATAL_FAILURE(fill(s, handle.tid()));
+    std::atomic<std::uint64_t>& lock = internals::versioned_lock(s, 0);
+    const std::uint64_t before = lock.load(relaxed);
+    ASSERT_FALSE(smr::stm::orec_table::is_locked(before));
+    lock.store(smr::stm::orec_table::locked_word(static_cast<std::uint32_t>(handle.tid()), 0),
+               relaxed);
+    EXPECT_TRUE(fails_with(s.validate(), "1 versioned locks still held"));
+    lock.store(before, relaxed);
+    EXPECT_TRUE(holds(s.validate()));
+}
+
+using stm_list_t = smr::ds::stm_list<domain_t>;
+using stm_hash_set_t = smr::ds::stm_hash_set<domain_t>;
+using stm_rbtree_t = smr::ds::stm_rbtree<domain_t>;
+
+}  // namespace
+
+// ---- hm_list ----------------------------------------------------------------------------
+
+TEST(NegativeValidation, HmListSwappedNeighbours) {
+    expect_swapped_neighbours_detected<hm_list_t>();
+}
+
+TEST(NegativeValidation, HmListMarkedNodeReachable) {
+    expect_marked_node_detected<hm_list_t>("reachable marked node");
+}
+
+TEST(NegativeValidation, HmListTailSentinelHasSuccessor) {
+    expect_tail_successor_detected<hm_list_t>();
+}
+
+// ---- harris_list ------------------------------------------------------------------------
+
+TEST(NegativeValidation, HarrisListSwappedNeighbours) {
+    expect_swapped_neighbours_detected<harris_list_t>();
+}
+
+TEST(NegativeValidation, HarrisListMarkedNodeReachable) {
+    expect_marked_node_detected<harris_list_t>("reachable marked node");
+}
+
+TEST(NegativeValidation, HarrisListTailSentinelUnlinked) {
+    expect_tail_unlinked_detected<harris_list_t>();
+}
+
+// ---- cr_list ----------------------------------------------------------------------------
+
+TEST(NegativeValidation, CrListSwappedNeighbours) {
+    expect_swapped_neighbours_detected<cr_list_t>();
+}
+
+TEST(NegativeValidation, CrListRemovedNodeReachable) {
+    // The removal mark (bit 0 of next) is checked whatever the reclaimer.
+    expect_marked_node_detected<cr_list_t>("reachable removed node");
+}
+
+TEST(NegativeValidation, CrListWriterLockHeld) {
+    domain_t domain{smr::domain_config{}};
+    cr_list_t list(domain);
+    smr::thread_handle handle(domain);
+    ASSERT_NO_FATAL_FAILURE(fill(list, handle.tid()));
+    internals::lock(list).lock();  // a writer that never unlocked
+    EXPECT_TRUE(fails_with(list.validate(), "writer lock held"));
+    internals::lock(list).unlock();
+    EXPECT_TRUE(holds(list.validate()));
+}
+
+// ---- lazylist ---------------------------------------------------------------------------
+
+TEST(NegativeValidation, LazylistSwappedNeighbours) {
+    expect_swapped_neighbours_detected<lazylist_t>();
+}
+
+TEST(NegativeValidation, LazylistMarkedNodeReachable) {
+    // An erase that set the mark and never unlinked the node.
+    domain_t domain{smr::domain_config{}};
+    lazylist_t list(domain);
+    smr::thread_handle handle(domain);
+    ASSERT_NO_FATAL_FAILURE(fill(list, handle.tid()));
+    auto* const pred = pred_of(node_ptr(internals::head(list)), 5);
+    ASSERT_NE(pred, nullptr);
+    auto* const victim = next_of(pred);
+    victim->marked.store(true, relaxed);
+    EXPECT_TRUE(fails_with(list.validate(), "reachable marked node, key 5"));
+    victim->marked.store(false, relaxed);
+    EXPECT_TRUE(holds(list.validate()));
+}
+
+TEST(NegativeValidation, LazylistLockedNodeReachable) {
+    // An update that returned without unlocking its node.
+    domain_t domain{smr::domain_config{}};
+    lazylist_t list(domain);
+    smr::thread_handle handle(domain);
+    ASSERT_NO_FATAL_FAILURE(fill(list, handle.tid()));
+    auto* const pred = pred_of(node_ptr(internals::head(list)), 5);
+    ASSERT_NE(pred, nullptr);
+    auto* const victim = next_of(pred);
+    victim->lock.lock();
+    EXPECT_TRUE(fails_with(list.validate(), "reachable locked node, key 5"));
+    victim->lock.unlock();
+    EXPECT_TRUE(holds(list.validate()));
+}
+
+TEST(NegativeValidation, LazylistTailSentinelUnlinked) {
+    expect_tail_unlinked_detected<lazylist_t>();
+}
+
+// ---- lock_list --------------------------------------------------------------------------
+
+TEST(NegativeValidation, LockListSwappedNeighbours) {
+    expect_swapped_neighbours_detected<lock_list_t>();
+}
+
+TEST(NegativeValidation, LockListLockHeld) {
+    domain_t domain{smr::domain_config{}};
+    lock_list_t list(domain);
+    smr::thread_handle handle(domain);
+    ASSERT_NO_FATAL_FAILURE(fill(list, handle.tid()));
+    internals::lock(list).lock();
+    EXPECT_TRUE(fails_with(list.validate(), "lock held"));
+    internals::lock(list).unlock();
+    EXPECT_TRUE(holds(list.validate()));
+}
+
+TEST(NegativeValidation, LockListTailSentinelUnlinked) {
+    expect_tail_unlinked_detected<lock_list_t>();
+}
+
+TEST(NegativeValidation, LockListTailSentinelHasSuccessor) {
+    expect_tail_successor_detected<lock_list_t>();
+}
+
+// ---- hash_set ---------------------------------------------------------------------------
+
+TEST(NegativeValidation, HashSetKeyInWrongBucket) {
+    expect_key_in_wrong_bucket_detected<hash_set_t>();
+}
+
+TEST(NegativeValidation, HashSetMarkedNodeInBucket) {
+    // A bucket's own check, reported with the bucket's index.
+    domain_t domain{smr::domain_config{}};
+    hash_set_t set(domain, smr::ds::ds_options{.buckets = 4});
+    smr::thread_handle handle(domain);
+    ASSERT_NO_FATAL_FAILURE(fill(set, handle.tid()));
+    const std::size_t bucket = set.bucket_of(5);
+    auto* const pred = pred_of(bucket_head(set, bucket), 5);
+    ASSERT_NE(pred, nullptr);
+    auto* const victim = next_of(pred);
+    auto* const successor = next_of(victim);
+    victim->next.store(smr::ds::detail::with_mark(successor), relaxed);
+    EXPECT_TRUE(fails_with(set.validate(),
+                           "bucket " + std::to_string(bucket) + ": reachable marked node, key 5"));
+    victim->next.store(successor, relaxed);
+    EXPECT_TRUE(holds(set.validate()));
+}
+
+TEST(NegativeValidation, HashSetSwappedNeighboursInBucket) {
+    domain_t domain{smr::domain_config{}};
+    hash_set_t set(domain, smr::ds::ds_options{.buckets = 4});
+    smr::thread_handle handle(domain);
+    ASSERT_NO_FATAL_FAILURE(fill(set, handle.tid()));
+    // A bucket with at least two keys (20 keys in 4 buckets: some bucket has 5).
+    const auto has_two_keys = [&set](std::size_t i) {
+        auto* const first = next_of(bucket_head(set, i));
+        return first != bucket_tail(set, i) && next_of(first) != bucket_tail(set, i);
+    };
+    std::size_t bucket = 0;
+    while (bucket < set.bucket_count() && !has_two_keys(bucket)) ++bucket;
+    ASSERT_LT(bucket, set.bucket_count());
+    auto* const head = bucket_head(set, bucket);
+    const std::int64_t first = next_of(head)->key;
+    const std::int64_t second = next_of(next_of(head))->key;
+    swap_after(head);
+    EXPECT_TRUE(fails_with(set.validate(),
+                           "bucket " + std::to_string(bucket) + ": keys not strictly ascending: " +
+                               std::to_string(second) + " then " + std::to_string(first)));
+    swap_after(head);
+    EXPECT_TRUE(holds(set.validate()));
+}
+
+// ---- cr_hash_set ------------------------------------------------------------------------
+
+TEST(NegativeValidation, CrHashSetKeyInWrongBucket) {
+    expect_key_in_wrong_bucket_detected<cr_hash_set_t>();
+}
+
+TEST(NegativeValidation, CrHashSetBucketWriterLockHeld) {
+    domain_t domain{smr::domain_config{}};
+    cr_hash_set_t set(domain, smr::ds::ds_options{.buckets = 4});
+    smr::thread_handle handle(domain);
+    ASSERT_NO_FATAL_FAILURE(fill(set, handle.tid()));
+    const std::size_t bucket = set.bucket_of(5);
+    auto& lock = internals::lock(internals::buckets(set)[bucket]);
+    lock.lock();
+    EXPECT_TRUE(
+        fails_with(set.validate(), "bucket " + std::to_string(bucket) + ": writer lock held"));
+    lock.unlock();
+    EXPECT_TRUE(holds(set.validate()));
+}
+
+// ---- ms_queue ---------------------------------------------------------------------------
+
+TEST(NegativeValidation, MsQueueTailLagging) {
+    // Tail back at the dummy, 20 nodes behind the last one; it may lag by
+    // one node at most (an enqueue between its two CASes).
+    domain_t domain{smr::domain_config{}};
+    smr::ds::ms_queue<domain_t> queue(domain);
+    smr::thread_handle handle(domain);
+    ASSERT_NO_FATAL_FAILURE(fill(queue, handle.tid()));
+    auto& head = internals::head(queue);
+    auto& tail = internals::tail(queue);
+    auto* const last = tail.load(relaxed);
+    tail.store(head.load(relaxed), relaxed);
+    EXPECT_TRUE(fails_with(queue.validate(), "tail lags more than one node behind the last node"));
+    tail.store(last, relaxed);
+    EXPECT_TRUE(holds(queue.validate()));
+}
+
+TEST(NegativeValidation, MsQueueCycle) {
+    // The last node links back to the first item.
+    domain_t domain{smr::domain_config{}};
+    smr::ds::ms_queue<domain_t> queue(domain);
+    smr::thread_handle handle(domain);
+    ASSERT_NO_FATAL_FAILURE(fill(queue, handle.tid()));
+    auto* const first = internals::head(queue).load(relaxed)->next.load(relaxed);
+    auto* const last = internals::tail(queue).load(relaxed);
+    ASSERT_NE(first, nullptr);
+    ASSERT_EQ(last->next.load(relaxed), nullptr);
+    last->next.store(first, relaxed);
+    EXPECT_TRUE(fails_with(queue.validate(), "cycle in the list from head"));
+    last->next.store(nullptr, relaxed);
+    EXPECT_TRUE(holds(queue.validate()));
+}
+
+TEST(NegativeValidation, MsQueueTailUnreachable) {
+    // After a dequeue the in-object dummy has left the list: tail pointing
+    // there points behind head.
+    domain_t domain{smr::domain_config{}};
+    smr::ds::ms_queue<domain_t> queue(domain);
+    smr::thread_handle handle(domain);
+    ASSERT_NO_FATAL_FAILURE(fill(queue, handle.tid()));
+    ASSERT_TRUE(queue.dequeue(handle.tid()).has_value());
+    ASSERT_TRUE(holds(queue.validate()));
+    auto& tail = internals::tail(queue);
+    auto* const last = tail.load(relaxed);
+    tail.store(&internals::dummy(queue), relaxed);
+    EXPECT_TRUE(fails_with(queue.validate(), "tail is not reachable from head"));
+    tail.store(last, relaxed);
+    EXPECT_TRUE(holds(queue.validate()));
+}
+
+// ---- abtree -----------------------------------------------------------------------------
+
+TEST(NegativeValidation, AbtreeKeysSwappedInLeaf) {
+    domain_t domain{smr::domain_config{}};
+    abtree_t tree(domain);
+    smr::thread_handle handle(domain);
+    ASSERT_NO_FATAL_FAILURE(fill(tree, handle.tid()));
+    auto* const root = abtree_root(tree);
+    ASSERT_FALSE(root->leaf);
+    auto* const leaf = root->ptrs[0].load(relaxed);
+    ASSERT_TRUE(leaf->leaf);
+    ASSERT_GE(static_cast<int>(leaf->size), 2);
+    std::swap(leaf->keys[0], leaf->keys[1]);
+    EXPECT_TRUE(fails_with(tree.validate(), "leaf at depth 1: keys not ascending"));
+    std::swap(leaf->keys[0], leaf->keys[1]);
+    EXPECT_TRUE(holds(tree.validate()));
+}
+
+TEST(NegativeValidation, AbtreeRoutingKeyChanged) {
+    // The root's routing key lowered to the left leaf's smallest key: that
+    // key is now outside the range the root routes to the leaf.
+    domain_t domain{smr::domain_config{}};
+    abtree_t tree(domain);
+    smr::thread_handle handle(domain);
+    ASSERT_NO_FATAL_FAILURE(fill(tree, handle.tid()));
+    auto* const root = abtree_root(tree);
+    ASSERT_FALSE(root->leaf);
+    auto* const leaf = root->ptrs[0].load(relaxed);
+    ASSERT_TRUE(leaf->leaf);
+    const std::int64_t routing = root->keys[0];
+    const std::int64_t smallest = leaf->keys[0];
+    root->keys[0] = smallest;
+    EXPECT_TRUE(fails_with(tree.validate(), "leaf at depth 1: key " + std::to_string(smallest) +
+                                                " outside its range"));
+    root->keys[0] = routing;
+    EXPECT_TRUE(holds(tree.validate()));
+}
+
+TEST(NegativeValidation, AbtreeDegreeViolation) {
+    // A non-root leaf with a - 1 keys: erases left it for a fix that never ran.
+    domain_t domain{smr::domain_config{}};
+    abtree_t tree(domain);
+    smr::thread_handle handle(domain);
+    ASSERT_NO_FATAL_FAILURE(fill(tree, handle.tid()));
+    auto* const root = abtree_root(tree);
+    ASSERT_FALSE(root->leaf);
+    auto* const leaf = root->ptrs[0].load(relaxed);
+    ASSERT_TRUE(leaf->leaf);
+    ASSERT_GE(static_cast<int>(leaf->size), abtree_t::a);
+    const auto size = leaf->size;
+    leaf->size = static_cast<std::uint8_t>(abtree_t::a - 1);
+    EXPECT_TRUE(fails_with(tree.validate(), "leaf at depth 1 has degree " +
+                                                std::to_string(abtree_t::a - 1) +
+                                                " (a degree violation is left)"));
+    leaf->size = size;
+    EXPECT_TRUE(holds(tree.validate()));
+}
+
+TEST(NegativeValidation, AbtreeTagLeft) {
+    // A tag (Brown's weight 0) that no fix_tagged removed.
+    domain_t domain{smr::domain_config{}};
+    abtree_t tree(domain);
+    smr::thread_handle handle(domain);
+    ASSERT_NO_FATAL_FAILURE(fill(tree, handle.tid()));
+    auto* const root = abtree_root(tree);
+    ASSERT_FALSE(root->leaf);
+    ASSERT_FALSE(root->tagged);
+    root->tagged = true;
+    EXPECT_TRUE(fails_with(tree.validate(),
+                           "internal node at depth 0 is tagged (a tag violation is left)"));
+    root->tagged = false;
+    EXPECT_TRUE(holds(tree.validate()));
+}
+
+TEST(NegativeValidation, AbtreeMarkedNodeReachable) {
+    // Finalized by an SCX, yet still linked.
+    domain_t domain{smr::domain_config{}};
+    abtree_t tree(domain);
+    smr::thread_handle handle(domain);
+    ASSERT_NO_FATAL_FAILURE(fill(tree, handle.tid()));
+    auto* const root = abtree_root(tree);
+    ASSERT_FALSE(root->leaf);
+    auto* const leaf = root->ptrs[0].load(relaxed);
+    leaf->marked.store(true, relaxed);
+    EXPECT_TRUE(fails_with(tree.validate(), "leaf at depth 1 is marked"));
+    leaf->marked.store(false, relaxed);
+    EXPECT_TRUE(holds(tree.validate()));
+}
+
+TEST(NegativeValidation, AbtreeScxInProgress) {
+    // This thread's SCX record back in progress (status bits 0), seq kept.
+    domain_t domain{smr::domain_config{}};
+    abtree_t tree(domain);
+    smr::thread_handle handle(domain);
+    ASSERT_NO_FATAL_FAILURE(fill(tree, handle.tid()));
+    auto& state = internals::scx_state(tree, handle.tid());
+    const std::uint64_t before = state.load(relaxed);
+    state.store(before & ~std::uint64_t{3}, relaxed);
+    EXPECT_TRUE(fails_with(tree.validate(), "an SCX is still in progress"));
+    state.store(before, relaxed);
+    EXPECT_TRUE(holds(tree.validate()));
+}
+
+TEST(NegativeValidation, AbtreeEntryChanged) {
+    // The entry sentinel is never replaced, so never tagged.
+    domain_t domain{smr::domain_config{}};
+    abtree_t tree(domain);
+    smr::thread_handle handle(domain);
+    ASSERT_NO_FATAL_FAILURE(fill(tree, handle.tid()));
+    auto& entry = internals::entry(tree);
+    entry.tagged = true;
+    EXPECT_TRUE(fails_with(tree.validate(), "entry changed"));
+    entry.tagged = false;
+    EXPECT_TRUE(holds(tree.validate()));
+}
+
+// ---- occ_avl ----------------------------------------------------------------------------
+
+TEST(NegativeValidation, OccAvlChildrenSwapped) {
+    // The root's subtrees trade sides: the right one's keys are now to the
+    // left of the root (keys are const, so the links move instead).
+    domain_t domain{smr::domain_config{}};
+    occ_avl_t tree(domain);
+    smr::thread_handle handle(domain);
+    ASSERT_NO_FATAL_FAILURE(fill(tree, handle.tid()));
+    auto* const root = avl_root(tree);
+    ASSERT_NE(root, nullptr);
+    auto* const left = root->child[0].load(relaxed);
+    auto* const right = root->child[1].load(relaxed);
+    ASSERT_NE(left, nullptr);
+    ASSERT_NE(right, nullptr);
+    root->child[0].store(right, relaxed);
+    root->child[1].store(left, relaxed);
+    EXPECT_TRUE(fails_with(tree.validate(), "node " + std::to_string(right->key) +
+                                                " outside the key range of its position"));
+    root->child[0].store(left, relaxed);
+    root->child[1].store(right, relaxed);
+    EXPECT_TRUE(holds(tree.validate()));
+}
+
+TEST(NegativeValidation, OccAvlNodeLeftLocked) {
+    domain_t domain{smr::domain_config{}};
+    occ_avl_t tree(domain);
+    smr::thread_handle handle(domain);
+    ASSERT_NO_FATAL_FAILURE(fill(tree, handle.tid()));
+    auto* const root = avl_root(tree);
+    ASSERT_NE(root, nullptr);
+    auto* const left = root->child[0].load(relaxed);
+    ASSERT_NE(left, nullptr);
+    left->lock.lock();
+    EXPECT_TRUE(fails_with(tree.validate(), "node " + std::to_string(left->key) + " is locked"));
+    left->lock.unlock();
+    EXPECT_TRUE(holds(tree.validate()));
+}
+
+TEST(NegativeValidation, OccAvlUnlinkedNodeReachable) {
+    // The version's unlinked bit set on a linked node.
+    domain_t domain{smr::domain_config{}};
+    occ_avl_t tree(domain);
+    smr::thread_handle handle(domain);
+    ASSERT_NO_FATAL_FAILURE(fill(tree, handle.tid()));
+    auto* const root = avl_root(tree);
+    ASSERT_NE(root, nullptr);
+    auto* const left = root->child[0].load(relaxed);
+    ASSERT_NE(left, nullptr);
+    const std::uint32_t version = left->version.load(relaxed);
+    left->version.store(version | 1u, relaxed);
+    EXPECT_TRUE(fails_with(tree.validate(),
+                           "node " + std::to_string(left->key) + " is reachable but unlinked"));
+    left->version.store(version, relaxed);
+    EXPECT_TRUE(holds(tree.validate()));
+}
+
+TEST(NegativeValidation, OccAvlWrongParentPointer) {
+    // The root's left child names its sibling as its parent.
+    domain_t domain{smr::domain_config{}};
+    occ_avl_t tree(domain);
+    smr::thread_handle handle(domain);
+    ASSERT_NO_FATAL_FAILURE(fill(tree, handle.tid()));
+    auto* const root = avl_root(tree);
+    ASSERT_NE(root, nullptr);
+    auto* const left = root->child[0].load(relaxed);
+    auto* const right = root->child[1].load(relaxed);
+    ASSERT_NE(left, nullptr);
+    ASSERT_NE(right, nullptr);
+    left->parent.store(right, relaxed);
+    EXPECT_TRUE(fails_with(tree.validate(),
+                           "node " + std::to_string(left->key) + " has a wrong parent pointer"));
+    left->parent.store(root, relaxed);
+    EXPECT_TRUE(holds(tree.validate()));
+}
+
+TEST(NegativeValidation, OccAvlRoutingNodeWithoutChildren) {
+    // A leaf that lost its value: a routing node the repair should have
+    // spliced out.
+    domain_t domain{smr::domain_config{}};
+    occ_avl_t tree(domain);
+    smr::thread_handle handle(domain);
+    ASSERT_NO_FATAL_FAILURE(fill(tree, handle.tid()));
+    auto* const root = avl_root(tree);
+    ASSERT_NE(root, nullptr);
+    auto* const leaf = avl_leaf_below(root);
+    ASSERT_TRUE(leaf->present.load(relaxed));
+    leaf->present.store(false, relaxed);
+    EXPECT_TRUE(fails_with(tree.validate(), "node " + std::to_string(leaf->key) +
+                                                " is a routing node with fewer than two children"));
+    leaf->present.store(true, relaxed);
+    EXPECT_TRUE(holds(tree.validate()));
+}
+
+TEST(NegativeValidation, OccAvlZeroHeight) {
+    // validate() checks every stored height is at least 1 (a leaf's).
+    domain_t domain{smr::domain_config{}};
+    occ_avl_t tree(domain);
+    smr::thread_handle handle(domain);
+    ASSERT_NO_FATAL_FAILURE(fill(tree, handle.tid()));
+    auto* const root = avl_root(tree);
+    ASSERT_NE(root, nullptr);
+    auto* const left = root->child[0].load(relaxed);
+    ASSERT_NE(left, nullptr);
+    const std::int16_t height = left->height.load(relaxed);
+    left->height.store(0, relaxed);
+    EXPECT_TRUE(
+        fails_with(tree.validate(), "node " + std::to_string(left->key) + " stores height 0"));
+    left->height.store(height, relaxed);
+    EXPECT_TRUE(holds(tree.validate()));
+}
+
+TEST(NegativeValidation, OccAvlStaleHeight) {
+    // Exact heights are validate_balance()'s check (validate() treats them
+    // as hints); it holds after any single-threaded history.
+    domain_t domain{smr::domain_config{}};
+    occ_avl_t tree(domain);
+    smr::thread_handle handle(domain);
+    ASSERT_NO_FATAL_FAILURE(fill(tree, handle.tid()));
+    ASSERT_TRUE(holds(tree.validate_balance()));
+    auto* const root = avl_root(tree);
+    ASSERT_NE(root, nullptr);
+    const std::int16_t height = root->height.load(relaxed);
+    root->height.store(static_cast<std::int16_t>(height + 1), relaxed);
+    EXPECT_TRUE(fails_with(tree.validate_balance(),
+                           "node " + std::to_string(root->key) + " stores height " +
+                               std::to_string(height + 1) + ", actual " + std::to_string(height)));
+    root->height.store(height, relaxed);
+    EXPECT_TRUE(holds(tree.validate_balance()));
+}
+
+TEST(NegativeValidation, OccAvlUnbalanced) {
+    // The root's left subtree detached and the root's height set to what it
+    // then is: every height exact, only the AVL balance broken.
+    domain_t domain{smr::domain_config{}};
+    occ_avl_t tree(domain);
+    smr::thread_handle handle(domain);
+    ASSERT_NO_FATAL_FAILURE(fill(tree, handle.tid()));
+    ASSERT_TRUE(holds(tree.validate_balance()));
+    auto* const root = avl_root(tree);
+    ASSERT_NE(root, nullptr);
+    auto* const left = root->child[0].load(relaxed);
+    auto* const right = root->child[1].load(relaxed);
+    ASSERT_NE(left, nullptr);
+    ASSERT_NE(right, nullptr);
+    const std::int16_t height = root->height.load(relaxed);
+    const std::int16_t right_height = right->height.load(relaxed);
+    ASSERT_GE(right_height, 2);  // so that 0 against it is out of balance
+    root->child[0].store(nullptr, relaxed);
+    root->height.store(static_cast<std::int16_t>(right_height + 1), relaxed);
+    EXPECT_TRUE(fails_with(tree.validate_balance(),
+                           "node " + std::to_string(root->key) +
+                               " is not AVL balanced: left height 0, right height " +
+                               std::to_string(right_height)));
+    root->child[0].store(left, relaxed);
+    root->height.store(height, relaxed);
+    EXPECT_TRUE(holds(tree.validate_balance()));
+}
+
+// ---- dgt_bst ----------------------------------------------------------------------------
+
+TEST(NegativeValidation, DgtBstSwappedLeafKeys) {
+    // Leaves 1 and 2 trade keys: each is now on the wrong side of a router.
+    domain_t domain{smr::domain_config{}};
+    dgt_bst_t tree(domain);
+    smr::thread_handle handle(domain);
+    ASSERT_NO_FATAL_FAILURE(fill(tree, handle.tid()));
+    auto* const root = node_ptr(internals::root(tree));
+    auto* const one = dgt_leaf_and_parent(root, 1).first;
+    auto* const two = dgt_leaf_and_parent(root, 2).first;
+    ASSERT_EQ(one->key, 1);
+    ASSERT_EQ(two->key, 2);
+    std::swap(one->key, two->key);
+    EXPECT_TRUE(fails_with(tree.validate(), "outside its routing range"));
+    std::swap(one->key, two->key);
+    EXPECT_TRUE(holds(tree.validate()));
+}
+
+TEST(NegativeValidation, DgtBstRoutingNodeLocked) {
+    // A side's versioned lock left odd (held), as by an update that never
+    // unlocked it.
+    domain_t domain{smr::domain_config{}};
+    dgt_bst_t tree(domain);
+    smr::thread_handle handle(domain);
+    ASSERT_NO_FATAL_FAILURE(fill(tree, handle.tid()));
+    auto* const parent = dgt_leaf_and_parent(node_ptr(internals::root(tree)), 5).second;
+    ASSERT_NE(parent, nullptr);
+    const std::uint32_t version = parent->version[0].load(relaxed);
+    ASSERT_EQ(version & 1u, 0u);
+    parent->version[0].store(version + 1, relaxed);
+    EXPECT_TRUE(fails_with(
+        tree.validate(), "routing node " + std::to_string(parent->key) + " is locked or removed"));
+    parent->version[0].store(version, relaxed);
+    EXPECT_TRUE(holds(tree.validate()));
+}
+
+TEST(NegativeValidation, DgtBstLeafWithChild) {
+    // Leaf-oriented shape: a leaf never has children.
+    domain_t domain{smr::domain_config{}};
+    dgt_bst_t tree(domain);
+    smr::thread_handle handle(domain);
+    ASSERT_NO_FATAL_FAILURE(fill(tree, handle.tid()));
+    auto* const root = node_ptr(internals::root(tree));
+    auto* const leaf = dgt_leaf_and_parent(root, 5).first;
+    auto* const other = dgt_leaf_and_parent(root, 1).first;
+    ASSERT_EQ(leaf->key, 5);
+    leaf->child[0].store(other, relaxed);
+    EXPECT_TRUE(fails_with(tree.validate(), "leaf 5 has children"));
+    leaf->child[0].store(nullptr, relaxed);
+    EXPECT_TRUE(holds(tree.validate()));
+}
+
+TEST(NegativeValidation, DgtBstRoutingNodeLacksChild) {
+    // Leaf-oriented shape: every routing node has two children.
+    domain_t domain{smr::domain_config{}};
+    dgt_bst_t tree(domain);
+    smr::thread_handle handle(domain);
+    ASSERT_NO_FATAL_FAILURE(fill(tree, handle.tid()));
+    auto* const parent = dgt_leaf_and_parent(node_ptr(internals::root(tree)), 5).second;
+    ASSERT_NE(parent, nullptr);
+    auto* const right = parent->child[1].load(relaxed);
+    parent->child[1].store(nullptr, relaxed);
+    EXPECT_TRUE(fails_with(tree.validate(),
+                           "routing node " + std::to_string(parent->key) + " lacks a child"));
+    parent->child[1].store(right, relaxed);
+    EXPECT_TRUE(holds(tree.validate()));
+}
+
+TEST(NegativeValidation, DgtBstMaxSentinelUnlinked) {
+    // The root's right child must stay the max sentinel leaf.
+    domain_t domain{smr::domain_config{}};
+    dgt_bst_t tree(domain);
+    smr::thread_handle handle(domain);
+    ASSERT_NO_FATAL_FAILURE(fill(tree, handle.tid()));
+    auto* const root = node_ptr(internals::root(tree));
+    auto* const max_leaf = root->child[1].load(relaxed);
+    root->child[1].store(nullptr, relaxed);
+    EXPECT_TRUE(fails_with(tree.validate(), "root's right child is not the max sentinel leaf"));
+    root->child[1].store(max_leaf, relaxed);
+    EXPECT_TRUE(holds(tree.validate()));
+}
+
+// ---- stm_list ---------------------------------------------------------------------------
+
+TEST(NegativeValidation, StmListSwappedKeys) {
+    // STM nodes' keys are plain words: nodes 1 and 2 trade keys.
+    domain_t domain{smr::domain_config{}};
+    stm_list_t list(domain);
+    smr::thread_handle handle(domain);
+    ASSERT_NO_FATAL_FAILURE(fill(list, handle.tid()));
+    auto* const first = next_of(internals::head(list));
+    auto* const second = next_of(first);
+    ASSERT_EQ(first->key, 1);
+    ASSERT_EQ(second->key, 2);
+    std::swap(first->key, second->key);
+    EXPECT_TRUE(fails_with(list.validate(), "keys not strictly ascending: 2 then 1"));
+    std::swap(first->key, second->key);
+    EXPECT_TRUE(holds(list.validate()));
+}
+
+TEST(NegativeValidation, StmListHeadSentinelKeyChanged) {
+    domain_t domain{smr::domain_config{}};
+    stm_list_t list(domain);
+    smr::thread_handle handle(domain);
+    ASSERT_NO_FATAL_FAILURE(fill(list, handle.tid()));
+    auto* const head = internals::head(list);
+    const std::int64_t key = head->key;
+    head->key = 0;  // still below every key: only the sentinel check can see it
+    EXPECT_TRUE(fails_with(list.validate(), "head sentinel key changed"));
+    head->key = key;
+    EXPECT_TRUE(holds(list.validate()));
+}
+
+TEST(NegativeValidation, StmListTailSentinelHasSuccessor) {
+    expect_tail_successor_detected<stm_list_t>();
+}
+
+TEST(NegativeValidation, StmListVersionedLockHeld) {
+    expect_held_versioned_lock_detected<stm_list_t>();
+}
+
+// ---- stm_hash_set -----------------------------------------------------------------------
+
+TEST(NegativeValidation, StmHashSetKeyInWrongBucket) {
+    // The first node of key 1's chain moves to the front of the next chain.
+    domain_t domain{smr::domain_config{}};
+    stm_hash_set_t set(domain, smr::ds::ds_options{.buckets = 4});
+    smr::thread_handle handle(domain);
+    ASSERT_NO_FATAL_FAILURE(fill(set, handle.tid()));
+    auto* const chains = internals::chains(set);
+    const std::size_t home = set.bucket_of(1);
+    const std::size_t away = (home + 1) % set.bucket_count();
+    auto* const moved = chains[home];
+    ASSERT_NE(moved, nullptr);
+    chains[home] = moved->next;
+    moved->next = chains[away];
+    chains[away] = moved;
+    EXPECT_TRUE(fails_with(set.validate(), "key " + std::to_string(moved->key) + " in bucket " +
+                                               std::to_string(away) + ", hashes to " +
+                                               std::to_string(home)));
+    chains[away] = moved->next;
+    moved->next = chains[home];
+    chains[home] = moved;
+    EXPECT_TRUE(holds(set.validate()));
+}
+
+TEST(NegativeValidation, StmHashSetCycleInBucket) {
+    // The last node of key 1's chain links back to its first.
+    domain_t domain{smr::domain_config{}};
+    stm_hash_set_t set(domain, smr::ds::ds_options{.buckets = 4});
+    smr::thread_handle handle(domain);
+    ASSERT_NO_FATAL_FAILURE(fill(set, handle.tid()));
+    auto* const first = internals::chains(set)[set.bucket_of(1)];
+    ASSERT_NE(first, nullptr);
+    auto* last = first;
+    while (last->next != nullptr) last = last->next;
+    last->next = first;
+    EXPECT_TRUE(
+        fails_with(set.validate(), "key " + std::to_string(first->key) + " twice (or a cycle)"));
+    last->next = nullptr;
+    EXPECT_TRUE(holds(set.validate()));
+}
+
+TEST(NegativeValidation, StmHashSetVersionedLockHeld) {
+    expect_held_versioned_lock_detected<stm_hash_set_t>();
+}
+
+// ---- stm_rbtree -------------------------------------------------------------------------
+
+TEST(NegativeValidation, StmRbtreeRedNodeWithRedChild) {
+    // The root's left child and one of its children both red (the root is
+    // black, so the first red-red pair met is this one).
+    domain_t domain{smr::domain_config{}};
+    stm_rbtree_t tree(domain);
+    smr::thread_handle handle(domain);
+    ASSERT_NO_FATAL_FAILURE(fill(tree, handle.tid()));
+    constexpr std::int64_t red = internals::red<stm_rbtree_t>();
+    auto* const root = internals::root(tree);
+    ASSERT_NE(root, nullptr);
+    auto* const upper = root->left;
+    ASSERT_NE(upper, nullptr);
+    auto* const lower = upper->left != nullptr ? upper->left : upper->right;
+    ASSERT_NE(lower, nullptr);
+    const std::int64_t upper_colour = upper->colour;
+    const std::int64_t lower_colour = lower->colour;
+    upper->colour = red;
+    lower->colour = red;
+    EXPECT_TRUE(
+        fails_with(tree.validate(), "red key " + std::to_string(upper->key) + " has a red child"));
+    upper->colour = upper_colour;
+    lower->colour = lower_colour;
+    EXPECT_TRUE(holds(tree.validate()));
+}
+
+TEST(NegativeValidation, StmRbtreeBlackHeightChanged) {
+    // A red node turned black: one more black node on the paths through it
+    // than on those through its sibling.
+    domain_t domain{smr::domain_config{}};
+    stm_rbtree_t tree(domain);
+    smr::thread_handle handle(domain);
+    ASSERT_NO_FATAL_FAILURE(fill(tree, handle.tid()));
+    auto* const root = internals::root(tree);
+    ASSERT_NE(root, nullptr);
+    auto* const flipped = red_below_root(root, internals::red<stm_rbtree_t>());
+    ASSERT_NE(flipped, nullptr);
+    ASSERT_NE(flipped->parent, nullptr);
+    flipped->colour = internals::black<stm_rbtree_t>();
+    EXPECT_TRUE(fails_with(
+        tree.validate(), "black heights differ below key " + std::to_string(flipped->parent->key)));
+    flipped->colour = internals::red<stm_rbtree_t>();
+    EXPECT_TRUE(holds(tree.validate()));
+}
+
+TEST(NegativeValidation, StmRbtreeKeysSwapped) {
+    // The root and its left child trade keys: in-order no longer ascends.
+    domain_t domain{smr::domain_config{}};
+    stm_rbtree_t tree(domain);
+    smr::thread_handle handle(domain);
+    ASSERT_NO_FATAL_FAILURE(fill(tree, handle.tid()));
+    auto* const root = internals::root(tree);
+    ASSERT_NE(root, nullptr);
+    auto* const left = root->left;
+    ASSERT_NE(left, nullptr);
+    std::swap(root->key, left->key);
+    EXPECT_TRUE(fails_with(tree.validate(), "keys not ascending in order"));
+    std::swap(root->key, left->key);
+    EXPECT_TRUE(holds(tree.validate()));
+}
+
+TEST(NegativeValidation, StmRbtreeWrongParentPointer) {
+    domain_t domain{smr::domain_config{}};
+    stm_rbtree_t tree(domain);
+    smr::thread_handle handle(domain);
+    ASSERT_NO_FATAL_FAILURE(fill(tree, handle.tid()));
+    auto* const root = internals::root(tree);
+    ASSERT_NE(root, nullptr);
+    auto* const left = root->left;
+    ASSERT_NE(left, nullptr);
+    left->parent = left;
+    EXPECT_TRUE(fails_with(tree.validate(),
+                           "key " + std::to_string(left->key) + ": parent pointer is wrong"));
+    left->parent = root;
+    EXPECT_TRUE(holds(tree.validate()));
+}
+
+TEST(NegativeValidation, StmRbtreeRootRed) {
+    domain_t domain{smr::domain_config{}};
+    stm_rbtree_t tree(domain);
+    smr::thread_handle handle(domain);
+    ASSERT_NO_FATAL_FAILURE(fill(tree, handle.tid()));
+    auto* const root = internals::root(tree);
+    ASSERT_NE(root, nullptr);
+    ASSERT_EQ(root->colour, internals::black<stm_rbtree_t>());
+    root->colour = internals::red<stm_rbtree_t>();
+    EXPECT_TRUE(fails_with(tree.validate(), "root is red"));
+    root->colour = internals::black<stm_rbtree_t>();
+    EXPECT_TRUE(holds(tree.validate()));
+}
+
+TEST(NegativeValidation, StmRbtreeVersionedLockHeld) {
+    expect_held_versioned_lock_detected<stm_rbtree_t>();
+}
