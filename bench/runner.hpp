@@ -25,6 +25,7 @@
 #include "report.hpp"
 #include "smr/alloc/pool_resource.hpp"
 #include "smr/core/clock.hpp"
+#include "smr/core/mutant.hpp"
 #include "smr/core/padded.hpp"
 #include "smr/ds/options.hpp"
 #include "smr/ds/validation.hpp"
@@ -578,7 +579,9 @@ trial_result run_trial(const bench_config& config, int trial_index) {
     result.size = static_cast<std::int64_t>(check.size);
     if (!check.ok) {
         result.validation_error = "invariant violated: " + check.error;
-    } else if (check.key_sum != result.expected_key_sum) {
+    } else if (check.key_sum != (SMR_MUTANT("smrbench_key_sum_self_compare")
+                                     ? check.key_sum
+                                     : result.expected_key_sum)) {
         result.validation_error = "key sum " + std::to_string(check.key_sum) + " != expected " +
                                   std::to_string(result.expected_key_sum);
     } else if (result.size != result.expected_size) {

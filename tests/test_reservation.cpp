@@ -328,6 +328,42 @@ TYPED_TEST(reservation_test, protected_node_survives_until_end_op) {
     domain.unregister_thread(reader);
 }
 
+// Deterministic: a node born after the reader's operation began, and read
+// through protect, survives the writer's scans. Era schemes reserve at
+// begin_op only what is alive then; protect must extend the reservation to
+// the era it reads in (he, wfe: the slot's era; ibr: the interval's upper
+// end), which is the validation this test sees skipped.
+TYPED_TEST(reservation_test, node_born_during_the_operation_survives) {
+    using D = typename TestFixture::domain_type;
+    smr::domain_config config = TestFixture::config();
+    config.bag_threshold = 1;
+    config.hp_scan_factor = 0;
+    config.epoch_freq = 1;
+    D domain(config);
+    using node = test_node<D>;
+    const int reader = domain.register_thread();
+    const int writer = domain.register_thread();
+    std::atomic<node*> cell{domain.template allocate<node>(writer, 1)};
+    auto replace = [&](std::uint64_t payload) {
+        domain.begin_op(writer);
+        domain.retire(writer, cell.exchange(domain.template allocate<node>(writer, payload)));
+        domain.end_op(writer);
+        domain.discard(writer, domain.template allocate<node>(writer, 0));  // moves the era
+    };
+
+    domain.begin_op(reader);
+    replace(2);  // the cell now holds a node born after the reader began
+    node* held = domain.protect(reader, 0, cell);
+    ASSERT_EQ(held->payload, 2u);
+    for (int i = 0; i < 21; ++i) replace(3);  // retires `held`, then 20 more
+    check(held);                              // a heap-use-after-free under ASan if it was freed
+    EXPECT_EQ(bad_reads.load(), 0u);
+    domain.end_op(reader);
+    domain.free_unshared(cell.load());
+    domain.unregister_thread(writer);
+    domain.unregister_thread(reader);
+}
+
 // ---- Treiber stack: the textbook hazard-pointer client ------------------------
 
 template <class Domain>

@@ -27,6 +27,7 @@
 #include "smr/core/compiler.hpp"
 #include "smr/core/counters.hpp"
 #include "smr/core/limbo_bag.hpp"
+#include "smr/core/mutant.hpp"
 #include "smr/core/orphanage.hpp"
 #include "smr/core/padded.hpp"
 #include "smr/core/retired_node.hpp"
@@ -611,7 +612,7 @@ class domain_base {
     void amortized_step(int tid) noexcept { amortized_step(tid, slot_of(tid)); }
     /// As above, with the caller's slot (one index computation per hook).
     void amortized_step(int tid, slot& s) noexcept {
-        if (!s.freeable.empty()) amortized_free(tid, s);
+        if (!s.freeable.empty() && !SMR_MUTANT("amortized_never_frees")) amortized_free(tid, s);
         // relaxed: the thread's own slot; answer_flush acquires. An offline
         // thread (answered_offline, above every request) answers nothing,
         // even when it runs an operation to retire.

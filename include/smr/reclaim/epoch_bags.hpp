@@ -5,6 +5,7 @@
 #include <cstdint>
 
 #include "smr/core/limbo_bag.hpp"
+#include "smr/core/mutant.hpp"
 #include "smr/core/orphanage.hpp"
 
 namespace smr::detail {
@@ -36,7 +37,8 @@ class epoch_bags {
     /// seen epoch `epoch`: the global epoch has been at least `epoch`, so it
     /// passed label + 2, and every operation that overlapped the unlinks has
     /// ended (whichever thread's bag it is).
-    static constexpr bool safe_at(std::uint64_t label, std::uint64_t epoch) noexcept {
+    static bool safe_at(std::uint64_t label, std::uint64_t epoch) noexcept {
+        if (SMR_MUTANT("epoch_bags_free_one_epoch_early")) return label + 2 <= epoch;
         return label + 3 <= epoch;
     }
 

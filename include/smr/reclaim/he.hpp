@@ -37,6 +37,7 @@
 
 #include "smr/core/fence.hpp"
 #include "smr/core/limbo_bag.hpp"
+#include "smr/core/mutant.hpp"
 #include "smr/core/padded.hpp"
 #include "smr/reclaim/domain_base.hpp"
 #include "smr/reclaim/reservation_common.hpp"
@@ -102,7 +103,7 @@ class he_domain : public domain_base<he_domain, detail::he_local, era_node_heade
             // follows our source load stamps at least this era. Read after
             // the pointer, it also bounds the node's birth era from above.
             const std::uint64_t era = global_era_.load(std::memory_order_seq_cst);
-            if (era == prev) return ptr;
+            if (era == prev || SMR_MUTANT("he_protect_skips_validation")) return ptr;
             // release store + seq_cst fence: the fence orders the
             // announcement before the next source load against the
             // scanner's fence; release because it overwrites the era that

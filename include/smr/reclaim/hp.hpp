@@ -46,6 +46,7 @@
 
 #include "smr/core/fence.hpp"
 #include "smr/core/limbo_bag.hpp"
+#include "smr/core/mutant.hpp"
 #include "smr/core/padded.hpp"
 #include "smr/core/retired_node.hpp"
 #include "smr/core/scan_buffer.hpp"
@@ -115,7 +116,7 @@ class hazard_slot {
         core::fence();
         // acquire: as in protect; seeing the same value validates the hazard.
         T* again = source.load(std::memory_order_acquire);
-        if (again == ptr) return true;
+        if (again == ptr || SMR_MUTANT("hp_protect_skips_validation")) return true;
         ptr = again;
         return false;
     }
@@ -246,7 +247,9 @@ class hp_domain : public domain_base<hp_domain, detail::hp_local> {
                 // acquire: pairs with end_op's release (null), so a finished
                 // reader's reads happen before our free.
                 const void* p = hazard.load(std::memory_order_acquire);
-                if (p != nullptr) me.scratch.push_back(p);
+                if (p != nullptr && !SMR_MUTANT("hp_scan_ignores_hazards")) {
+                    me.scratch.push_back(p);
+                }
             }
         }
         std::sort(me.scratch.begin(), me.scratch.end());

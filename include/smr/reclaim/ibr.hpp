@@ -41,6 +41,7 @@
 
 #include "smr/core/fence.hpp"
 #include "smr/core/limbo_bag.hpp"
+#include "smr/core/mutant.hpp"
 #include "smr/core/padded.hpp"
 #include "smr/core/scan_buffer.hpp"
 #include "smr/reclaim/domain_base.hpp"
@@ -119,7 +120,7 @@ class ibr_domain : public domain_base<ibr_domain, detail::ibr_local, era_node_he
             // this era before our next fence in S, so a retirer whose unlink
             // follows our source load stamps at least this era.
             const std::uint64_t era = global_era_.load(std::memory_order_seq_cst);
-            if (era == me.upper_cache) return ptr;
+            if (era == me.upper_cache || SMR_MUTANT("ibr_protect_skips_validation")) return ptr;
             me.upper_cache = era;
             // release store + seq_cst fence: the fence orders the raised
             // upper before the next source load against the scanner's

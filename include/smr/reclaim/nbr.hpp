@@ -171,6 +171,7 @@
 
 #include "smr/core/compiler.hpp"
 #include "smr/core/limbo_bag.hpp"
+#include "smr/core/mutant.hpp"
 #include "smr/core/padded.hpp"
 #include "smr/core/retired_node.hpp"
 #include "smr/core/scan_buffer.hpp"
@@ -545,6 +546,7 @@ class basic_nbr_domain : public domain_base<basic_nbr_domain<Plus>, detail::nbr_
     /// signalAll, plus the handshake that makes the paper's delivery
     /// assumption true (top of file).
     void broadcast(int tid) noexcept {
+        if (SMR_MUTANT("nbr_skips_neutralization")) return;
         auto& me = local(tid);
         const int limit = threads().scan_limit();
         const bool ack = handshake_ == nbr_handshake::acknowledgement;

@@ -9,6 +9,7 @@
 
 #include "smr/core/fence.hpp"
 #include "smr/core/limbo_bag.hpp"
+#include "smr/core/mutant.hpp"
 #include "smr/core/padded.hpp"
 #include "smr/core/retired_node.hpp"
 #include "smr/reclaim/domain_base.hpp"
@@ -183,7 +184,8 @@ class rcu_epoch_domain : public domain_base<rcu_epoch_domain, detail::rcu_local,
         }
         core::limbo_bag safe;
         while (!me.retired.empty() &&
-               static_cast<rcu_node_header*>(me.retired.front())->retire_epoch < min_reserved) {
+               static_cast<rcu_node_header*>(me.retired.front())->retire_epoch <
+                   min_reserved + (SMR_MUTANT("rcu_free_one_epoch_early") ? 1 : 0)) {
             safe.push_back(me.retired.pop_front());
         }
         me.next_scan_at = me.retired.size() + config().bag_threshold;

@@ -9,6 +9,7 @@
 #include <string_view>
 
 #include "smr/core/limbo_bag.hpp"
+#include "smr/core/mutant.hpp"
 #include "smr/core/padded.hpp"
 #include "smr/reclaim/domain_base.hpp"
 #include "smr/reclaim/traits.hpp"
@@ -188,6 +189,7 @@ class token_domain : public domain_base<token_domain<V>, detail::token_local> {
     /// orphaned bags that have become safe too.
     SMR_SLOW_PATH void receive(int tid, std::uint64_t seen) noexcept {
         auto& me = this->local(tid);
+        if (SMR_MUTANT("token_free_at_first_receipt")) me.previous.splice_back(me.current);
         if constexpr (V == token_variant::naive) {
             adopt_orphans(tid, me.previous, seen);
             this->dispose_safe(tid, me.previous);

@@ -1,0 +1,42 @@
+"""pytest plugin of scripts/mutants: seeds a bug into the smrlab package, in the test process.
+
+The mutants are not shipped in the package: scripts/mutants puts this directory on PYTHONPATH
+and loads the plugin with ``-p smrlab_mutants``; it patches one module when the environment
+variable SMR_MUTANT names a Python mutant, before any test runs.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import types
+
+import numpy as np
+
+
+def _numpy_with_mean_for_median() -> types.ModuleType:
+    """numpy as the module sees it, but whose median is the mean."""
+    proxy = types.ModuleType("numpy_mutant")
+    proxy.__dict__.update(np.__dict__)
+    proxy.median = np.mean
+    return proxy
+
+
+# mutant name -> (module, attribute, replacement factory)
+MUTANTS = {
+    "py_plots_median_is_mean": ("smrlab.plots", "np", _numpy_with_mean_for_median),
+    "py_report_median_is_mean": ("smrlab.report", "np", _numpy_with_mean_for_median),
+}
+
+
+def pytest_configure(config) -> None:
+    name = os.environ.get("SMR_MUTANT", "")
+    if name not in MUTANTS:
+        return
+    module_name, attribute, replacement = MUTANTS[name]
+    module = importlib.import_module(module_name)
+    if not hasattr(module, attribute):
+        raise RuntimeError(
+            f"mutant {name}: {module_name} has no {attribute} to replace"
+        )
+    setattr(module, attribute, replacement())
