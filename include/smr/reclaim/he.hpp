@@ -195,7 +195,8 @@ class he_domain : public domain_base<he_domain, detail::he_local, era_node_heade
         for (int i = 0; i < limit; ++i) {
             for (const auto& entry : local(i).eras) {
                 // acquire: pairs with end_op's release of the slot.
-                me.scratch.add(entry.load(std::memory_order_acquire));
+                const std::uint64_t era = entry.load(std::memory_order_acquire);
+                if (!SMR_MUTANT("he_scan_ignores_reservations")) me.scratch.add(era);
             }
         }
         me.scratch.seal();

@@ -201,7 +201,7 @@ class ibr_domain : public domain_base<ibr_domain, detail::ibr_local, era_node_he
             // acquire: pairs with end_op's release (a finished operation's
             // reads happen before our frees) and with begin_op's release.
             const std::uint64_t lower = other.lower.load(std::memory_order_acquire);
-            if (lower == none) continue;
+            if (lower == none || SMR_MUTANT("ibr_scan_ignores_reservations")) continue;
             const std::uint64_t upper = other.upper.load(std::memory_order_acquire);
             intervals.push_back({lower, std::max(lower, upper)});
         }

@@ -590,7 +590,9 @@ class basic_nbr_domain : public domain_base<basic_nbr_domain<Plus>, detail::nbr_
                 // acquire: pairs with end_op's release clear (and, with the
                 // handshake, with read_phase_end's RMW).
                 const void* p = r.load(std::memory_order_acquire);
-                if (p != nullptr) me.scratch.push_back(p);
+                if (p != nullptr && !SMR_MUTANT("nbr_ignores_reservations")) {
+                    me.scratch.push_back(p);
+                }
             }
         }
         const void** first = me.scratch.begin();

@@ -78,6 +78,7 @@
 #include "smr/core/compiler.hpp"
 #include "smr/core/fence.hpp"
 #include "smr/core/limbo_bag.hpp"
+#include "smr/core/mutant.hpp"
 #include "smr/core/padded.hpp"
 #include "smr/reclaim/domain_base.hpp"
 #include "smr/reclaim/reservation_common.hpp"
@@ -222,7 +223,7 @@ class wfe_domain : public domain_base<wfe_domain, detail::wfe_local, era_node_he
             // seq_cst: puts the increment that wrote this era before our
             // next fence in S (the stamp argument of he.hpp).
             const std::uint64_t era = global_era_.load(std::memory_order_seq_cst);
-            if (era == prev) return ptr;
+            if (era == prev || SMR_MUTANT("wfe_protect_skips_validation")) return ptr;
             // release store + seq_cst fence: the fence orders the
             // announcement before the next source load against the
             // scanner's fence; release because it overwrites the era that
@@ -460,7 +461,8 @@ class wfe_domain : public domain_base<wfe_domain, detail::wfe_local, era_node_he
         const std::uint64_t end = counter_end_.load(std::memory_order_seq_cst);
         for (int i = 0; i < limit; ++i) {
             for (const auto& entry : local(i).slots) {
-                eras.add(entry.first.load(std::memory_order_seq_cst));
+                const std::uint64_t era = entry.first.load(std::memory_order_seq_cst);
+                if (!SMR_MUTANT("wfe_scan_ignores_reservations")) eras.add(era);
             }
         }
         for (int i = 0; i < limit; ++i) {

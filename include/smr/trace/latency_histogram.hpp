@@ -12,6 +12,8 @@
 #include <bit>
 #include <cstdint>
 
+#include "smr/core/mutant.hpp"
+
 namespace smr::trace {
 
 class latency_histogram {
@@ -57,7 +59,10 @@ class latency_histogram {
         std::uint64_t seen = 0;
         for (unsigned i = 0; i < bucket_count; ++i) {
             seen += counts_[i];
-            if (seen >= rank) return std::min(bucket_upper_bound(i), max_ns_);
+            if (seen >= rank) {
+                if (SMR_MUTANT("histogram_percentile_one_bucket_low") && i > 0) --i;
+                return std::min(bucket_upper_bound(i), max_ns_);
+            }
         }
         return max_ns_;
     }
