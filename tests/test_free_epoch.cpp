@@ -106,58 +106,59 @@ int steps_until_freed(Domain& domain, int a, int b, std::atomic<flagged_node<Dom
     return 0;
 }
 
-TYPED_TEST(free_epoch_test, a_retired_node_is_freed_at_the_step_the_algorithm_fixes) {
-    using Domain = TypeParam;
+/// Two slots of one domain in the eager configuration, the node X (`cell`)
+/// and the node `a` churns through, after a warm-up in which both slots
+/// operate until the schedule is periodic.
+template <class Domain>
+struct two_slots {
     using node = flagged_node<Domain>;
-    const int expected = expected_steps(Domain::traits.name);
-    ASSERT_GT(expected, 0) << "no expectation for " << Domain::traits.name;
-    Domain domain(eager_config());
-    smr::thread_handle first(domain);
-    smr::thread_handle second(domain);
+    Domain domain{eager_config()};
+    smr::thread_handle<Domain> first{domain};
+    smr::thread_handle<Domain> second{domain};
     const int a = first.tid();
     const int b = second.tid();
     bool destroyed = false;
     std::atomic<node*> cell{domain.template allocate_outside_op<node>(a, &destroyed)};
     std::atomic<node*> churn{domain.template allocate_outside_op<node>(a, nullptr)};
-    // Warm up: both slots operate until the schedule is periodic.
-    for (int round = 0; round < 8; ++round) {
-        idle_operation(domain, b);
-        replace(domain, a, churn);
+
+    two_slots() {
+        for (int round = 0; round < 8; ++round) {
+            idle_operation(domain, b);
+            replace(domain, a, churn);
+        }
     }
-    replace(domain, a, cell);  // retires X
-    EXPECT_EQ(steps_until_freed(domain, a, b, churn, destroyed), expected) << Domain::traits.name;
-    domain.free_unshared(cell.load(std::memory_order_relaxed));
-    domain.free_unshared(churn.load(std::memory_order_relaxed));
+    ~two_slots() {
+        domain.free_unshared(cell.load(std::memory_order_relaxed));
+        domain.free_unshared(churn.load(std::memory_order_relaxed));
+    }
+    two_slots(const two_slots&) = delete;
+    two_slots& operator=(const two_slots&) = delete;
+
+    int steps_to_free(bool a_first = false) {
+        return steps_until_freed(domain, a, b, churn, destroyed, a_first);
+    }
+};
+
+TYPED_TEST(free_epoch_test, a_retired_node_is_freed_at_the_step_the_algorithm_fixes) {
+    const int expected = expected_steps(TypeParam::traits.name);
+    ASSERT_GT(expected, 0) << "no expectation for " << TypeParam::traits.name;
+    two_slots<TypeParam> s;
+    replace(s.domain, s.a, s.cell);  // retires X
+    EXPECT_EQ(s.steps_to_free(), expected) << TypeParam::traits.name;
 }
 
 TYPED_TEST(free_epoch_test, a_stalled_operation_keeps_the_node_until_it_ends) {
-    using Domain = TypeParam;
-    using node = flagged_node<Domain>;
-    const int expected = expected_after_stall(Domain::traits.name);
-    ASSERT_GT(expected, 0) << "no expectation for " << Domain::traits.name;
-    Domain domain(eager_config());
-    smr::thread_handle first(domain);
-    smr::thread_handle second(domain);
-    const int a = first.tid();
-    const int b = second.tid();
-    bool destroyed = false;
-    std::atomic<node*> cell{domain.template allocate_outside_op<node>(a, &destroyed)};
-    std::atomic<node*> churn{domain.template allocate_outside_op<node>(a, nullptr)};
-    for (int round = 0; round < 8; ++round) {
-        idle_operation(domain, b);
-        replace(domain, a, churn);
-    }
+    const int expected = expected_after_stall(TypeParam::traits.name);
+    ASSERT_GT(expected, 0) << "no expectation for " << TypeParam::traits.name;
+    two_slots<TypeParam> s;
     {
-        smr::op_guard stalled(domain, b);  // may read X from here on
-        replace(domain, a, cell);          // retires X
-        for (int op = 0; op < 100; ++op) replace(domain, a, churn);
-        EXPECT_FALSE(destroyed) << "freed under an operation that began before its retirement";
+        smr::op_guard stalled(s.domain, s.b);  // may read X from here on
+        replace(s.domain, s.a, s.cell);        // retires X
+        for (int op = 0; op < 100; ++op) replace(s.domain, s.a, s.churn);
+        EXPECT_FALSE(s.destroyed) << "freed under an operation that began before its retirement";
     }
-    domain.quiescent(b);
-    const int after = steps_until_freed(domain, a, b, churn, destroyed, true);
-    EXPECT_EQ(after, expected) << Domain::traits.name;
-    domain.free_unshared(cell.load(std::memory_order_relaxed));
-    domain.free_unshared(churn.load(std::memory_order_relaxed));
+    s.domain.quiescent(s.b);
+    EXPECT_EQ(s.steps_to_free(true), expected) << TypeParam::traits.name;
 }
 
 }  // namespace
