@@ -52,8 +52,10 @@ TYPED_TEST_SUITE(free_epoch_test, epoch_domains, domain_names);
 ///  - rcu: X is stamped e, the epoch after its unlink; a scan frees what is
 ///    stamped below every reservation. The owner's next operation reserves
 ///    e itself (step 2); the one after reserves e+1 (step 4).
-///  - Token-EBR: a bag is freed at the second receipt of the token after it
-///    closed; the token goes around two slots, one hop per operation.
+///  - Token-EBR: a receipt closes the bag retired since the last one and
+///    frees the bag the previous receipt closed. The token, at b after the
+///    warm-up, reaches the owner at step 2 (closing X's bag) and step 4
+///    (freeing it): one hop per operation around two slots.
 constexpr int expected_steps(std::string_view scheme) {
     if (scheme == "ebr" || scheme == "debra" || scheme == "rcu") return 4;
     if (scheme == "nebr" || scheme == "qsbr") return 6;
@@ -68,9 +70,9 @@ constexpr int expected_steps(std::string_view scheme) {
 ///    step 2 advances to e+2, the owner's step 3 enters it and advances, b's
 ///    step 4 to e+4, which the owner enters at step 5.
 ///  - nebr: b's steps advance (2, 4, 6), so e+3 is entered at step 7.
-///  - qsbr: b's stall ends with its quiescent state, which counts as its
-///    announcement, so the owner advances at step 1, b at 2 and 4, and the
-///    owner enters e+3 at step 5.
+///  - qsbr: b's stall ends with its quiescent state, which announces e and,
+///    the owner being in e already, advances to e+1; the owner enters it at
+///    step 1, b advances at steps 2 and 4, and the owner enters e+3 at 5.
 ///  - rcu: no reservation is left at or below X's stamp, so the owner's
 ///    first scan frees it.
 ///  - Token-EBR: as ebr, one step later than without the stall.

@@ -261,7 +261,7 @@ TYPED_TEST(reservation_test, stalled_thread_keeps_garbage_bounded) {
     const std::uint64_t without = peak(false);
     const std::uint64_t with = peak(true);
     const std::uint64_t per_era = cell_count + workers * config.epoch_freq;
-    const std::uint64_t pinned = D::traits.name == "hp" ? smr::max_protect_slots + 2 : 2 * per_era;
+    const std::uint64_t pinned = D::traits.name == "hp" ? smr::max_protect_slots + 2 : 3 * per_era;
     const std::uint64_t lists = config.bag_threshold + pinned;
     const bool amortized = TestFixture::config().free.mode == smr::free_mode::amortized;
     const std::uint64_t bound = workers * lists * (amortized ? 2 : 1);

@@ -412,7 +412,7 @@ TEST(Cli, StalledThreadMakesDebraGarbageGrow) {
 // and NBR pin fewer, one node per slot. The staller holds one era; each
 // worker's traversal at most two. So the peak is at most
 //   workers x bag + (1 + 2 x workers) x (key range + workers x epoch_freq),
-// a bound no timing can break, and a fifth of the retirements, where an
+// a bound no timing can break, and under a quarter of the retirements, where an
 // epoch scheme with the same stall holds all of them (the test above).
 TEST(Cli, StalledThreadLeavesBoundedReclaimersBounded) {
     const auto list = nlohmann::json::parse(smrbench("--list --json").out);
