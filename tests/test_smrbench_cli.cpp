@@ -387,8 +387,12 @@ TEST(Cli, OpsRunsAFixedNumberOfOperations) {
 // ---- bounded vs unbounded garbage, measured end to end -------------------------
 
 TEST(Cli, StalledThreadMakesDebraGarbageGrow) {
+    // A fixed operation count, long against a time slice and against the
+    // epochs debra needs to get going (its peak garbage is a few tens of
+    // thousands of nodes whatever the run's length: 40,000 operations
+    // per thread left it at a third of the retirements).
     const std::string base =
-        "--reclaimer debra --threads 2 --key-range 1024 --ops 40000 --quiet --json";
+        "--reclaimer debra --threads 2 --key-range 1024 --ops 1000000 --quiet --json";
     const auto stalled = nlohmann::json::parse(smrbench(base + " --stall").out);
     const auto free_running = nlohmann::json::parse(smrbench(base).out);
     const auto& s = stalled["reclaimer"];
