@@ -21,6 +21,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <source_location>
 #include <string>
 #include <string_view>
 #include <type_traits>
@@ -164,11 +165,57 @@ constexpr std::int64_t kKeys = 20;
     return ::testing::AssertionSuccess();
 }
 
-/// Inserts keys 1..kKeys (enqueues them, for ms_queue); validate() must hold.
+/// A structure S on its own DEBRA domain, with this thread registered.
+/// Members are built in declaration order and destroyed in reverse: the
+/// domain exists before the structure and the handle and outlives both, and
+/// the handle gives its slot back before the structure is destroyed.
 template <class S>
-void fill(S& s, int tid) {
-    for (std::int64_t k = 1; k <= kKeys; ++k) ASSERT_TRUE(s.insert(tid, k, k)) << k;
-    ASSERT_TRUE(holds(s.validate()));
+struct filled {
+    domain_t domain{smr::domain_config{}};
+    S s;
+    smr::thread_handle<domain_t> handle{domain};
+
+    /// `options` (none, or the structure's ds_options) go to S's constructor
+    /// after the domain.
+    template <class... Options>
+    explicit filled(Options&&... options) : s(domain, std::forward<Options>(options)...) {}
+
+    int tid() const { return handle.tid(); }
+
+    /// Inserts keys 1..kKeys (enqueues them, for ms_queue); validate() must
+    /// hold. Not done by the constructor, where ASSERT_* cannot be used: each
+    /// test calls ASSERT_NO_FATAL_FAILURE(f.fill()).
+    void fill() {
+        for (std::int64_t k = 1; k <= kKeys; ++k) ASSERT_TRUE(s.insert(tid(), k, k)) << k;
+        ASSERT_TRUE(holds(s.validate()));
+    }
+};
+
+/// hash_set, cr_hash_set and stm_hash_set are built with 4 buckets, so that
+/// the 20 keys share buckets.
+constexpr smr::ds::ds_options kFourBuckets{.buckets = 4};
+
+/// corrupt() breaks one invariant: validate() must fail naming it (`words`).
+/// restore() undoes the corruption exactly: validate() must hold again, so
+/// that the structure is destroyed normally. A failure is also reported at
+/// the caller's line.
+template <class Validate, class Corrupt, class Restore>
+void expect_caught_by(Validate validate, std::string_view words, Corrupt corrupt, Restore restore,
+                      std::source_location where = std::source_location::current()) {
+    const ::testing::ScopedTrace trace(where.file_name(), static_cast<int>(where.line()),
+                                       "corruption made here");
+    corrupt();
+    EXPECT_TRUE(fails_with(validate(), words));
+    restore();
+    EXPECT_TRUE(holds(validate()));
+}
+
+/// The same with the structure's validate().
+template <class S, class Corrupt, class Restore>
+void expect_caught(const S& s, std::string_view words, Corrupt corrupt, Restore restore,
+                   std::source_location where = std::source_location::current()) {
+    expect_caught_by([&s] { return s.validate(); }, words, std::move(corrupt), std::move(restore),
+                     where);
 }
 
 // ---- sorted lists -------------------------------------------------------------------
@@ -228,66 +275,55 @@ void swap_after(Node* pred) {
 /// Order: nodes 1 and 2 trade places (head -> 2 -> 1 -> 3).
 template <class List>
 void expect_swapped_neighbours_detected() {
-    domain_t domain{smr::domain_config{}};
-    List list(domain);
-    smr::thread_handle handle(domain);
-    ASSERT_NO_FATAL_FAILURE(fill(list, handle.tid()));
-    auto* const head = node_ptr(internals::head(list));
-    swap_after(head);
-    EXPECT_TRUE(fails_with(list.validate(), "keys not strictly ascending: 2 then 1"));
-    swap_after(head);
-    EXPECT_TRUE(holds(list.validate()));
+    filled<List> f;
+    ASSERT_NO_FATAL_FAILURE(f.fill());
+    auto* const head = node_ptr(internals::head(f.s));
+    expect_caught(
+        f.s, "keys not strictly ascending: 2 then 1", [&] { swap_after(head); },
+        [&] { swap_after(head); });
 }
 
 /// The lock-free lists' logical delete left reachable: node 5's own next
 /// marked, as an erase that never unlinked it would leave it.
 template <class List>
 void expect_marked_node_detected(std::string_view defect) {
-    domain_t domain{smr::domain_config{}};
-    List list(domain);
-    smr::thread_handle handle(domain);
-    ASSERT_NO_FATAL_FAILURE(fill(list, handle.tid()));
-    auto* const pred = pred_of(node_ptr(internals::head(list)), 5);
+    filled<List> f;
+    ASSERT_NO_FATAL_FAILURE(f.fill());
+    auto* const pred = pred_of(node_ptr(internals::head(f.s)), 5);
     ASSERT_NE(pred, nullptr);
     auto* const victim = next_of(pred);
     auto* const successor = next_of(victim);
-    victim->next.store(smr::ds::detail::with_mark(successor), relaxed);
-    EXPECT_TRUE(fails_with(list.validate(), std::string(defect) + ", key 5"));
-    victim->next.store(successor, relaxed);
-    EXPECT_TRUE(holds(list.validate()));
+    expect_caught(
+        f.s, std::string(defect) + ", key 5",
+        [&] { victim->next.store(smr::ds::detail::with_mark(successor), relaxed); },
+        [&] { victim->next.store(successor, relaxed); });
 }
 
 /// The tail sentinel unlinked: the last node's next is null.
 template <class List>
 void expect_tail_unlinked_detected() {
-    domain_t domain{smr::domain_config{}};
-    List list(domain);
-    smr::thread_handle handle(domain);
-    ASSERT_NO_FATAL_FAILURE(fill(list, handle.tid()));
-    auto* const tail = node_ptr(internals::tail(list));
-    auto* const pred = pred_of(node_ptr(internals::head(list)), kKeys);
+    filled<List> f;
+    ASSERT_NO_FATAL_FAILURE(f.fill());
+    auto* const tail = node_ptr(internals::tail(f.s));
+    auto* const pred = pred_of(node_ptr(internals::head(f.s)), kKeys);
     ASSERT_NE(pred, nullptr);
     auto* const last = next_of(pred);
     ASSERT_EQ(next_of(last), tail);
-    set_next(last, nullptr);
-    EXPECT_TRUE(fails_with(list.validate(), "list ends before the tail sentinel"));
-    set_next(last, tail);
-    EXPECT_TRUE(holds(list.validate()));
+    expect_caught(
+        f.s, "list ends before the tail sentinel", [&] { set_next(last, nullptr); },
+        [&] { set_next(last, tail); });
 }
 
 /// The tail sentinel points somewhere (to node 1): it must end the list.
 template <class List>
 void expect_tail_successor_detected() {
-    domain_t domain{smr::domain_config{}};
-    List list(domain);
-    smr::thread_handle handle(domain);
-    ASSERT_NO_FATAL_FAILURE(fill(list, handle.tid()));
-    auto* const head = node_ptr(internals::head(list));
-    auto* const tail = node_ptr(internals::tail(list));
-    set_next(tail, next_of(head));
-    EXPECT_TRUE(fails_with(list.validate(), "tail sentinel has a successor"));
-    set_next(tail, nullptr);
-    EXPECT_TRUE(holds(list.validate()));
+    filled<List> f;
+    ASSERT_NO_FATAL_FAILURE(f.fill());
+    auto* const head = node_ptr(internals::head(f.s));
+    auto* const tail = node_ptr(internals::tail(f.s));
+    expect_caught(
+        f.s, "tail sentinel has a successor", [&] { set_next(tail, next_of(head)); },
+        [&] { set_next(tail, nullptr); });
 }
 
 using hm_list_t = smr::ds::hm_list<domain_t>;
@@ -314,26 +350,28 @@ auto* bucket_tail(Set& set, std::size_t i) {
 /// and only the hashing is violated.
 template <class Set>
 void expect_key_in_wrong_bucket_detected() {
-    domain_t domain{smr::domain_config{}};
-    Set set(domain, smr::ds::ds_options{.buckets = 4});
-    smr::thread_handle handle(domain);
-    ASSERT_NO_FATAL_FAILURE(fill(set, handle.tid()));
-    const std::size_t home = set.bucket_of(1);
-    const std::size_t away = (home + 1) % set.bucket_count();
-    auto* const from = pred_of(bucket_head(set, home), 1);
+    filled<Set> f(kFourBuckets);
+    ASSERT_NO_FATAL_FAILURE(f.fill());
+    const std::size_t home = f.s.bucket_of(1);
+    const std::size_t away = (home + 1) % f.s.bucket_count();
+    auto* const from = pred_of(bucket_head(f.s, home), 1);
     ASSERT_NE(from, nullptr);
     auto* const moved = next_of(from);
     auto* const after = next_of(moved);
-    auto* const into = bucket_head(set, away);
-    set_next(from, after);
-    set_next(moved, next_of(into));
-    set_next(into, moved);
-    EXPECT_TRUE(fails_with(set.validate(), "key 1 in bucket " + std::to_string(away) +
-                                               ", hashes to bucket " + std::to_string(home)));
-    set_next(into, next_of(moved));
-    set_next(moved, after);
-    set_next(from, moved);
-    EXPECT_TRUE(holds(set.validate()));
+    auto* const into = bucket_head(f.s, away);
+    expect_caught(
+        f.s,
+        "key 1 in bucket " + std::to_string(away) + ", hashes to bucket " + std::to_string(home),
+        [&] {
+            set_next(from, after);
+            set_next(moved, next_of(into));
+            set_next(into, moved);
+        },
+        [&] {
+            set_next(into, next_of(moved));
+            set_next(moved, after);
+            set_next(from, moved);
+        });
 }
 
 using hash_set_t = smr::ds::hash_set<domain_t>;
@@ -401,18 +439,18 @@ using dgt_bst_t = smr::ds::dgt_bst<domain_t>;
 /// ended without releasing it.
 template <class S>
 void expect_held_versioned_lock_detected() {
-    domain_t domain{smr::domain_config{}};
-    S s(domain);
-    smr::thread_handle handle(domain);
-    ASSERT_NO_FATAL_FAILURE(fill(s, handle.tid()));
-    std::atomic<std::uint64_t>& lock = internals::versioned_lock(s, 0);
+    filled<S> f;
+    ASSERT_NO_FATAL_FAILURE(f.fill());
+    std::atomic<std::uint64_t>& lock = internals::versioned_lock(f.s, 0);
     const std::uint64_t before = lock.load(relaxed);
     ASSERT_FALSE(smr::stm::orec_table::is_locked(before));
-    lock.store(smr::stm::orec_table::locked_word(static_cast<std::uint32_t>(handle.tid()), 0),
-               relaxed);
-    EXPECT_TRUE(fails_with(s.validate(), "1 versioned locks still held"));
-    lock.store(before, relaxed);
-    EXPECT_TRUE(holds(s.validate()));
+    expect_caught(
+        f.s, "1 versioned locks still held",
+        [&] {
+            lock.store(smr::stm::orec_table::locked_word(static_cast<std::uint32_t>(f.tid()), 0),
+                       relaxed);
+        },
+        [&] { lock.store(before, relaxed); });
 }
 
 using stm_list_t = smr::ds::stm_list<domain_t>;
@@ -461,14 +499,12 @@ TEST(NegativeValidation, CrListRemovedNodeReachable) {
 }
 
 TEST(NegativeValidation, CrListWriterLockHeld) {
-    domain_t domain{smr::domain_config{}};
-    cr_list_t list(domain);
-    smr::thread_handle handle(domain);
-    ASSERT_NO_FATAL_FAILURE(fill(list, handle.tid()));
-    internals::lock(list).lock();  // a writer that never unlocked
-    EXPECT_TRUE(fails_with(list.validate(), "writer lock held"));
-    internals::lock(list).unlock();
-    EXPECT_TRUE(holds(list.validate()));
+    filled<cr_list_t> f;
+    ASSERT_NO_FATAL_FAILURE(f.fill());
+    expect_caught(
+        f.s, "writer lock held",
+        [&] { internals::lock(f.s).lock(); },  // a writer that never unlocked
+        [&] { internals::lock(f.s).unlock(); });
 }
 
 // ---- lazylist ---------------------------------------------------------------------------
@@ -479,32 +515,26 @@ TEST(NegativeValidation, LazylistSwappedNeighbours) {
 
 TEST(NegativeValidation, LazylistMarkedNodeReachable) {
     // An erase that set the mark and never unlinked the node.
-    domain_t domain{smr::domain_config{}};
-    lazylist_t list(domain);
-    smr::thread_handle handle(domain);
-    ASSERT_NO_FATAL_FAILURE(fill(list, handle.tid()));
-    auto* const pred = pred_of(node_ptr(internals::head(list)), 5);
+    filled<lazylist_t> f;
+    ASSERT_NO_FATAL_FAILURE(f.fill());
+    auto* const pred = pred_of(node_ptr(internals::head(f.s)), 5);
     ASSERT_NE(pred, nullptr);
     auto* const victim = next_of(pred);
-    victim->marked.store(true, relaxed);
-    EXPECT_TRUE(fails_with(list.validate(), "reachable marked node, key 5"));
-    victim->marked.store(false, relaxed);
-    EXPECT_TRUE(holds(list.validate()));
+    expect_caught(
+        f.s, "reachable marked node, key 5", [&] { victim->marked.store(true, relaxed); },
+        [&] { victim->marked.store(false, relaxed); });
 }
 
 TEST(NegativeValidation, LazylistLockedNodeReachable) {
     // An update that returned without unlocking its node.
-    domain_t domain{smr::domain_config{}};
-    lazylist_t list(domain);
-    smr::thread_handle handle(domain);
-    ASSERT_NO_FATAL_FAILURE(fill(list, handle.tid()));
-    auto* const pred = pred_of(node_ptr(internals::head(list)), 5);
+    filled<lazylist_t> f;
+    ASSERT_NO_FATAL_FAILURE(f.fill());
+    auto* const pred = pred_of(node_ptr(internals::head(f.s)), 5);
     ASSERT_NE(pred, nullptr);
     auto* const victim = next_of(pred);
-    victim->lock.lock();
-    EXPECT_TRUE(fails_with(list.validate(), "reachable locked node, key 5"));
-    victim->lock.unlock();
-    EXPECT_TRUE(holds(list.validate()));
+    expect_caught(
+        f.s, "reachable locked node, key 5", [&] { victim->lock.lock(); },
+        [&] { victim->lock.unlock(); });
 }
 
 TEST(NegativeValidation, LazylistTailSentinelUnlinked) {
@@ -518,14 +548,11 @@ TEST(NegativeValidation, LockListSwappedNeighbours) {
 }
 
 TEST(NegativeValidation, LockListLockHeld) {
-    domain_t domain{smr::domain_config{}};
-    lock_list_t list(domain);
-    smr::thread_handle handle(domain);
-    ASSERT_NO_FATAL_FAILURE(fill(list, handle.tid()));
-    internals::lock(list).lock();
-    EXPECT_TRUE(fails_with(list.validate(), "lock held"));
-    internals::lock(list).unlock();
-    EXPECT_TRUE(holds(list.validate()));
+    filled<lock_list_t> f;
+    ASSERT_NO_FATAL_FAILURE(f.fill());
+    expect_caught(
+        f.s, "lock held", [&] { internals::lock(f.s).lock(); },
+        [&] { internals::lock(f.s).unlock(); });
 }
 
 TEST(NegativeValidation, LockListTailSentinelUnlinked) {
@@ -544,44 +571,38 @@ TEST(NegativeValidation, HashSetKeyInWrongBucket) {
 
 TEST(NegativeValidation, HashSetMarkedNodeInBucket) {
     // A bucket's own check, reported with the bucket's index.
-    domain_t domain{smr::domain_config{}};
-    hash_set_t set(domain, smr::ds::ds_options{.buckets = 4});
-    smr::thread_handle handle(domain);
-    ASSERT_NO_FATAL_FAILURE(fill(set, handle.tid()));
-    const std::size_t bucket = set.bucket_of(5);
-    auto* const pred = pred_of(bucket_head(set, bucket), 5);
+    filled<hash_set_t> f(kFourBuckets);
+    ASSERT_NO_FATAL_FAILURE(f.fill());
+    const std::size_t bucket = f.s.bucket_of(5);
+    auto* const pred = pred_of(bucket_head(f.s, bucket), 5);
     ASSERT_NE(pred, nullptr);
     auto* const victim = next_of(pred);
     auto* const successor = next_of(victim);
-    victim->next.store(smr::ds::detail::with_mark(successor), relaxed);
-    EXPECT_TRUE(fails_with(set.validate(),
-                           "bucket " + std::to_string(bucket) + ": reachable marked node, key 5"));
-    victim->next.store(successor, relaxed);
-    EXPECT_TRUE(holds(set.validate()));
+    expect_caught(
+        f.s, "bucket " + std::to_string(bucket) + ": reachable marked node, key 5",
+        [&] { victim->next.store(smr::ds::detail::with_mark(successor), relaxed); },
+        [&] { victim->next.store(successor, relaxed); });
 }
 
 TEST(NegativeValidation, HashSetSwappedNeighboursInBucket) {
-    domain_t domain{smr::domain_config{}};
-    hash_set_t set(domain, smr::ds::ds_options{.buckets = 4});
-    smr::thread_handle handle(domain);
-    ASSERT_NO_FATAL_FAILURE(fill(set, handle.tid()));
+    filled<hash_set_t> f(kFourBuckets);
+    ASSERT_NO_FATAL_FAILURE(f.fill());
     // A bucket with at least two keys (20 keys in 4 buckets: some bucket has 5).
-    const auto has_two_keys = [&set](std::size_t i) {
-        auto* const first = next_of(bucket_head(set, i));
-        return first != bucket_tail(set, i) && next_of(first) != bucket_tail(set, i);
+    const auto has_two_keys = [&f](std::size_t i) {
+        auto* const first = next_of(bucket_head(f.s, i));
+        return first != bucket_tail(f.s, i) && next_of(first) != bucket_tail(f.s, i);
     };
     std::size_t bucket = 0;
-    while (bucket < set.bucket_count() && !has_two_keys(bucket)) ++bucket;
-    ASSERT_LT(bucket, set.bucket_count());
-    auto* const head = bucket_head(set, bucket);
+    while (bucket < f.s.bucket_count() && !has_two_keys(bucket)) ++bucket;
+    ASSERT_LT(bucket, f.s.bucket_count());
+    auto* const head = bucket_head(f.s, bucket);
     const std::int64_t first = next_of(head)->key;
     const std::int64_t second = next_of(next_of(head))->key;
-    swap_after(head);
-    EXPECT_TRUE(fails_with(set.validate(),
-                           "bucket " + std::to_string(bucket) + ": keys not strictly ascending: " +
-                               std::to_string(second) + " then " + std::to_string(first)));
-    swap_after(head);
-    EXPECT_TRUE(holds(set.validate()));
+    expect_caught(
+        f.s,
+        "bucket " + std::to_string(bucket) + ": keys not strictly ascending: " +
+            std::to_string(second) + " then " + std::to_string(first),
+        [&] { swap_after(head); }, [&] { swap_after(head); });
 }
 
 // ---- cr_hash_set ------------------------------------------------------------------------
@@ -591,17 +612,13 @@ TEST(NegativeValidation, CrHashSetKeyInWrongBucket) {
 }
 
 TEST(NegativeValidation, CrHashSetBucketWriterLockHeld) {
-    domain_t domain{smr::domain_config{}};
-    cr_hash_set_t set(domain, smr::ds::ds_options{.buckets = 4});
-    smr::thread_handle handle(domain);
-    ASSERT_NO_FATAL_FAILURE(fill(set, handle.tid()));
-    const std::size_t bucket = set.bucket_of(5);
-    auto& lock = internals::lock(internals::buckets(set)[bucket]);
-    lock.lock();
-    EXPECT_TRUE(
-        fails_with(set.validate(), "bucket " + std::to_string(bucket) + ": writer lock held"));
-    lock.unlock();
-    EXPECT_TRUE(holds(set.validate()));
+    filled<cr_hash_set_t> f(kFourBuckets);
+    ASSERT_NO_FATAL_FAILURE(f.fill());
+    const std::size_t bucket = f.s.bucket_of(5);
+    auto& lock = internals::lock(internals::buckets(f.s)[bucket]);
+    expect_caught(
+        f.s, "bucket " + std::to_string(bucket) + ": writer lock held", [&] { lock.lock(); },
+        [&] { lock.unlock(); });
 }
 
 // ---- ms_queue ---------------------------------------------------------------------------
@@ -609,166 +626,136 @@ TEST(NegativeValidation, CrHashSetBucketWriterLockHeld) {
 TEST(NegativeValidation, MsQueueTailLagging) {
     // Tail back at the dummy, 20 nodes behind the last one; it may lag by
     // one node at most (an enqueue between its two CASes).
-    domain_t domain{smr::domain_config{}};
-    smr::ds::ms_queue<domain_t> queue(domain);
-    smr::thread_handle handle(domain);
-    ASSERT_NO_FATAL_FAILURE(fill(queue, handle.tid()));
-    auto& head = internals::head(queue);
-    auto& tail = internals::tail(queue);
+    filled<smr::ds::ms_queue<domain_t>> f;
+    ASSERT_NO_FATAL_FAILURE(f.fill());
+    auto& head = internals::head(f.s);
+    auto& tail = internals::tail(f.s);
     auto* const last = tail.load(relaxed);
-    tail.store(head.load(relaxed), relaxed);
-    EXPECT_TRUE(fails_with(queue.validate(), "tail lags more than one node behind the last node"));
-    tail.store(last, relaxed);
-    EXPECT_TRUE(holds(queue.validate()));
+    expect_caught(
+        f.s, "tail lags more than one node behind the last node",
+        [&] { tail.store(head.load(relaxed), relaxed); }, [&] { tail.store(last, relaxed); });
 }
 
 TEST(NegativeValidation, MsQueueCycle) {
     // The last node links back to the first item.
-    domain_t domain{smr::domain_config{}};
-    smr::ds::ms_queue<domain_t> queue(domain);
-    smr::thread_handle handle(domain);
-    ASSERT_NO_FATAL_FAILURE(fill(queue, handle.tid()));
-    auto* const first = internals::head(queue).load(relaxed)->next.load(relaxed);
-    auto* const last = internals::tail(queue).load(relaxed);
+    filled<smr::ds::ms_queue<domain_t>> f;
+    ASSERT_NO_FATAL_FAILURE(f.fill());
+    auto* const first = internals::head(f.s).load(relaxed)->next.load(relaxed);
+    auto* const last = internals::tail(f.s).load(relaxed);
     ASSERT_NE(first, nullptr);
     ASSERT_EQ(last->next.load(relaxed), nullptr);
-    last->next.store(first, relaxed);
-    EXPECT_TRUE(fails_with(queue.validate(), "cycle in the list from head"));
-    last->next.store(nullptr, relaxed);
-    EXPECT_TRUE(holds(queue.validate()));
+    expect_caught(
+        f.s, "cycle in the list from head", [&] { last->next.store(first, relaxed); },
+        [&] { last->next.store(nullptr, relaxed); });
 }
 
 TEST(NegativeValidation, MsQueueTailUnreachable) {
     // After a dequeue the in-object dummy has left the list: tail pointing
     // there points behind head.
-    domain_t domain{smr::domain_config{}};
-    smr::ds::ms_queue<domain_t> queue(domain);
-    smr::thread_handle handle(domain);
-    ASSERT_NO_FATAL_FAILURE(fill(queue, handle.tid()));
-    ASSERT_TRUE(queue.dequeue(handle.tid()).has_value());
-    ASSERT_TRUE(holds(queue.validate()));
-    auto& tail = internals::tail(queue);
+    filled<smr::ds::ms_queue<domain_t>> f;
+    ASSERT_NO_FATAL_FAILURE(f.fill());
+    ASSERT_TRUE(f.s.dequeue(f.tid()).has_value());
+    ASSERT_TRUE(holds(f.s.validate()));
+    auto& tail = internals::tail(f.s);
     auto* const last = tail.load(relaxed);
-    tail.store(&internals::dummy(queue), relaxed);
-    EXPECT_TRUE(fails_with(queue.validate(), "tail is not reachable from head"));
-    tail.store(last, relaxed);
-    EXPECT_TRUE(holds(queue.validate()));
+    expect_caught(
+        f.s, "tail is not reachable from head",
+        [&] { tail.store(&internals::dummy(f.s), relaxed); }, [&] { tail.store(last, relaxed); });
 }
 
 // ---- abtree -----------------------------------------------------------------------------
 
 TEST(NegativeValidation, AbtreeKeysSwappedInLeaf) {
-    domain_t domain{smr::domain_config{}};
-    abtree_t tree(domain);
-    smr::thread_handle handle(domain);
-    ASSERT_NO_FATAL_FAILURE(fill(tree, handle.tid()));
-    auto* const root = abtree_root(tree);
+    filled<abtree_t> f;
+    ASSERT_NO_FATAL_FAILURE(f.fill());
+    auto* const root = abtree_root(f.s);
     ASSERT_FALSE(root->leaf);
     auto* const leaf = root->ptrs[0].load(relaxed);
     ASSERT_TRUE(leaf->leaf);
     ASSERT_GE(static_cast<int>(leaf->size), 2);
-    std::swap(leaf->keys[0], leaf->keys[1]);
-    EXPECT_TRUE(fails_with(tree.validate(), "leaf at depth 1: keys not ascending"));
-    std::swap(leaf->keys[0], leaf->keys[1]);
-    EXPECT_TRUE(holds(tree.validate()));
+    expect_caught(
+        f.s, "leaf at depth 1: keys not ascending",
+        [&] { std::swap(leaf->keys[0], leaf->keys[1]); },
+        [&] { std::swap(leaf->keys[0], leaf->keys[1]); });
 }
 
 TEST(NegativeValidation, AbtreeRoutingKeyChanged) {
     // The root's routing key lowered to the left leaf's smallest key: that
     // key is now outside the range the root routes to the leaf.
-    domain_t domain{smr::domain_config{}};
-    abtree_t tree(domain);
-    smr::thread_handle handle(domain);
-    ASSERT_NO_FATAL_FAILURE(fill(tree, handle.tid()));
-    auto* const root = abtree_root(tree);
+    filled<abtree_t> f;
+    ASSERT_NO_FATAL_FAILURE(f.fill());
+    auto* const root = abtree_root(f.s);
     ASSERT_FALSE(root->leaf);
     auto* const leaf = root->ptrs[0].load(relaxed);
     ASSERT_TRUE(leaf->leaf);
     const std::int64_t routing = root->keys[0];
     const std::int64_t smallest = leaf->keys[0];
-    root->keys[0] = smallest;
-    EXPECT_TRUE(fails_with(tree.validate(), "leaf at depth 1: key " + std::to_string(smallest) +
-                                                " outside its range"));
-    root->keys[0] = routing;
-    EXPECT_TRUE(holds(tree.validate()));
+    expect_caught(
+        f.s, "leaf at depth 1: key " + std::to_string(smallest) + " outside its range",
+        [&] { root->keys[0] = smallest; }, [&] { root->keys[0] = routing; });
 }
 
 TEST(NegativeValidation, AbtreeDegreeViolation) {
     // A non-root leaf with a - 1 keys: erases left it for a fix that never ran.
-    domain_t domain{smr::domain_config{}};
-    abtree_t tree(domain);
-    smr::thread_handle handle(domain);
-    ASSERT_NO_FATAL_FAILURE(fill(tree, handle.tid()));
-    auto* const root = abtree_root(tree);
+    filled<abtree_t> f;
+    ASSERT_NO_FATAL_FAILURE(f.fill());
+    auto* const root = abtree_root(f.s);
     ASSERT_FALSE(root->leaf);
     auto* const leaf = root->ptrs[0].load(relaxed);
     ASSERT_TRUE(leaf->leaf);
     ASSERT_GE(static_cast<int>(leaf->size), abtree_t::a);
     const auto size = leaf->size;
-    leaf->size = static_cast<std::uint8_t>(abtree_t::a - 1);
-    EXPECT_TRUE(fails_with(tree.validate(), "leaf at depth 1 has degree " +
-                                                std::to_string(abtree_t::a - 1) +
-                                                " (a degree violation is left)"));
-    leaf->size = size;
-    EXPECT_TRUE(holds(tree.validate()));
+    expect_caught(
+        f.s,
+        "leaf at depth 1 has degree " + std::to_string(abtree_t::a - 1) +
+            " (a degree violation is left)",
+        [&] { leaf->size = static_cast<std::uint8_t>(abtree_t::a - 1); },
+        [&] { leaf->size = size; });
 }
 
 TEST(NegativeValidation, AbtreeTagLeft) {
     // A tag (Brown's weight 0) that no fix_tagged removed.
-    domain_t domain{smr::domain_config{}};
-    abtree_t tree(domain);
-    smr::thread_handle handle(domain);
-    ASSERT_NO_FATAL_FAILURE(fill(tree, handle.tid()));
-    auto* const root = abtree_root(tree);
+    filled<abtree_t> f;
+    ASSERT_NO_FATAL_FAILURE(f.fill());
+    auto* const root = abtree_root(f.s);
     ASSERT_FALSE(root->leaf);
     ASSERT_FALSE(root->tagged);
-    root->tagged = true;
-    EXPECT_TRUE(fails_with(tree.validate(),
-                           "internal node at depth 0 is tagged (a tag violation is left)"));
-    root->tagged = false;
-    EXPECT_TRUE(holds(tree.validate()));
+    expect_caught(
+        f.s, "internal node at depth 0 is tagged (a tag violation is left)",
+        [&] { root->tagged = true; }, [&] { root->tagged = false; });
 }
 
 TEST(NegativeValidation, AbtreeMarkedNodeReachable) {
     // Finalized by an SCX, yet still linked.
-    domain_t domain{smr::domain_config{}};
-    abtree_t tree(domain);
-    smr::thread_handle handle(domain);
-    ASSERT_NO_FATAL_FAILURE(fill(tree, handle.tid()));
-    auto* const root = abtree_root(tree);
+    filled<abtree_t> f;
+    ASSERT_NO_FATAL_FAILURE(f.fill());
+    auto* const root = abtree_root(f.s);
     ASSERT_FALSE(root->leaf);
     auto* const leaf = root->ptrs[0].load(relaxed);
-    leaf->marked.store(true, relaxed);
-    EXPECT_TRUE(fails_with(tree.validate(), "leaf at depth 1 is marked"));
-    leaf->marked.store(false, relaxed);
-    EXPECT_TRUE(holds(tree.validate()));
+    expect_caught(
+        f.s, "leaf at depth 1 is marked", [&] { leaf->marked.store(true, relaxed); },
+        [&] { leaf->marked.store(false, relaxed); });
 }
 
 TEST(NegativeValidation, AbtreeScxInProgress) {
     // This thread's SCX record back in progress (status bits 0), seq kept.
-    domain_t domain{smr::domain_config{}};
-    abtree_t tree(domain);
-    smr::thread_handle handle(domain);
-    ASSERT_NO_FATAL_FAILURE(fill(tree, handle.tid()));
-    auto& state = internals::scx_state(tree, handle.tid());
+    filled<abtree_t> f;
+    ASSERT_NO_FATAL_FAILURE(f.fill());
+    auto& state = internals::scx_state(f.s, f.tid());
     const std::uint64_t before = state.load(relaxed);
-    state.store(before & ~std::uint64_t{3}, relaxed);
-    EXPECT_TRUE(fails_with(tree.validate(), "an SCX is still in progress"));
-    state.store(before, relaxed);
-    EXPECT_TRUE(holds(tree.validate()));
+    expect_caught(
+        f.s, "an SCX is still in progress",
+        [&] { state.store(before & ~std::uint64_t{3}, relaxed); },
+        [&] { state.store(before, relaxed); });
 }
 
 TEST(NegativeValidation, AbtreeEntryChanged) {
     // The entry sentinel is never replaced, so never tagged.
-    domain_t domain{smr::domain_config{}};
-    abtree_t tree(domain);
-    smr::thread_handle handle(domain);
-    ASSERT_NO_FATAL_FAILURE(fill(tree, handle.tid()));
-    auto& entry = internals::entry(tree);
-    entry.tagged = true;
-    EXPECT_TRUE(fails_with(tree.validate(), "entry changed"));
-    entry.tagged = false;
-    EXPECT_TRUE(holds(tree.validate()));
+    filled<abtree_t> f;
+    ASSERT_NO_FATAL_FAILURE(f.fill());
+    auto& entry = internals::entry(f.s);
+    expect_caught(
+        f.s, "entry changed", [&] { entry.tagged = true; }, [&] { entry.tagged = false; });
 }
 
 // ---- occ_avl ----------------------------------------------------------------------------
@@ -776,141 +763,120 @@ TEST(NegativeValidation, AbtreeEntryChanged) {
 TEST(NegativeValidation, OccAvlChildrenSwapped) {
     // The root's subtrees trade sides: the right one's keys are now to the
     // left of the root (keys are const, so the links move instead).
-    domain_t domain{smr::domain_config{}};
-    occ_avl_t tree(domain);
-    smr::thread_handle handle(domain);
-    ASSERT_NO_FATAL_FAILURE(fill(tree, handle.tid()));
-    auto* const root = avl_root(tree);
+    filled<occ_avl_t> f;
+    ASSERT_NO_FATAL_FAILURE(f.fill());
+    auto* const root = avl_root(f.s);
     ASSERT_NE(root, nullptr);
     auto* const left = root->child[0].load(relaxed);
     auto* const right = root->child[1].load(relaxed);
     ASSERT_NE(left, nullptr);
     ASSERT_NE(right, nullptr);
-    root->child[0].store(right, relaxed);
-    root->child[1].store(left, relaxed);
-    EXPECT_TRUE(fails_with(tree.validate(), "node " + std::to_string(right->key) +
-                                                " outside the key range of its position"));
-    root->child[0].store(left, relaxed);
-    root->child[1].store(right, relaxed);
-    EXPECT_TRUE(holds(tree.validate()));
+    expect_caught(
+        f.s, "node " + std::to_string(right->key) + " outside the key range of its position",
+        [&] {
+            root->child[0].store(right, relaxed);
+            root->child[1].store(left, relaxed);
+        },
+        [&] {
+            root->child[0].store(left, relaxed);
+            root->child[1].store(right, relaxed);
+        });
 }
 
 TEST(NegativeValidation, OccAvlNodeLeftLocked) {
-    domain_t domain{smr::domain_config{}};
-    occ_avl_t tree(domain);
-    smr::thread_handle handle(domain);
-    ASSERT_NO_FATAL_FAILURE(fill(tree, handle.tid()));
-    auto* const root = avl_root(tree);
+    filled<occ_avl_t> f;
+    ASSERT_NO_FATAL_FAILURE(f.fill());
+    auto* const root = avl_root(f.s);
     ASSERT_NE(root, nullptr);
     auto* const left = root->child[0].load(relaxed);
     ASSERT_NE(left, nullptr);
-    left->lock.lock();
-    EXPECT_TRUE(fails_with(tree.validate(), "node " + std::to_string(left->key) + " is locked"));
-    left->lock.unlock();
-    EXPECT_TRUE(holds(tree.validate()));
+    expect_caught(
+        f.s, "node " + std::to_string(left->key) + " is locked", [&] { left->lock.lock(); },
+        [&] { left->lock.unlock(); });
 }
 
 TEST(NegativeValidation, OccAvlUnlinkedNodeReachable) {
     // The version's unlinked bit set on a linked node.
-    domain_t domain{smr::domain_config{}};
-    occ_avl_t tree(domain);
-    smr::thread_handle handle(domain);
-    ASSERT_NO_FATAL_FAILURE(fill(tree, handle.tid()));
-    auto* const root = avl_root(tree);
+    filled<occ_avl_t> f;
+    ASSERT_NO_FATAL_FAILURE(f.fill());
+    auto* const root = avl_root(f.s);
     ASSERT_NE(root, nullptr);
     auto* const left = root->child[0].load(relaxed);
     ASSERT_NE(left, nullptr);
     const std::uint32_t version = left->version.load(relaxed);
-    left->version.store(version | 1u, relaxed);
-    EXPECT_TRUE(fails_with(tree.validate(),
-                           "node " + std::to_string(left->key) + " is reachable but unlinked"));
-    left->version.store(version, relaxed);
-    EXPECT_TRUE(holds(tree.validate()));
+    expect_caught(
+        f.s, "node " + std::to_string(left->key) + " is reachable but unlinked",
+        [&] { left->version.store(version | 1u, relaxed); },
+        [&] { left->version.store(version, relaxed); });
 }
 
 TEST(NegativeValidation, OccAvlWrongParentPointer) {
     // The root's left child names its sibling as its parent.
-    domain_t domain{smr::domain_config{}};
-    occ_avl_t tree(domain);
-    smr::thread_handle handle(domain);
-    ASSERT_NO_FATAL_FAILURE(fill(tree, handle.tid()));
-    auto* const root = avl_root(tree);
+    filled<occ_avl_t> f;
+    ASSERT_NO_FATAL_FAILURE(f.fill());
+    auto* const root = avl_root(f.s);
     ASSERT_NE(root, nullptr);
     auto* const left = root->child[0].load(relaxed);
     auto* const right = root->child[1].load(relaxed);
     ASSERT_NE(left, nullptr);
     ASSERT_NE(right, nullptr);
-    left->parent.store(right, relaxed);
-    EXPECT_TRUE(fails_with(tree.validate(),
-                           "node " + std::to_string(left->key) + " has a wrong parent pointer"));
-    left->parent.store(root, relaxed);
-    EXPECT_TRUE(holds(tree.validate()));
+    expect_caught(
+        f.s, "node " + std::to_string(left->key) + " has a wrong parent pointer",
+        [&] { left->parent.store(right, relaxed); }, [&] { left->parent.store(root, relaxed); });
 }
 
 TEST(NegativeValidation, OccAvlRoutingNodeWithoutChildren) {
     // A leaf that lost its value: a routing node the repair should have
     // spliced out.
-    domain_t domain{smr::domain_config{}};
-    occ_avl_t tree(domain);
-    smr::thread_handle handle(domain);
-    ASSERT_NO_FATAL_FAILURE(fill(tree, handle.tid()));
-    auto* const root = avl_root(tree);
+    filled<occ_avl_t> f;
+    ASSERT_NO_FATAL_FAILURE(f.fill());
+    auto* const root = avl_root(f.s);
     ASSERT_NE(root, nullptr);
     auto* const leaf = avl_leaf_below(root);
     ASSERT_TRUE(leaf->present.load(relaxed));
-    leaf->present.store(false, relaxed);
-    EXPECT_TRUE(fails_with(tree.validate(), "node " + std::to_string(leaf->key) +
-                                                " is a routing node with fewer than two children"));
-    leaf->present.store(true, relaxed);
-    EXPECT_TRUE(holds(tree.validate()));
+    expect_caught(
+        f.s,
+        "node " + std::to_string(leaf->key) + " is a routing node with fewer than two children",
+        [&] { leaf->present.store(false, relaxed); }, [&] { leaf->present.store(true, relaxed); });
 }
 
 TEST(NegativeValidation, OccAvlZeroHeight) {
     // validate() checks every stored height is at least 1 (a leaf's).
-    domain_t domain{smr::domain_config{}};
-    occ_avl_t tree(domain);
-    smr::thread_handle handle(domain);
-    ASSERT_NO_FATAL_FAILURE(fill(tree, handle.tid()));
-    auto* const root = avl_root(tree);
+    filled<occ_avl_t> f;
+    ASSERT_NO_FATAL_FAILURE(f.fill());
+    auto* const root = avl_root(f.s);
     ASSERT_NE(root, nullptr);
     auto* const left = root->child[0].load(relaxed);
     ASSERT_NE(left, nullptr);
     const std::int16_t height = left->height.load(relaxed);
-    left->height.store(0, relaxed);
-    EXPECT_TRUE(
-        fails_with(tree.validate(), "node " + std::to_string(left->key) + " stores height 0"));
-    left->height.store(height, relaxed);
-    EXPECT_TRUE(holds(tree.validate()));
+    expect_caught(
+        f.s, "node " + std::to_string(left->key) + " stores height 0",
+        [&] { left->height.store(0, relaxed); }, [&] { left->height.store(height, relaxed); });
 }
 
 TEST(NegativeValidation, OccAvlStaleHeight) {
     // Exact heights are validate_balance()'s check (validate() treats them
     // as hints); it holds after any single-threaded history.
-    domain_t domain{smr::domain_config{}};
-    occ_avl_t tree(domain);
-    smr::thread_handle handle(domain);
-    ASSERT_NO_FATAL_FAILURE(fill(tree, handle.tid()));
-    ASSERT_TRUE(holds(tree.validate_balance()));
-    auto* const root = avl_root(tree);
+    filled<occ_avl_t> f;
+    ASSERT_NO_FATAL_FAILURE(f.fill());
+    ASSERT_TRUE(holds(f.s.validate_balance()));
+    auto* const root = avl_root(f.s);
     ASSERT_NE(root, nullptr);
     const std::int16_t height = root->height.load(relaxed);
-    root->height.store(static_cast<std::int16_t>(height + 1), relaxed);
-    EXPECT_TRUE(fails_with(tree.validate_balance(),
-                           "node " + std::to_string(root->key) + " stores height " +
-                               std::to_string(height + 1) + ", actual " + std::to_string(height)));
-    root->height.store(height, relaxed);
-    EXPECT_TRUE(holds(tree.validate_balance()));
+    expect_caught_by([&] { return f.s.validate_balance(); },
+                     "node " + std::to_string(root->key) + " stores height " +
+                         std::to_string(height + 1) + ", actual " + std::to_string(height),
+                     [&] { root->height.store(static_cast<std::int16_t>(height + 1), relaxed); },
+                     [&] { root->height.store(height, relaxed); });
 }
 
 TEST(NegativeValidation, OccAvlUnbalanced) {
     // The root's left subtree detached and the root's height set to what it
     // then is: every height exact, only the AVL balance broken.
-    domain_t domain{smr::domain_config{}};
-    occ_avl_t tree(domain);
-    smr::thread_handle handle(domain);
-    ASSERT_NO_FATAL_FAILURE(fill(tree, handle.tid()));
-    ASSERT_TRUE(holds(tree.validate_balance()));
-    auto* const root = avl_root(tree);
+    filled<occ_avl_t> f;
+    ASSERT_NO_FATAL_FAILURE(f.fill());
+    ASSERT_TRUE(holds(f.s.validate_balance()));
+    auto* const root = avl_root(f.s);
     ASSERT_NE(root, nullptr);
     auto* const left = root->child[0].load(relaxed);
     auto* const right = root->child[1].load(relaxed);
@@ -919,129 +885,113 @@ TEST(NegativeValidation, OccAvlUnbalanced) {
     const std::int16_t height = root->height.load(relaxed);
     const std::int16_t right_height = right->height.load(relaxed);
     ASSERT_GE(right_height, 2);  // so that 0 against it is out of balance
-    root->child[0].store(nullptr, relaxed);
-    root->height.store(static_cast<std::int16_t>(right_height + 1), relaxed);
-    EXPECT_TRUE(fails_with(tree.validate_balance(),
-                           "node " + std::to_string(root->key) +
-                               " is not AVL balanced: left height 0, right height " +
-                               std::to_string(right_height)));
-    root->child[0].store(left, relaxed);
-    root->height.store(height, relaxed);
-    EXPECT_TRUE(holds(tree.validate_balance()));
+    expect_caught_by([&] { return f.s.validate_balance(); },
+                     "node " + std::to_string(root->key) +
+                         " is not AVL balanced: left height 0, right height " +
+                         std::to_string(right_height),
+                     [&] {
+                         root->child[0].store(nullptr, relaxed);
+                         root->height.store(static_cast<std::int16_t>(right_height + 1), relaxed);
+                     },
+                     [&] {
+                         root->child[0].store(left, relaxed);
+                         root->height.store(height, relaxed);
+                     });
 }
 
 // ---- dgt_bst ----------------------------------------------------------------------------
 
 TEST(NegativeValidation, DgtBstSwappedLeafKeys) {
     // Leaves 1 and 2 trade keys: each is now on the wrong side of a router.
-    domain_t domain{smr::domain_config{}};
-    dgt_bst_t tree(domain);
-    smr::thread_handle handle(domain);
-    ASSERT_NO_FATAL_FAILURE(fill(tree, handle.tid()));
-    auto* const root = node_ptr(internals::root(tree));
+    filled<dgt_bst_t> f;
+    ASSERT_NO_FATAL_FAILURE(f.fill());
+    auto* const root = node_ptr(internals::root(f.s));
     auto* const one = dgt_leaf_and_parent(root, 1).first;
     auto* const two = dgt_leaf_and_parent(root, 2).first;
     ASSERT_EQ(one->key, 1);
     ASSERT_EQ(two->key, 2);
-    std::swap(one->key, two->key);
-    EXPECT_TRUE(fails_with(tree.validate(), "outside its routing range"));
-    std::swap(one->key, two->key);
-    EXPECT_TRUE(holds(tree.validate()));
+    expect_caught(
+        f.s, "outside its routing range", [&] { std::swap(one->key, two->key); },
+        [&] { std::swap(one->key, two->key); });
 }
 
 TEST(NegativeValidation, DgtBstRoutingNodeLocked) {
     // A side's versioned lock left odd (held), as by an update that never
     // unlocked it.
-    domain_t domain{smr::domain_config{}};
-    dgt_bst_t tree(domain);
-    smr::thread_handle handle(domain);
-    ASSERT_NO_FATAL_FAILURE(fill(tree, handle.tid()));
-    auto* const parent = dgt_leaf_and_parent(node_ptr(internals::root(tree)), 5).second;
+    filled<dgt_bst_t> f;
+    ASSERT_NO_FATAL_FAILURE(f.fill());
+    auto* const parent = dgt_leaf_and_parent(node_ptr(internals::root(f.s)), 5).second;
     ASSERT_NE(parent, nullptr);
     const std::uint32_t version = parent->version[0].load(relaxed);
     ASSERT_EQ(version & 1u, 0u);
-    parent->version[0].store(version + 1, relaxed);
-    EXPECT_TRUE(fails_with(
-        tree.validate(), "routing node " + std::to_string(parent->key) + " is locked or removed"));
-    parent->version[0].store(version, relaxed);
-    EXPECT_TRUE(holds(tree.validate()));
+    expect_caught(
+        f.s, "routing node " + std::to_string(parent->key) + " is locked or removed",
+        [&] { parent->version[0].store(version + 1, relaxed); },
+        [&] { parent->version[0].store(version, relaxed); });
 }
 
 TEST(NegativeValidation, DgtBstLeafWithChild) {
     // Leaf-oriented shape: a leaf never has children.
-    domain_t domain{smr::domain_config{}};
-    dgt_bst_t tree(domain);
-    smr::thread_handle handle(domain);
-    ASSERT_NO_FATAL_FAILURE(fill(tree, handle.tid()));
-    auto* const root = node_ptr(internals::root(tree));
+    filled<dgt_bst_t> f;
+    ASSERT_NO_FATAL_FAILURE(f.fill());
+    auto* const root = node_ptr(internals::root(f.s));
     auto* const leaf = dgt_leaf_and_parent(root, 5).first;
     auto* const other = dgt_leaf_and_parent(root, 1).first;
     ASSERT_EQ(leaf->key, 5);
-    leaf->child[0].store(other, relaxed);
-    EXPECT_TRUE(fails_with(tree.validate(), "leaf 5 has children"));
-    leaf->child[0].store(nullptr, relaxed);
-    EXPECT_TRUE(holds(tree.validate()));
+    expect_caught(
+        f.s, "leaf 5 has children", [&] { leaf->child[0].store(other, relaxed); },
+        [&] { leaf->child[0].store(nullptr, relaxed); });
 }
 
 TEST(NegativeValidation, DgtBstRoutingNodeLacksChild) {
     // Leaf-oriented shape: every routing node has two children.
-    domain_t domain{smr::domain_config{}};
-    dgt_bst_t tree(domain);
-    smr::thread_handle handle(domain);
-    ASSERT_NO_FATAL_FAILURE(fill(tree, handle.tid()));
-    auto* const parent = dgt_leaf_and_parent(node_ptr(internals::root(tree)), 5).second;
+    filled<dgt_bst_t> f;
+    ASSERT_NO_FATAL_FAILURE(f.fill());
+    auto* const parent = dgt_leaf_and_parent(node_ptr(internals::root(f.s)), 5).second;
     ASSERT_NE(parent, nullptr);
     auto* const right = parent->child[1].load(relaxed);
-    parent->child[1].store(nullptr, relaxed);
-    EXPECT_TRUE(fails_with(tree.validate(),
-                           "routing node " + std::to_string(parent->key) + " lacks a child"));
-    parent->child[1].store(right, relaxed);
-    EXPECT_TRUE(holds(tree.validate()));
+    expect_caught(
+        f.s, "routing node " + std::to_string(parent->key) + " lacks a child",
+        [&] { parent->child[1].store(nullptr, relaxed); },
+        [&] { parent->child[1].store(right, relaxed); });
 }
 
 TEST(NegativeValidation, DgtBstMaxSentinelUnlinked) {
     // The root's right child must stay the max sentinel leaf.
-    domain_t domain{smr::domain_config{}};
-    dgt_bst_t tree(domain);
-    smr::thread_handle handle(domain);
-    ASSERT_NO_FATAL_FAILURE(fill(tree, handle.tid()));
-    auto* const root = node_ptr(internals::root(tree));
+    filled<dgt_bst_t> f;
+    ASSERT_NO_FATAL_FAILURE(f.fill());
+    auto* const root = node_ptr(internals::root(f.s));
     auto* const max_leaf = root->child[1].load(relaxed);
-    root->child[1].store(nullptr, relaxed);
-    EXPECT_TRUE(fails_with(tree.validate(), "root's right child is not the max sentinel leaf"));
-    root->child[1].store(max_leaf, relaxed);
-    EXPECT_TRUE(holds(tree.validate()));
+    expect_caught(
+        f.s, "root's right child is not the max sentinel leaf",
+        [&] { root->child[1].store(nullptr, relaxed); },
+        [&] { root->child[1].store(max_leaf, relaxed); });
 }
 
 // ---- stm_list ---------------------------------------------------------------------------
 
 TEST(NegativeValidation, StmListSwappedKeys) {
     // STM nodes' keys are plain words: nodes 1 and 2 trade keys.
-    domain_t domain{smr::domain_config{}};
-    stm_list_t list(domain);
-    smr::thread_handle handle(domain);
-    ASSERT_NO_FATAL_FAILURE(fill(list, handle.tid()));
-    auto* const first = next_of(internals::head(list));
+    filled<stm_list_t> f;
+    ASSERT_NO_FATAL_FAILURE(f.fill());
+    auto* const first = next_of(internals::head(f.s));
     auto* const second = next_of(first);
     ASSERT_EQ(first->key, 1);
     ASSERT_EQ(second->key, 2);
-    std::swap(first->key, second->key);
-    EXPECT_TRUE(fails_with(list.validate(), "keys not strictly ascending: 2 then 1"));
-    std::swap(first->key, second->key);
-    EXPECT_TRUE(holds(list.validate()));
+    expect_caught(
+        f.s, "keys not strictly ascending: 2 then 1", [&] { std::swap(first->key, second->key); },
+        [&] { std::swap(first->key, second->key); });
 }
 
 TEST(NegativeValidation, StmListHeadSentinelKeyChanged) {
-    domain_t domain{smr::domain_config{}};
-    stm_list_t list(domain);
-    smr::thread_handle handle(domain);
-    ASSERT_NO_FATAL_FAILURE(fill(list, handle.tid()));
-    auto* const head = internals::head(list);
+    filled<stm_list_t> f;
+    ASSERT_NO_FATAL_FAILURE(f.fill());
+    auto* const head = internals::head(f.s);
     const std::int64_t key = head->key;
-    head->key = 0;  // still below every key: only the sentinel check can see it
-    EXPECT_TRUE(fails_with(list.validate(), "head sentinel key changed"));
-    head->key = key;
-    EXPECT_TRUE(holds(list.validate()));
+    expect_caught(
+        f.s, "head sentinel key changed",
+        [&] { head->key = 0; },  // still below every key: only the sentinel check can see it
+        [&] { head->key = key; });
 }
 
 TEST(NegativeValidation, StmListTailSentinelHasSuccessor) {
@@ -1056,42 +1006,40 @@ TEST(NegativeValidation, StmListVersionedLockHeld) {
 
 TEST(NegativeValidation, StmHashSetKeyInWrongBucket) {
     // The first node of key 1's chain moves to the front of the next chain.
-    domain_t domain{smr::domain_config{}};
-    stm_hash_set_t set(domain, smr::ds::ds_options{.buckets = 4});
-    smr::thread_handle handle(domain);
-    ASSERT_NO_FATAL_FAILURE(fill(set, handle.tid()));
-    auto* const chains = internals::chains(set);
-    const std::size_t home = set.bucket_of(1);
-    const std::size_t away = (home + 1) % set.bucket_count();
+    filled<stm_hash_set_t> f(kFourBuckets);
+    ASSERT_NO_FATAL_FAILURE(f.fill());
+    auto* const chains = internals::chains(f.s);
+    const std::size_t home = f.s.bucket_of(1);
+    const std::size_t away = (home + 1) % f.s.bucket_count();
     auto* const moved = chains[home];
     ASSERT_NE(moved, nullptr);
-    chains[home] = moved->next;
-    moved->next = chains[away];
-    chains[away] = moved;
-    EXPECT_TRUE(fails_with(set.validate(), "key " + std::to_string(moved->key) + " in bucket " +
-                                               std::to_string(away) + ", hashes to " +
-                                               std::to_string(home)));
-    chains[away] = moved->next;
-    moved->next = chains[home];
-    chains[home] = moved;
-    EXPECT_TRUE(holds(set.validate()));
+    expect_caught(
+        f.s,
+        "key " + std::to_string(moved->key) + " in bucket " + std::to_string(away) +
+            ", hashes to " + std::to_string(home),
+        [&] {
+            chains[home] = moved->next;
+            moved->next = chains[away];
+            chains[away] = moved;
+        },
+        [&] {
+            chains[away] = moved->next;
+            moved->next = chains[home];
+            chains[home] = moved;
+        });
 }
 
 TEST(NegativeValidation, StmHashSetCycleInBucket) {
     // The last node of key 1's chain links back to its first.
-    domain_t domain{smr::domain_config{}};
-    stm_hash_set_t set(domain, smr::ds::ds_options{.buckets = 4});
-    smr::thread_handle handle(domain);
-    ASSERT_NO_FATAL_FAILURE(fill(set, handle.tid()));
-    auto* const first = internals::chains(set)[set.bucket_of(1)];
+    filled<stm_hash_set_t> f(kFourBuckets);
+    ASSERT_NO_FATAL_FAILURE(f.fill());
+    auto* const first = internals::chains(f.s)[f.s.bucket_of(1)];
     ASSERT_NE(first, nullptr);
     auto* last = first;
     while (last->next != nullptr) last = last->next;
-    last->next = first;
-    EXPECT_TRUE(
-        fails_with(set.validate(), "key " + std::to_string(first->key) + " twice (or a cycle)"));
-    last->next = nullptr;
-    EXPECT_TRUE(holds(set.validate()));
+    expect_caught(
+        f.s, "key " + std::to_string(first->key) + " twice (or a cycle)",
+        [&] { last->next = first; }, [&] { last->next = nullptr; });
 }
 
 TEST(NegativeValidation, StmHashSetVersionedLockHeld) {
@@ -1103,12 +1051,10 @@ TEST(NegativeValidation, StmHashSetVersionedLockHeld) {
 TEST(NegativeValidation, StmRbtreeRedNodeWithRedChild) {
     // The root's left child and one of its children both red (the root is
     // black, so the first red-red pair met is this one).
-    domain_t domain{smr::domain_config{}};
-    stm_rbtree_t tree(domain);
-    smr::thread_handle handle(domain);
-    ASSERT_NO_FATAL_FAILURE(fill(tree, handle.tid()));
+    filled<stm_rbtree_t> f;
+    ASSERT_NO_FATAL_FAILURE(f.fill());
     constexpr std::int64_t red = internals::red<stm_rbtree_t>();
-    auto* const root = internals::root(tree);
+    auto* const root = internals::root(f.s);
     ASSERT_NE(root, nullptr);
     auto* const upper = root->left;
     ASSERT_NE(upper, nullptr);
@@ -1116,78 +1062,68 @@ TEST(NegativeValidation, StmRbtreeRedNodeWithRedChild) {
     ASSERT_NE(lower, nullptr);
     const std::int64_t upper_colour = upper->colour;
     const std::int64_t lower_colour = lower->colour;
-    upper->colour = red;
-    lower->colour = red;
-    EXPECT_TRUE(
-        fails_with(tree.validate(), "red key " + std::to_string(upper->key) + " has a red child"));
-    upper->colour = upper_colour;
-    lower->colour = lower_colour;
-    EXPECT_TRUE(holds(tree.validate()));
+    expect_caught(
+        f.s, "red key " + std::to_string(upper->key) + " has a red child",
+        [&] {
+            upper->colour = red;
+            lower->colour = red;
+        },
+        [&] {
+            upper->colour = upper_colour;
+            lower->colour = lower_colour;
+        });
 }
 
 TEST(NegativeValidation, StmRbtreeBlackHeightChanged) {
     // A red node turned black: one more black node on the paths through it
     // than on those through its sibling.
-    domain_t domain{smr::domain_config{}};
-    stm_rbtree_t tree(domain);
-    smr::thread_handle handle(domain);
-    ASSERT_NO_FATAL_FAILURE(fill(tree, handle.tid()));
-    auto* const root = internals::root(tree);
+    filled<stm_rbtree_t> f;
+    ASSERT_NO_FATAL_FAILURE(f.fill());
+    auto* const root = internals::root(f.s);
     ASSERT_NE(root, nullptr);
     auto* const flipped = red_below_root(root, internals::red<stm_rbtree_t>());
     ASSERT_NE(flipped, nullptr);
     ASSERT_NE(flipped->parent, nullptr);
-    flipped->colour = internals::black<stm_rbtree_t>();
-    EXPECT_TRUE(fails_with(
-        tree.validate(), "black heights differ below key " + std::to_string(flipped->parent->key)));
-    flipped->colour = internals::red<stm_rbtree_t>();
-    EXPECT_TRUE(holds(tree.validate()));
+    expect_caught(
+        f.s, "black heights differ below key " + std::to_string(flipped->parent->key),
+        [&] { flipped->colour = internals::black<stm_rbtree_t>(); },
+        [&] { flipped->colour = internals::red<stm_rbtree_t>(); });
 }
 
 TEST(NegativeValidation, StmRbtreeKeysSwapped) {
     // The root and its left child trade keys: in-order no longer ascends.
-    domain_t domain{smr::domain_config{}};
-    stm_rbtree_t tree(domain);
-    smr::thread_handle handle(domain);
-    ASSERT_NO_FATAL_FAILURE(fill(tree, handle.tid()));
-    auto* const root = internals::root(tree);
+    filled<stm_rbtree_t> f;
+    ASSERT_NO_FATAL_FAILURE(f.fill());
+    auto* const root = internals::root(f.s);
     ASSERT_NE(root, nullptr);
     auto* const left = root->left;
     ASSERT_NE(left, nullptr);
-    std::swap(root->key, left->key);
-    EXPECT_TRUE(fails_with(tree.validate(), "keys not ascending in order"));
-    std::swap(root->key, left->key);
-    EXPECT_TRUE(holds(tree.validate()));
+    expect_caught(
+        f.s, "keys not ascending in order", [&] { std::swap(root->key, left->key); },
+        [&] { std::swap(root->key, left->key); });
 }
 
 TEST(NegativeValidation, StmRbtreeWrongParentPointer) {
-    domain_t domain{smr::domain_config{}};
-    stm_rbtree_t tree(domain);
-    smr::thread_handle handle(domain);
-    ASSERT_NO_FATAL_FAILURE(fill(tree, handle.tid()));
-    auto* const root = internals::root(tree);
+    filled<stm_rbtree_t> f;
+    ASSERT_NO_FATAL_FAILURE(f.fill());
+    auto* const root = internals::root(f.s);
     ASSERT_NE(root, nullptr);
     auto* const left = root->left;
     ASSERT_NE(left, nullptr);
-    left->parent = left;
-    EXPECT_TRUE(fails_with(tree.validate(),
-                           "key " + std::to_string(left->key) + ": parent pointer is wrong"));
-    left->parent = root;
-    EXPECT_TRUE(holds(tree.validate()));
+    expect_caught(
+        f.s, "key " + std::to_string(left->key) + ": parent pointer is wrong",
+        [&] { left->parent = left; }, [&] { left->parent = root; });
 }
 
 TEST(NegativeValidation, StmRbtreeRootRed) {
-    domain_t domain{smr::domain_config{}};
-    stm_rbtree_t tree(domain);
-    smr::thread_handle handle(domain);
-    ASSERT_NO_FATAL_FAILURE(fill(tree, handle.tid()));
-    auto* const root = internals::root(tree);
+    filled<stm_rbtree_t> f;
+    ASSERT_NO_FATAL_FAILURE(f.fill());
+    auto* const root = internals::root(f.s);
     ASSERT_NE(root, nullptr);
     ASSERT_EQ(root->colour, internals::black<stm_rbtree_t>());
-    root->colour = internals::red<stm_rbtree_t>();
-    EXPECT_TRUE(fails_with(tree.validate(), "root is red"));
-    root->colour = internals::black<stm_rbtree_t>();
-    EXPECT_TRUE(holds(tree.validate()));
+    expect_caught(
+        f.s, "root is red", [&] { root->colour = internals::red<stm_rbtree_t>(); },
+        [&] { root->colour = internals::black<stm_rbtree_t>(); });
 }
 
 TEST(NegativeValidation, StmRbtreeVersionedLockHeld) {
