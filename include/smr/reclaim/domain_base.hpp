@@ -660,6 +660,7 @@ class domain_base {
         std::size_t quota = config_.free.k;
         if (config_.free.catchup_divisor != 0)
             quota += s.freeable.size() / config_.free.catchup_divisor;
+        if (SMR_MUTANT("amortized_frees_whole_list")) quota = s.freeable.size();
         std::size_t freed = 0;
         for (; freed != quota; ++freed) {
             core::retired_node* node = s.freeable.pop_front();
