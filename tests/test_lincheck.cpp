@@ -187,6 +187,24 @@ TEST(lincheck_queue, the_initial_contents_count) {
     EXPECT_EQ(check_queue(h, {6, 5}).answer, verdict::not_linearizable);
 }
 
+TEST(lincheck_queue, an_enqueue_preempted_across_a_long_history_does_not_blow_up_the_search) {
+    // One enqueue spans 1000 rounds of another thread's enqueue-dequeue
+    // pairs and its value is dequeued at the end. Every position in between
+    // is a candidate; looking ahead at the dequeues refutes each at once.
+    history h = {enqueue(0, 1'000'000, 1, 5'000)};
+    std::uint64_t t = 2;
+    for (std::uint64_t v = 1; v <= 1'000; ++v, t += 4) {
+        h.push_back(enqueue(1, v, t, t + 1));
+        h.push_back(dequeue(1, v, t + 2, t + 3));
+    }
+    h.push_back(dequeue(1, 1'000'000, 5'001, 5'002));
+    const auto r = check_queue(h, {}, 50'000);
+    EXPECT_TRUE(r.ok()) << r.text().substr(0, 200);
+    // And the same history with the late value dequeued too early.
+    h[1 + 2 * 500 + 1].result = 1'000'000;  // a dequeue in the middle takes it...
+    EXPECT_EQ(check_queue(h, {}, 50'000).answer, verdict::not_linearizable);
+}
+
 /// A set under one mutex: linearizable by construction. `lie` makes remove
 /// report failure on every 50th success while removing anyway.
 class locked_set {

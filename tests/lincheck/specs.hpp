@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <deque>
 #include <optional>
+#include <unordered_map>
 
 #include "history.hpp"
 
@@ -21,6 +22,7 @@ namespace smr::lincheck {
 /// whether it was present, contains whether it is present.
 struct set_key_spec {
     using state = bool;  // present
+    explicit set_key_spec(const history&) noexcept {}
     /// At a point where no operation is in flight, the state is the initial
     /// one plus the successful inserts minus the successful removes, whatever
     /// the linearization: a failing history can be cut there.
@@ -28,7 +30,7 @@ struct set_key_spec {
     /// contains changes nothing: a cut may pass through one.
     static bool read_only(const operation& op) noexcept { return op.kind == op_kind::contains; }
 
-    static std::optional<state> step(state present, const operation& op) noexcept {
+    std::optional<state> step(state present, const operation& op) const noexcept {
         const bool answer = op.result != 0;
         switch (op.kind) {
             case op_kind::insert:
@@ -49,15 +51,38 @@ struct set_key_spec {
 
 /// A FIFO queue of distinct values: enqueue appends, dequeue answers the
 /// front (empty_queue when there is none).
-struct queue_spec {
+///
+/// Looking ahead keeps the search polynomial in practice. A value appended
+/// behind w must be dequeued after w; if the history shows its dequeue
+/// returning before w's is invoked (or w never dequeued, with no dequeue
+/// pending that could take it), no linearization continues from here, so
+/// the step is refused at once. Without this, an enqueue preempted for a
+/// long time is tried at every position in between, each refuted only when
+/// the search reaches the dequeues far ahead (Henzinger, Sezgin and
+/// Vafeiadis's VOrd violation, "Aspect-Oriented Linearizability Proofs",
+/// CONCUR 2013, doi:10.1007/978-3-642-40184-8_18).
+class queue_spec {
+  public:
     using state = std::deque<std::uint64_t>;
     /// After concurrent enqueues the order of the values is the one the
     /// linearization chose: a quiescent point does not fix the state.
     static constexpr bool unique_quiescent_state = false;
     static bool read_only(const operation&) noexcept { return false; }
 
-    static std::optional<state> step(const state& queue, const operation& op) {
+    explicit queue_spec(const history& h) {
+        for (const operation& op : h) {
+            if (op.kind != op_kind::dequeue) continue;
+            if (op.is_pending()) {
+                pending_dequeues_ = true;
+            } else if (op.result != empty_queue) {
+                dequeued_.emplace(op.result, interval{op.call, op.ret});  // the first, if twice
+            }
+        }
+    }
+
+    std::optional<state> step(const state& queue, const operation& op) const {
         if (op.kind == op_kind::enqueue) {
+            if (!may_follow_all(queue, op.arg)) return std::nullopt;
             state next = queue;
             next.push_back(op.arg);
             return next;
@@ -68,14 +93,37 @@ struct queue_spec {
             return std::nullopt;
         }
         if (!op.is_pending() && op.result != queue.front()) return std::nullopt;
-        state next(queue.begin() + 1, queue.end());
-        return next;
+        return state(queue.begin() + 1, queue.end());
     }
+
     static std::size_t hash(const state& queue) noexcept {
         std::size_t h = queue.size();
         for (std::uint64_t v : queue) h = (h ^ v) * 0x100000001b3u;
         return h;
     }
+
+  private:
+    struct interval {
+        std::uint64_t call, ret;
+    };
+
+    /// Can `value`, appended now, be dequeued after every value ahead of it?
+    bool may_follow_all(const state& queue, std::uint64_t value) const {
+        const auto mine = dequeued_.find(value);
+        if (mine == dequeued_.end()) return true;  // never dequeued: no constraint
+        for (std::uint64_t ahead : queue) {
+            const auto theirs = dequeued_.find(ahead);
+            if (theirs == dequeued_.end()) {
+                if (!pending_dequeues_) return false;  // ahead stays, yet value left
+            } else if (mine->second.ret < theirs->second.call) {
+                return false;  // value's dequeue returned before ahead's began
+            }
+        }
+        return true;
+    }
+
+    std::unordered_map<std::uint64_t, interval> dequeued_;
+    bool pending_dequeues_ = false;
 };
 
 }  // namespace smr::lincheck

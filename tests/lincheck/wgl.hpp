@@ -15,10 +15,12 @@
 // not explored again, which keeps histories of thousands of operations
 // checkable when few operations overlap.
 //
-// A Spec provides `state`, `static std::optional<state> step(const state&,
-// const operation&)` (nullopt when the answer is impossible in that state;
-// a pending operation takes any answer) and `static std::size_t
-// hash(const state&)`; states compare with ==.
+// A Spec is built from the history it checks (`Spec(const history&)`, which
+// lets it look ahead: see queue_spec) and provides `state`, `std::optional<
+// state> step(const state&, const operation&) const` (nullopt when the answer
+// is impossible in that state, or the step cannot lead to a linearization; a
+// pending operation takes any answer) and `static std::size_t hash(const
+// state&)`; states compare with ==.
 #pragma once
 
 #include <algorithm>
@@ -148,6 +150,7 @@ template <class Spec>
 search_result<Spec> linearize(const history& h, const typename Spec::state& initial,
                               std::size_t max_configurations = 4'000'000) {
     using state = typename Spec::state;
+    const Spec spec(h);
     detail::event_list events(h);
     detail::bitset done(h.size());
     std::unordered_set<detail::configuration<Spec>, detail::configuration_hash<Spec>> seen;
@@ -158,7 +161,7 @@ search_result<Spec> linearize(const history& h, const typename Spec::state& init
     while (events.first() != nullptr) {
         if (at->is_call) {
             const std::size_t op = at->op;
-            if (std::optional<state> next = Spec::step(current, h[op])) {
+            if (std::optional<state> next = spec.step(current, h[op])) {
                 done.set(op);
                 if (seen.insert({done, *next}).second) {
                     if (seen.size() > max_configurations)

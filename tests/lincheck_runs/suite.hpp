@@ -1,0 +1,138 @@
+// Linearizability of every structure of smrbench's registry, under one
+// reclaimer of each family the structure accepts (smr::check), as a typed
+// test suite that each tests/lincheck_runs/<group>.cpp instantiates for its
+// structures (one translation unit per group: they build in parallel).
+//
+// Each test repeats short recorded runs (tests/lincheck/drive.hpp) with
+// different seeds and checks every history: the answers of the operations,
+// which the stress tests' key sums and validate() cannot see.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <tuple>
+#include <utility>
+
+#include "lincheck/drive.hpp"
+#include "smr/compatibility.hpp"
+#include "smr/reclaim/all.hpp"
+#include "tested_domains.hpp"
+
+namespace smr::test {
+
+/// One structure under one reclaimer: the type parameter of the suite.
+template <class Domain, template <class...> class DS>
+struct lincheck_combo {
+    static constexpr bool is_queue = requires(DS<Domain> & q, int tid) { q.dequeue(tid); };
+    static constexpr bool transactional = smr::ds_traits_of<DS<Domain>>().transactional;
+    static std::string name() { return std::string(Domain::traits.name); }
+    static lincheck::run_result run(const lincheck::run_options& o) {
+        if constexpr (is_queue) {
+            return lincheck::run_queue<Domain, DS>(o);
+        } else {
+            return lincheck::run_set<Domain, DS>(o);
+        }
+    }
+};
+
+/// Which of `Domains` check a structure: the first that smr::check calls
+/// safe with it in each reclaimer family.
+template <template <class...> class DS, class... Domains>
+constexpr auto one_per_family() {
+    constexpr std::size_t n = sizeof...(Domains);
+    constexpr std::array<bool, n> safe{smr::check<DS<Domains>, Domains>().safe...};
+    constexpr std::array<reclaimer_family, n> family{Domains::traits.family...};
+    std::array<bool, n> selected{};
+    for (std::size_t i = 0; i < n; ++i) {
+        selected[i] = safe[i];
+        for (std::size_t j = 0; j < i && selected[i]; ++j) {
+            if (safe[j] && family[j] == family[i]) selected[i] = false;
+        }
+    }
+    return selected;
+}
+
+template <template <class...> class DS, class Tuple,
+          class Indices = std::make_index_sequence<std::tuple_size_v<Tuple>>>
+struct lincheck_combos_of;
+template <template <class...> class DS, class... Domains, std::size_t... I>
+struct lincheck_combos_of<DS, std::tuple<Domains...>, std::index_sequence<I...>> {
+    static constexpr auto selected = one_per_family<DS, Domains...>();
+    using tuple = decltype(std::tuple_cat(
+        std::declval<std::conditional_t<selected[I], std::tuple<lincheck_combo<Domains, DS>>,
+                                        std::tuple<>>>()...));
+};
+
+template <class Tuple>
+struct lincheck_gtest_types;
+template <class... Ts>
+struct lincheck_gtest_types<std::tuple<Ts...>> {
+    using type = ::testing::Types<Ts...>;
+};
+
+/// The gtest type list of DS's combinations.
+template <template <class...> class DS>
+using lincheck_combos =
+    typename lincheck_gtest_types<typename lincheck_combos_of<DS, tested_domains>::tuple>::type;
+
+struct lincheck_combo_names {
+    template <class C>
+    static std::string GetName(int) {
+        return C::name();
+    }
+};
+
+/// Recorded runs per test, each with its own seed.
+inline constexpr int lincheck_repetitions = 10;
+
+template <class C>
+class Linearizable : public ::testing::Test {
+  protected:
+    static lincheck::run_options options(std::int64_t key_range) {
+        lincheck::run_options o;
+        o.key_range = key_range;
+        o.threads = 4;  // more than the 2 cores of the test machines
+        o.ops_per_thread = 1'500;
+        if constexpr (C::is_queue) o.insert_pct = 50;
+        // A transactional structure retires one pointer block per 60 frees:
+        // smaller thresholds keep frees happening during the run.
+        if constexpr (C::transactional) {
+            o.cfg.bag_threshold = 2;
+            o.cfg.epoch_freq = 2;
+        }
+        return o;
+    }
+
+    /// Runs `repetitions` recorded runs; stops at the first that fails.
+    static void run_repeatedly(lincheck::run_options o, int repetitions = lincheck_repetitions) {
+        for (int rep = 0; rep < repetitions; ++rep) {
+            o.seed = 0x5eed0000u + static_cast<std::uint64_t>(rep);
+            const lincheck::run_result r = C::run(o);
+            ASSERT_TRUE(r.ok()) << "run " << rep + 1 << " of " << repetitions << " (seed " << o.seed
+                                << "): " << r.text();
+            ASSERT_EQ(r.checked.checked, static_cast<std::size_t>(o.threads) * o.ops_per_thread);
+        }
+    }
+};
+
+TYPED_TEST_SUITE_P(Linearizable);
+
+// Sets: two keys, every operation races with the others. The queue: as
+// many enqueues as dequeues, so it hovers near empty.
+TYPED_TEST_P(Linearizable, HeavyConflict) { this->run_repeatedly(this->options(2)); }
+
+// Sets: eight keys, longer structures (rotations, splits, longer chains). The
+// queue: two enqueues to a dequeue, so it grows.
+TYPED_TEST_P(Linearizable, LightConflict) {
+    auto o = this->options(8);
+    if constexpr (TypeParam::is_queue) o.insert_pct = 65;
+    this->run_repeatedly(o);
+}
+
+REGISTER_TYPED_TEST_SUITE_P(Linearizable, HeavyConflict, LightConflict);
+
+}  // namespace smr::test
