@@ -376,6 +376,35 @@ TYPED_TEST(StmTest, ConflictingAllocationsAreFreedOnce) {
     EXPECT_EQ(stm.stats().commits, static_cast<std::uint64_t>(threads) * per_thread);
 }
 
+// ---- commit-time validation ------------------------------------------------------
+
+/// A transaction whose read was overwritten by a commit after its snapshot
+/// must not commit what it computed from it: its commit validates the read
+/// set, finds the newer version and retries. Deterministic: the other commit
+/// runs as a second thread id of the test thread, between the read and the
+/// commit, in the first attempt only.
+TYPED_TEST(StmTest, ACommitRevalidatesReadsThatAnotherCommitOverwrote) {
+    smr::stm::stm<TypeParam> stm(this->domain, stm_config{.ort_bits = 20, .shift = 5});
+    smr::thread_handle<TypeParam> first(this->domain);
+    smr::thread_handle<TypeParam> second(this->domain);
+    alignas(64) std::int64_t x = 1;
+    alignas(64) std::int64_t y = 0;
+    ASSERT_NE(stm.orecs().index_of(&x), stm.orecs().index_of(&y));
+
+    int attempts = 0;
+    stm.atomically(first.tid(), [&](transaction& tx) {
+        const std::int64_t seen = tx.load(&x);
+        if (++attempts == 1) {
+            stm.atomically(second.tid(), [&](transaction& other) { other.store(&x, 10); });
+        }
+        tx.store(&y, seen + 1);  // y = x + 1, as of the snapshot
+    });
+    EXPECT_EQ(attempts, 2) << "the first attempt read x before the other commit";
+    EXPECT_EQ(x, 10);
+    EXPECT_EQ(y, 11) << "committed a value computed from an overwritten read";
+    EXPECT_EQ(stm.stats().aborts, 1u);
+}
+
 // ---- false aborts --------------------------------------------------------------
 
 /// Runs `victim` once as a transaction of tid `second` while a transaction of

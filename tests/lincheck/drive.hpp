@@ -12,6 +12,7 @@
 //     EXPECT_TRUE(result.ok()) << result.text();
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <exception>
 #include <latch>
@@ -50,6 +51,8 @@ struct run_options {
 struct run_result {
     std::string error;  // a thread's exception or validate()'s complaint
     report checked;
+    double record_seconds = 0;  // the threads' run, recorder included
+    double check_seconds = 0;   // the search (and the window, if it failed)
 
     bool ok() const { return error.empty() && checked.ok(); }
     std::string text() const { return error.empty() ? checked.text() : error; }
@@ -89,6 +92,14 @@ std::string run_threads(Domain& domain, Structure& s, const run_options& o, Body
     return error;
 }
 
+inline void note_times(run_result& out, std::chrono::steady_clock::time_point started,
+                       std::chrono::steady_clock::time_point recorded,
+                       std::chrono::steady_clock::time_point checking) {
+    const auto done = std::chrono::steady_clock::now();
+    out.record_seconds = std::chrono::duration<double>(recorded - started).count();
+    out.check_seconds = std::chrono::duration<double>(done - checking).count();
+}
+
 }  // namespace detail
 
 /// A set structure (insert/erase/contains by tid and key), recorded and
@@ -108,6 +119,7 @@ run_result run_set(const run_options& o) {
     }
     recorder rec(o.threads, o.ops_per_thread);
     run_result out;
+    const auto started = std::chrono::steady_clock::now();
     out.error = detail::run_threads(domain, set, o, [&](int t, int tid, auto& rng) {
         for (std::uint64_t i = 0; i < o.ops_per_thread; ++i) {
             const std::uint64_t r = rng.next();
@@ -127,10 +139,13 @@ run_result run_set(const run_options& o) {
             domain.quiescent(tid);  // an application quiescent state (QSBR)
         }
     });
+    const auto recorded = std::chrono::steady_clock::now();
     if (out.error.empty()) {
         if (const auto v = set.validate(); !v.ok) out.error = "validate() failed: " + v.error;
     }
+    const auto checking = std::chrono::steady_clock::now();
     out.checked = check_set(rec.merged(), initial);
+    detail::note_times(out, started, recorded, checking);
     return out;
 }
 
@@ -142,6 +157,7 @@ run_result run_queue(const run_options& o) {
     DS<Domain> queue(domain);
     recorder rec(o.threads, o.ops_per_thread);
     run_result out;
+    const auto started = std::chrono::steady_clock::now();
     out.error = detail::run_threads(domain, queue, o, [&](int t, int tid, auto& rng) {
         for (std::uint64_t i = 0; i < o.ops_per_thread; ++i) {
             const int dice = static_cast<int>(rng.next() % 100);
@@ -160,10 +176,13 @@ run_result run_queue(const run_options& o) {
             domain.quiescent(tid);
         }
     });
+    const auto recorded = std::chrono::steady_clock::now();
     if (out.error.empty()) {
         if (const auto v = queue.validate(); !v.ok) out.error = "validate() failed: " + v.error;
     }
+    const auto checking = std::chrono::steady_clock::now();
     out.checked = check_queue(rec.merged());
+    detail::note_times(out, started, recorded, checking);
     return out;
 }
 

@@ -13,6 +13,8 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 #include <string>
 #include <tuple>
 #include <utility>
@@ -86,8 +88,20 @@ struct lincheck_combo_names {
     }
 };
 
-/// Recorded runs per test, each with its own seed.
-inline constexpr int lincheck_repetitions = 10;
+/// A positive whole number from the environment variable `name`, else
+/// `fallback`; a test fails on anything else (a contributor's typo must not
+/// run the default silently).
+inline std::uint64_t knob(const char* name, std::uint64_t fallback) {
+    const char* text = std::getenv(name);
+    if (text == nullptr || *text == '\0') return fallback;
+    char* end = nullptr;
+    const unsigned long long value = std::strtoull(text, &end, 10);
+    if (*end != '\0' || value == 0 || text[0] == '-') {
+        ADD_FAILURE() << name << "=" << text << ": expected a positive whole number";
+        return fallback;
+    }
+    return value;
+}
 
 template <class C>
 class Linearizable : public ::testing::Test {
@@ -95,8 +109,9 @@ class Linearizable : public ::testing::Test {
     static lincheck::run_options options(std::int64_t key_range) {
         lincheck::run_options o;
         o.key_range = key_range;
-        o.threads = 4;  // more than the 2 cores of the test machines
-        o.ops_per_thread = 1'500;
+        // More threads than the 2 cores of the test machines.
+        o.threads = static_cast<int>(knob("SMR_LINCHECK_THREADS", 4));
+        o.ops_per_thread = knob("SMR_LINCHECK_OPS", 1'500);
         if constexpr (C::is_queue) o.insert_pct = 50;
         // A transactional structure retires one pointer block per 60 frees:
         // smaller thresholds keep frees happening during the run.
@@ -107,15 +122,29 @@ class Linearizable : public ::testing::Test {
         return o;
     }
 
-    /// Runs `repetitions` recorded runs; stops at the first that fails.
-    static void run_repeatedly(lincheck::run_options o, int repetitions = lincheck_repetitions) {
-        for (int rep = 0; rep < repetitions; ++rep) {
-            o.seed = 0x5eed0000u + static_cast<std::uint64_t>(rep);
+    /// Runs SMR_LINCHECK_RUNS (10) recorded runs, each with its own seed;
+    /// stops at the first that fails. Prints what the runs cost.
+    static void run_repeatedly(lincheck::run_options o) {
+        const std::uint64_t runs = knob("SMR_LINCHECK_RUNS", 10);
+        double recording = 0;
+        double checking = 0;
+        std::size_t configurations = 0;
+        for (std::uint64_t run = 0; run < runs; ++run) {
+            o.seed = 0x5eed0000u + run;
             const lincheck::run_result r = C::run(o);
-            ASSERT_TRUE(r.ok()) << "run " << rep + 1 << " of " << repetitions << " (seed " << o.seed
+            ASSERT_TRUE(r.ok()) << "run " << run + 1 << " of " << runs << " (seed " << o.seed
                                 << "): " << r.text();
             ASSERT_EQ(r.checked.checked, static_cast<std::size_t>(o.threads) * o.ops_per_thread);
+            recording += r.record_seconds;
+            checking += r.check_seconds;
+            configurations += r.checked.configurations;
         }
+        std::printf(
+            "[ lincheck  ] %llu histories of %llu operations: recorded in %.3f s, checked in "
+            "%.3f s (%.0f histories/s, %zu configurations)\n",
+            static_cast<unsigned long long>(runs),
+            static_cast<unsigned long long>(o.threads * o.ops_per_thread), recording, checking,
+            checking > 0 ? static_cast<double>(runs) / checking : 0.0, configurations);
     }
 };
 

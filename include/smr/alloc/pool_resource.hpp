@@ -94,6 +94,7 @@
 #include "smr/alloc/wait_observer.hpp"
 #include "smr/core/compiler.hpp"
 #include "smr/core/counters.hpp"
+#include "smr/core/mutant.hpp"
 #include "smr/core/padded.hpp"
 
 namespace smr::alloc {
@@ -350,7 +351,7 @@ class pool_resource final : public std::pmr::memory_resource {
 
     SMR_POOL_NO_ASAN static void* take(detail::chain& c) noexcept {
         detail::free_block* block = c.top;
-        c.top = block->next;
+        if (!SMR_MUTANT("pool_hands_a_block_out_twice") || c.count % 2 != 0) c.top = block->next;
         --c.count;
         return block;
     }

@@ -84,6 +84,7 @@
 
 #include "smr/alloc/pool_resource.hpp"
 #include "smr/core/limbo_bag.hpp"
+#include "smr/core/mutant.hpp"
 #include "smr/core/padded.hpp"
 #include "smr/core/retired_node.hpp"
 #include "smr/reclaim/domain_base.hpp"
@@ -395,7 +396,9 @@ class lfrc_domain : private lfrc_memory,
         // holder's accesses happen before the free.
         const std::uint64_t before = h->refs().fetch_sub(header::one, std::memory_order_seq_cst);
         assert(before >= header::one && "lfrc: count underflow");
-        if ((before & ~header::retired) != header::live + header::one) return 0;
+        const std::uint64_t last =
+            header::live + header::one * (SMR_MUTANT("lfrc_claims_at_two_references") ? 2 : 1);
+        if ((before & ~header::retired) != last) return 0;
         std::uint64_t expected = before - header::one;
         // Michael and Scott's claim: of several threads that saw the count
         // reach zero, one CAS succeeds; 0 = free, so a stray decrement of a

@@ -72,6 +72,7 @@
 
 #include "smr/core/counters.hpp"
 #include "smr/core/fence.hpp"
+#include "smr/core/mutant.hpp"
 #include "smr/core/padded.hpp"
 #include "smr/stm/orec_table.hpp"
 
@@ -307,7 +308,10 @@ class alignas(core::false_sharing_range) transaction {
         // read that returns our version or later; acquire orders the lock
         // CASes of every earlier commit before our validation.
         const std::uint64_t version = clock_->fetch_add(1, std::memory_order_acq_rel) + 1;
-        if (version != snapshot_ + 1 && !read_set_valid()) abort_attempt(abort_cause::validation);
+        if (version != snapshot_ + 1 && !SMR_MUTANT("stm_commit_skips_read_validation") &&
+            !read_set_valid()) {
+            abort_attempt(abort_cause::validation);
+        }
         // release fence: see load(); a reader that sees one of the stores
         // below sees our locks at its re-read.
         core::fence<std::memory_order_release>();
