@@ -18,6 +18,7 @@
 #include <set>
 #include <sstream>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "history.hpp"
@@ -174,6 +175,50 @@ report check_one(const history& h, const typename Spec::state& initial,
 
 }  // namespace detail
 
+namespace detail {
+
+/// Checks one key's operations (sorted by call) from `present`, a segment at
+/// a time: at a point where no operation is in flight the key's state is the
+/// same for every linearization of what came before, so the history is
+/// linearizable exactly when each segment is, from the state the one before
+/// it left. That keeps the search (and its memo, a bit per operation of the
+/// history searched) as small as the longest stretch without such a point.
+inline report check_key(const history& ops, std::uint64_t key, bool present,
+                        std::size_t max_configurations) {
+    report out;
+    std::size_t begin = 0;
+    std::uint64_t latest_return = 0;
+    for (std::size_t i = 0; i <= ops.size(); ++i) {
+        if (i != ops.size() && (i == begin || latest_return >= ops[i].call)) {
+            latest_return = std::max(latest_return, ops[i].ret);
+            continue;
+        }
+        const history segment(ops.begin() + static_cast<long>(begin),
+                              ops.begin() + static_cast<long>(i));
+        const auto found = linearize<set_key_spec>(segment, present, max_configurations);
+        out.configurations += found.configurations;
+        out.checked += segment.size();
+        if (found.answer != verdict::linearizable) {
+            out.answer = found.answer;
+            bool start = present;
+            if (found.answer == verdict::not_linearizable) {
+                std::tie(out.window, start) = smallest_window<set_key_spec>(segment, present);
+            } else {
+                out.window = segment;
+            }
+            out.where = "key " + std::to_string(key) + " (" + (start ? "present" : "absent") +
+                        " at the window's start)";
+            return out;
+        }
+        present = found.final_state;
+        begin = i;
+        if (i != ops.size()) latest_return = ops[i].ret;
+    }
+    return out;
+}
+
+}  // namespace detail
+
 /// Checks a set history key by key; `initially` holds the keys present
 /// before the first operation.
 inline report check_set(const history& h, const std::set<std::uint64_t>& initially = {},
@@ -181,20 +226,12 @@ inline report check_set(const history& h, const std::set<std::uint64_t>& initial
     std::map<std::uint64_t, history> by_key;
     for (const operation& op : h) by_key[op.arg].push_back(op);
     report total;
-    for (const auto& [key, ops] : by_key) {
-        const bool present = initially.count(key) != 0;
-        report one = detail::check_one<set_key_spec>(ops, present, max_configurations);
+    for (auto& [key, ops] : by_key) {
+        detail::sort_by_call(ops);
+        report one = detail::check_key(ops, key, initially.count(key) != 0, max_configurations);
         total.configurations += one.configurations;
         total.checked += one.checked;
         if (one.ok()) continue;
-        if (one.answer == verdict::not_linearizable) {
-            auto [window, start] = detail::smallest_window<set_key_spec>(ops, present);
-            one.window = std::move(window);
-            one.where = "key " + std::to_string(key) + " (" + (start ? "present" : "absent") +
-                        " at the window's start)";
-        } else {
-            one.where = "key " + std::to_string(key);
-        }
         one.checked = total.checked;
         one.configurations = total.configurations;
         return one;
