@@ -26,6 +26,7 @@ def _numpy_with_mean_for_median() -> types.ModuleType:
 MUTANTS = {
     "py_plots_median_is_mean": ("smrlab.plots", "np", _numpy_with_mean_for_median),
     "py_report_median_is_mean": ("smrlab.report", "np", _numpy_with_mean_for_median),
+    "py_hart_median_is_mean": ("smrlab.hart", "np", _numpy_with_mean_for_median),
 }
 
 
