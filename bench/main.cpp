@@ -6,6 +6,7 @@
 #include "allocator.hpp"
 #include "layout.hpp"
 #include "options.hpp"
+#include "output_file.hpp"
 #include "registry.hpp"
 #include "report.hpp"
 #include "smr/core/clock.hpp"
@@ -88,6 +89,7 @@ int run_layout_command(const smrbench::bench_config& config,
 
 int main(int argc, char** argv) {
     using namespace smrbench;
+    install_output_signal_handlers();  // before any output file exists
     const parse_outcome parsed = parse_command_line(argc, argv);
     if (parsed.what == parse_outcome::action::exit) return parsed.exit_code;
     bench_config config = parsed.config;

@@ -7,12 +7,14 @@
 #include <charconv>
 #include <csignal>
 #include <cstdio>
+#include <filesystem>
 #include <iostream>
 #include <stdexcept>
 #include <string>
 
 #include "faults.hpp"
 #include "option_table.hpp"
+#include "output_file.hpp"
 #include "recording.hpp"
 #include "registry.hpp"
 
@@ -54,6 +56,31 @@ bool uses_watermarks(std::string_view reclaimer) {
         }
     }
     return false;
+}
+
+/// --timeline and --garbage-series: each trial's file can be written and
+/// replaced (bench/output_file.hpp), and the two are not one file. Checked
+/// before anything runs, so that a bad output costs no trial.
+void check_outputs(const bench_config& c) {
+    const std::pair<const char*, const std::string*> outputs[] = {
+        {"--timeline", &c.timeline_path}, {"--garbage-series", &c.garbage_series_path}};
+    for (const auto& [flag, path] : outputs) {
+        if (path->empty()) continue;
+        for (int trial = 0; trial < std::max(c.trials, 1); ++trial) {
+            const std::string file = per_trial_path(*path, trial, c.trials);
+            if (const std::string reason = output_problem(file); !reason.empty()) {
+                throw bad_input(std::string(flag) + " " + file + ": " + reason);
+            }
+        }
+    }
+    if (!c.timeline_path.empty() && !c.garbage_series_path.empty()) {
+        std::error_code timeline_error, series_error;
+        const auto timeline = std::filesystem::weakly_canonical(c.timeline_path, timeline_error);
+        const auto series = std::filesystem::weakly_canonical(c.garbage_series_path, series_error);
+        if (!timeline_error && !series_error && timeline == series) {
+            throw bad_input("--timeline and --garbage-series name one file, " + c.timeline_path);
+        }
+    }
 }
 
 std::string one_line(std::string text) {
@@ -385,12 +412,7 @@ parse_outcome parse_command_line(int argc, char** argv) {
         check_stm_options(app, c);
         check_pool(app.count("--on-empty") != 0, texts.at("on-empty"), c);
         check_allocator_available(c.alloc);
-        for (const auto* path : {&c.timeline_path, &c.garbage_series_path}) {
-            if (!path->empty() && !can_create(*path)) {
-                throw bad_input("cannot create " + *path +
-                                " (does its directory exist and is it writable?)");
-            }
-        }
+        check_outputs(c);
     } catch (const CLI::CallForHelp&) {
         std::cout << app.help();
         outcome.what = parse_outcome::action::exit;

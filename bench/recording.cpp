@@ -1,11 +1,8 @@
 #include "recording.hpp"
 
-#include <cerrno>
-#include <cstdio>
-#include <cstring>
 #include <filesystem>
-#include <fstream>
-#include <stdexcept>
+
+#include "output_file.hpp"
 
 namespace smrbench {
 namespace {
@@ -15,26 +12,6 @@ namespace fs = std::filesystem;
 std::int64_t relative_ns(std::uint64_t ticks, std::uint64_t start_ticks, double ns_per_tick) {
     const double delta = static_cast<double>(static_cast<std::int64_t>(ticks - start_ticks));
     return static_cast<std::int64_t>(delta * ns_per_tick);
-}
-
-/// Writes through `fill` into path.tmp, then renames it over `path`.
-template <class Fill>
-void write_atomically(const std::string& path, Fill&& fill) {
-    const std::string temporary = path + ".tmp";
-    {
-        std::ofstream out(temporary, std::ios::trunc);
-        if (!out)
-            throw std::runtime_error("cannot write " + temporary + ": " + std::strerror(errno));
-        fill(out);
-        out.flush();
-        if (!out)
-            throw std::runtime_error("cannot write " + temporary + ": " + std::strerror(errno));
-    }
-    std::error_code ec;
-    fs::rename(temporary, path, ec);
-    if (ec)
-        throw std::runtime_error("cannot rename " + temporary + " to " + path + ": " +
-                                 ec.message());
 }
 
 }  // namespace
@@ -69,7 +46,7 @@ void write_timeline(const std::string& path, nlohmann::json header,
     header["measured_end_ns"] = relative_ns(end_ticks, start_ticks, ns_per_tick);
     header["truncated_threads"] = truncated;
     header["events"] = events;
-    write_atomically(path, [&](std::ostream& out) {
+    write_file_atomically(path, [&](std::ostream& out) {
         out << header.dump() << "\nthread,kind,start_ns,end_ns,value\n";
         for (int tid = 0; tid < used_threads; ++tid) {
             const smr::trace::event* e = timeline.events(tid);
@@ -90,25 +67,13 @@ void write_garbage_series(const std::string& path, nlohmann::json header,
     header["format"] = "smrlab-garbage-series";
     header["version"] = 1;
     header["points"] = points.size();
-    write_atomically(path, [&](std::ostream& out) {
+    write_file_atomically(path, [&](std::ostream& out) {
         out << header.dump() << "\ntime_ns,epoch,garbage\n";
         for (const auto& p : points) {
             out << relative_ns(p.ticks, start_ticks, ns_per_tick) << ',' << p.epoch << ','
                 << p.garbage << '\n';
         }
     });
-}
-
-bool can_create(const std::string& path) {
-    const fs::path parent = fs::path(path).parent_path();
-    std::error_code ec;
-    if (!parent.empty() && !fs::is_directory(parent, ec)) return false;
-    const std::string probe = path + ".tmp";
-    std::ofstream out(probe, std::ios::trunc);
-    if (!out) return false;
-    out.close();
-    fs::remove(probe, ec);
-    return true;
 }
 
 }  // namespace smrbench

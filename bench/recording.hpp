@@ -23,7 +23,4 @@ void write_garbage_series(const std::string& path, nlohmann::json header,
                           const smr::trace::garbage_series& series, std::uint64_t start_ticks,
                           double ns_per_tick);
 
-/// True if a file can be created at `path` (checked before anything runs).
-bool can_create(const std::string& path);
-
 }  // namespace smrbench

@@ -1,0 +1,39 @@
+// The files smrbench writes besides stdout (--timeline, --garbage-series):
+// written so that no run, failed or interrupted, harms a file.
+//
+// Each output is written to a fresh file beside it (".NAME.smrbench-PID-N.tmp",
+// created with O_EXCL, so no file of the user's is ever opened for writing)
+// and renamed over NAME when complete: a reader sees the old file or the new
+// one, never half of one. What NAME may be is checked before the trial runs:
+// a missing file or a writable regular file in a directory smrbench can write.
+// A directory, device, FIFO, socket or symbolic link is refused, since the
+// rename would replace it (as root, `--timeline /dev/full` replaced the
+// device with a regular file). A write that fails (full disk, RLIMIT_FSIZE)
+// removes the temporary file and reports one line; SIGINT, SIGTERM, SIGHUP
+// or SIGQUIT during the write remove it before the signal ends the process.
+#pragma once
+
+#include <functional>
+#include <ostream>
+#include <string>
+
+namespace smrbench {
+
+/// Why `path` cannot be an output ("is a directory", ...), or "" if it can.
+/// Probes the directory by creating and removing a temporary file there.
+std::string output_problem(const std::string& path);
+
+/// Writes through `fill` into a new temporary file beside `path`, then
+/// renames it over `path` (re-checked: still missing or a regular file).
+/// On any failure the temporary file is removed and std::runtime_error
+/// carries one line naming `path` and the reason.
+void write_file_atomically(const std::string& path, const std::function<void(std::ostream&)>& fill);
+
+/// Once, at the start of main: SIGINT, SIGTERM, SIGHUP and SIGQUIT remove a
+/// temporary file being written, then end the process as they would have
+/// (a signal the parent set to be ignored stays ignored); SIGXFSZ is ignored
+/// so that exceeding the file size limit fails the write instead of killing
+/// the process.
+void install_output_signal_handlers();
+
+}  // namespace smrbench
