@@ -1,6 +1,7 @@
 // smrbench: one binary, any data structure x reclaimer x allocator x workload.
 #include <exception>
 #include <iostream>
+#include <new>
 #include <vector>
 
 #include "allocator.hpp"
@@ -39,8 +40,10 @@ int run_trials(const smrbench::bench_config& config, const char* what, const cha
             }
         }
     } catch (const std::exception& e) {
+        // The threads a trial started are stopped and joined (thread_group.hpp).
+        const bool out_of_memory = dynamic_cast<const std::bad_alloc*>(&e) != nullptr;
         std::cerr << "smrbench: error: " << what << ' ' << trials.size() + 1
-                  << " failed: " << e.what() << '\n';
+                  << " failed: " << (out_of_memory ? "out of memory" : e.what()) << '\n';
         return exit_validation_failed;
     }
     print(trials);

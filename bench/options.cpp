@@ -17,6 +17,7 @@
 #include "output_file.hpp"
 #include "recording.hpp"
 #include "registry.hpp"
+#include "smr/reclaim/nbr.hpp"
 
 namespace smrbench {
 namespace {
@@ -390,11 +391,8 @@ parse_outcome parse_command_line(int argc, char** argv) {
                 "--insert and --erase (their sum is the update percentage), not " +
                 std::to_string(c.insert_pct) + " and " + std::to_string(c.erase_pct));
         }
-        if (c.nbr_signal <= 0 || c.nbr_signal > SIGRTMAX || c.nbr_signal == SIGKILL ||
-            c.nbr_signal == SIGSTOP) {
-            throw bad_input("--signal " + std::to_string(c.nbr_signal) +
-                            ": not a signal NBR can use (1-" + std::to_string(SIGRTMAX) +
-                            ", not SIGKILL or SIGSTOP)");
+        if (const std::string problem = smr::nbr_signal_problem(c.nbr_signal); !problem.empty()) {
+            throw bad_input("--signal: " + problem);
         }
         if (uses_watermarks(c.reclaimer)) {  // other reclaimers ignore them: --bag-size 1 is fine
             const std::uint64_t high =

@@ -30,6 +30,7 @@
 #include "smr/ds/options.hpp"
 #include "smr/ds/validation.hpp"
 #include "smr/reclaim/guards.hpp"
+#include "thread_group.hpp"
 #include "trial.hpp"
 #include "workload.hpp"
 
@@ -147,7 +148,11 @@ struct trial_control {
             std::lock_guard lock(error_mutex);
             if (!error) error = e;
         }
-        prefilled.store(INT64_MAX / 2, std::memory_order_relaxed);  // end any prefill
+        end_early();
+    }
+    /// Ends any prefill and every thread's loop.
+    void end_early() {
+        prefilled.store(INT64_MAX / 2, std::memory_order_relaxed);
         stop.store(true, std::memory_order_relaxed);
     }
 };
@@ -463,16 +468,34 @@ trial_result run_trial(const bench_config& config, int trial_index) {
         }
     };
 
+    // The stop flag ends the workers' loops, the stalled thread and, through
+    // stop_waiting, every allocation still waiting for pool memory.
+    auto stop_all = [&] {
+        control.stop.store(true, std::memory_order_release);
+        if (pool) pool->stop_waiting();
+    };
     const auto prefill_start = std::chrono::steady_clock::now();
-    std::vector<std::thread> threads;
-    threads.reserve(static_cast<std::size_t>(config.threads) + 1);
-    for (int i = 0; i < config.threads; ++i) threads.emplace_back(worker, i);
+    // Ended early (a thread that cannot be started, an exception below), the
+    // trial stops and joins the threads it started: they leave the prefill
+    // and pass `go` at once, and the error reaches the caller.
+    std::vector<memory_sample> samples;  // written by the sampler: outlives it
+    thread_group threads([&] {
+        control.end_early();
+        stop_all();
+        control.go.store(true, std::memory_order_release);
+        control.go.notify_all();
+    });
+    for (int i = 0; i < config.threads; ++i) threads.start([&worker, i] { worker(i); });
     if (config.stall_hold) {
-        threads.emplace_back(holding_staller);
+        threads.start(holding_staller);
     } else if (config.stall) {
-        threads.emplace_back(staller);
+        threads.start(staller);
     }
     detail::await_prefill(control, static_cast<int>(threads.size()), prefill_target, !config.quiet);
+    // A prefill that failed (out of memory) ends the trial with its own error,
+    // before the sampler thread (which would fail to start, for the same
+    // reason) hides it. Every thread has arrived (acquire): `error` is settled.
+    if (control.error) std::rethrow_exception(control.error);
     const double prefill_seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - prefill_start).count();
 
@@ -490,8 +513,7 @@ trial_result run_trial(const bench_config& config, int trial_index) {
 
     // Peak garbage: sampled every millisecond as well as at every epoch
     // change; with --sample-ms, also a memory time series for the JSON.
-    std::vector<memory_sample> samples;
-    std::thread sampler([&] {
+    threads.start([&] {  // the sampler, joined last
         using clock = std::chrono::steady_clock;
         const auto period = std::chrono::milliseconds(config.sample_ms != 0 ? config.sample_ms : 1);
         auto next_sample = clock::now();
@@ -511,31 +533,26 @@ trial_result run_trial(const bench_config& config, int trial_index) {
     control.go.store(true, std::memory_order_release);  // pairs with wait_for_flag
     control.go.notify_all();
     std::uint64_t garbage_at_stop = 0;
-    // The stop flag ends the workers' loops, the stalled thread and, through
-    // stop_waiting, every allocation still waiting for pool memory.
-    auto stop_all = [&] {
-        control.stop.store(true, std::memory_order_release);
-        if (pool) pool->stop_waiting();
-    };
+    const std::size_t workers = static_cast<std::size_t>(config.threads);
+    const std::size_t sampler = threads.size() - 1;
     if (config.ops_per_thread == 0) {
         std::this_thread::sleep_for(std::chrono::duration<double>(config.duration_s));
         garbage_at_stop = domain.sample_garbage();
         stop_all();
-        for (auto& t : threads) t.join();
+        threads.join(0, sampler);
     } else {
         // Each worker stops after --ops, unless all wait for pool memory that
         // nothing can free any more.
         if (pool && !detail::await_workers_or_pool_deadlock(control, config.threads, *pool)) {
             stop_all();
         }
-        const std::size_t workers = static_cast<std::size_t>(config.threads);
-        for (std::size_t i = 0; i < workers; ++i) threads[i].join();
+        threads.join(0, workers);
         garbage_at_stop = domain.sample_garbage();
         stop_all();  // releases the stalled thread
-        for (std::size_t i = workers; i < threads.size(); ++i) threads[i].join();
+        threads.join(workers, sampler);
     }
     const std::uint64_t end_ticks = smr::core::now_ticks();
-    sampler.join();
+    threads.join(sampler, sampler + 1);
     if (control.error) std::rethrow_exception(control.error);
 
     if (timeline) {

@@ -18,6 +18,7 @@
 #include "pinning.hpp"
 #include "process_stats.hpp"
 #include "smr/core/padded.hpp"
+#include "thread_group.hpp"
 
 namespace smrbench {
 namespace {
@@ -174,21 +175,14 @@ threadtest_trial run_threadtest(const bench_config& config, int trial) {
     const std::vector<int> cpus = cpu_order(config.pin);
     shared_control control;
     std::vector<worker_result> results(static_cast<std::size_t>(config.threads));
-    std::vector<std::thread> threads;
-    auto release_all = [&] {
+    thread_group threads([&] {  // a thread that cannot be created: stop the others
         control.stop.store(true, std::memory_order_relaxed);
         control.go.store(true, std::memory_order_release);
         control.go.notify_all();
-    };
-    try {
-        for (int i = 0; i < config.threads; ++i) {
-            threads.emplace_back(work, std::cref(config), i, std::cref(cpus), std::ref(control),
-                                 std::ref(results[static_cast<std::size_t>(i)]));
-        }
-    } catch (...) {  // a thread that cannot be created: stop and join the others
-        release_all();
-        for (auto& t : threads) t.join();
-        throw;
+    });
+    for (int i = 0; i < config.threads; ++i) {
+        threads.start(
+            [&, i] { work(config, i, cpus, control, results[static_cast<std::size_t>(i)]); });
     }
 
     using clock = std::chrono::steady_clock;
@@ -199,7 +193,7 @@ threadtest_trial run_threadtest(const bench_config& config, int trial) {
         std::this_thread::sleep_for(std::chrono::duration<double>(config.duration_s));
         control.stop.store(true, std::memory_order_relaxed);
     }
-    for (auto& t : threads) t.join();
+    threads.join_all();
     const double seconds = std::chrono::duration<double>(clock::now() - start).count();
 
     threadtest_trial out;

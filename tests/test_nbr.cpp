@@ -321,6 +321,18 @@ TEST(nbr_config, rejects_bad_signals_and_watermarks) {
     EXPECT_THROW(smr::nbr_domain{cfg}, std::invalid_argument);
     cfg.nbr_signal = 0;
     EXPECT_THROW(smr::nbr_domain{cfg}, std::invalid_argument);
+    // Signals the process needs: to be stopped, to report a fault, libc's own.
+    for (const int taken :
+         {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGSEGV, SIGABRT, SIGCHLD, 32, SIGRTMAX + 1}) {
+        cfg.nbr_signal = taken;
+        EXPECT_THROW(smr::nbr_domain{cfg}, std::invalid_argument) << taken;
+        EXPECT_NE(smr::nbr_signal_problem(taken), "") << taken;
+    }
+    for (const int free : {SIGUSR1, SIGUSR2, SIGRTMIN, SIGRTMAX}) {
+        EXPECT_EQ(smr::nbr_signal_problem(free), "") << free;
+    }
+    EXPECT_NE(smr::nbr_signal_problem(SIGINT).find("could no longer be interrupted"),
+              std::string::npos);
     cfg.nbr_signal = SIGUSR1;
     cfg.nbr_low_watermark = 64;
     cfg.nbr_high_watermark = 32;

@@ -52,6 +52,11 @@ INSTANTIATE_TEST_SUITE_P(
         bad_input_case{"stray_positional", "stray_positional"},
         bad_input_case{"--timeline /no/such/dir/run.timeline", "/no/such/dir"},
         bad_input_case{"--garbage-series /no/such/dir/g.csv", "/no/such/dir"},
+        // Taken by NBR, SIGINT or SIGTERM could not stop the run.
+        bad_input_case{"--reclaimer nbr --signal 2", "could no longer be interrupted"},
+        bad_input_case{"--reclaimer nbrplus --signal 15", "could no longer be interrupted"},
+        bad_input_case{"--reclaimer nbr --signal 11", "reports a fault"},
+        bad_input_case{"--reclaimer nbr --signal 9", "cannot be caught"},
         bad_input_case{"--ds lazylist --restart-from-head", "--restart-from-head"},
         bad_input_case{"--ds harris_list --restart-from-head", "--restart-from-head"},
         bad_input_case{"--ds ms_queue --restart-from-head", "--restart-from-head"},

@@ -87,7 +87,9 @@
 //
 // One handler per process and signal number (default SIGUSR1,
 // domain_config::nbr_signal), installed with sigaction by the first domain
-// that uses that number; refused if some other handler owns the signal.
+// that uses that number; refused if some other handler owns the signal, and
+// for every signal but SIGUSR1, SIGUSR2 and the real-time ones, which nothing
+// else in a process relies on (nbr_signal_problem).
 // Flags: SA_RESTART, so a system call interrupted outside a read phase
 // (futex, nanosleep in the stall thread, write) resumes transparently;
 // SA_NODEFER, so the signal is not blocked while the handler runs: the
@@ -189,6 +191,51 @@ enum class nbr_handshake : std::uint8_t {
     acknowledgement,  ///< kills, then wait until each reader left its read phase
 };
 
+/// Why `signo` cannot be NBR's neutralization signal, or "" if it can. Only
+/// signals nothing else in a process relies on are taken: SIGUSR1, SIGUSR2
+/// and the real-time signals SIGRTMIN..SIGRTMAX. Each of the others stops
+/// the process (taken, SIGINT or SIGTERM could no longer interrupt a run),
+/// reports a fault that crash handlers, sanitizers and debuggers catch,
+/// drives job control, timers or child processes, belongs to the C library
+/// (the numbers below SIGRTMIN), or cannot be caught.
+inline std::string nbr_signal_problem(int signo) {
+    if (signo == SIGUSR1 || signo == SIGUSR2 || (signo >= SIGRTMIN && signo <= SIGRTMAX)) {
+        return "";
+    }
+    const char* why = "is not a signal";
+    switch (signo) {
+        case SIGINT:
+        case SIGTERM:
+        case SIGHUP:
+        case SIGQUIT:
+            why = "stops the process: taken, a run could no longer be interrupted";
+            break;
+        case SIGKILL:
+        case SIGSTOP:
+            why = "cannot be caught";
+            break;
+        case SIGSEGV:
+        case SIGBUS:
+        case SIGFPE:
+        case SIGILL:
+        case SIGABRT:
+        case SIGTRAP:
+        case SIGSYS:
+            why = "reports a fault (crash handlers, sanitizers and debuggers catch it)";
+            break;
+        default:
+            if (signo > 0 && signo < SIGRTMIN) {
+                why =
+                    "belongs to the system (job control, timers, child processes, pipes, "
+                    "resource limits) or the C library";
+            }
+    }
+    return "signal " + std::to_string(signo) + " " + why + "; neutralization takes SIGUSR1 (" +
+           std::to_string(SIGUSR1) + "), SIGUSR2 (" + std::to_string(SIGUSR2) +
+           ") or a real-time signal (" + std::to_string(SIGRTMIN) + "-" + std::to_string(SIGRTMAX) +
+           ")";
+}
+
 namespace detail {
 
 /// Most nodes one write phase may reserve (dgt_bst's erase needs 3).
@@ -263,9 +310,8 @@ inline nbr_process_state& nbr_process() {
 /// Validates `signo`, installs the handler once per process and signal, and
 /// decides the handshake once per process.
 inline nbr_handshake nbr_install(int signo) {
-    if (signo <= 0 || signo >= 128 || signo > SIGRTMAX || signo == SIGKILL || signo == SIGSTOP) {
-        throw std::invalid_argument("nbr: signal " + std::to_string(signo) +
-                                    " cannot be used for neutralization");
+    if (const std::string problem = nbr_signal_problem(signo); !problem.empty()) {
+        throw std::invalid_argument("nbr: " + problem);
     }
     nbr_process_state& p = nbr_process();
     std::lock_guard<std::mutex> guard(p.lock);
