@@ -210,7 +210,17 @@ def test_timeout_kills_the_trial(tmp_path: Path, fake_smrbench: Path, capsys) ->
         os.kill(pid, 0)
 
 
-def test_ctrl_c_leaves_a_consistent_store(tmp_path: Path, fake_smrbench: Path) -> None:
+@pytest.mark.parametrize(
+    ("signum", "said"),
+    [
+        (signal.SIGINT, "interrupted"),
+        (signal.SIGTERM, "stopped by SIGTERM"),
+        (signal.SIGHUP, "stopped by SIGHUP"),
+    ],
+)
+def test_a_stopped_run_stops_its_trial_and_leaves_a_consistent_store(
+    tmp_path: Path, fake_smrbench: Path, signum: int, said: str
+) -> None:
     experiment = write(
         tmp_path,
         """
@@ -242,14 +252,44 @@ threads = [1, 2]
         if any("hang" in call["args"] for call in fake_calls(fake_smrbench)):
             break
         time.sleep(0.05)
-    process.send_signal(signal.SIGINT)
+    process.send_signal(signum)
     _, err = process.communicate(timeout=30)
-    assert process.returncode == 130
-    assert "interrupted" in err and "resume" in err
+    assert process.returncode == 128 + signum
+    assert said in err and "resume" in err
     assert len(rows(db)) == 4  # none and debra at 1 and 2 threads, all committed
     hang_pid = next(c["pid"] for c in fake_calls(fake_smrbench) if "hang" in c["args"])
     with pytest.raises(ProcessLookupError):
         os.kill(hang_pid, 0)
+
+
+def test_a_second_run_on_one_store_is_refused_until_the_first_ends(
+    tmp_path: Path, fake_smrbench: Path, capsys
+) -> None:
+    hanging = write(
+        tmp_path, '[experiment]\nname = "first"\n[grid]\nreclaimer = ["hang"]\n', "a.toml"
+    )
+    quick = write(
+        tmp_path, '[experiment]\nname = "second"\n[grid]\nreclaimer = ["none"]\n', "b.toml"
+    )
+    db = tmp_path / "r.db"
+    second = ["run", str(quick), "--db", str(db), "--smrbench", str(fake_smrbench)]
+    first = subprocess.Popen(
+        [sys.executable, "-m", "smrlab", "run", str(hanging), "--db", str(db), *second[4:]],
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.monotonic() + 30
+    while not fake_calls(fake_smrbench) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert fake_calls(fake_smrbench), first.communicate()[1]
+    assert main(second) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"another smrlab run (pid {first.pid})" in err
+    assert len(fake_calls(fake_smrbench)) == 1, "the refused run started a trial"
+    first.send_signal(signal.SIGTERM)
+    first.communicate(timeout=30)
+    assert main(second) == 0  # the lock went with the first run
+    assert len(rows(db)) == 1
 
 
 @pytest.mark.parametrize(

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from conftest import add_fake_run, fake_result
+from smrlab.errors import UsageError
 from smrlab.store import SCHEMA_VERSION, Failure, Store
 
 K1 = '{"reclaimer":"debra","trial":0}'
@@ -203,5 +204,5 @@ def test_a_store_from_a_newer_smrlab_is_refused(tmp_path: Path) -> None:
     db.execute("PRAGMA user_version=99")
     db.commit()
     db.close()
-    with pytest.raises(RuntimeError, match="schema 99"):
+    with pytest.raises(UsageError, match="schema 99"):
         Store(path)

@@ -1,16 +1,21 @@
 """The ``smrlab`` command: run, plot, timeline, report.
 
 Bad input of any kind is one line on stderr and exit status 2 (like smrbench); failed trials are
-exit status 1; an interrupted run is 130 and can be resumed by running it again.
+exit status 1; a run interrupted by Ctrl-C is 130 (SIGTERM 143, SIGHUP 129), stops the trial in
+flight and can be resumed by running it again.
 """
 
 from __future__ import annotations
 
 import argparse
+import math
 import shlex
+import signal
+import sqlite3
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import NoReturn
 
 from smrlab import __version__
 from smrlab.errors import UsageError
@@ -24,18 +29,32 @@ def _default_db() -> Path:
     return repo_root() / DEFAULT_DB
 
 
-def _positive_float(text: str) -> float:
+# The longest per-trial limit --timeout takes: a week. Beyond it a limit means "none", which is
+# what leaving the option out gives (60 + 20 × duration); and Python's waits overflow near 1e9 s.
+MAX_TIMEOUT_S = 7 * 24 * 3600.0
+
+
+def _timeout(text: str) -> float:
     try:
         value = float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
-    if value <= 0:
-        raise argparse.ArgumentTypeError(f"must be positive: {text!r}")
+    if not math.isfinite(value) or not 0 < value <= MAX_TIMEOUT_S:
+        raise argparse.ArgumentTypeError(
+            f"must be a number of seconds above 0 and at most {MAX_TIMEOUT_S:g} (a week): {text!r}"
+        )
     return value
 
 
+class _Parser(argparse.ArgumentParser):
+    """Bad arguments are one line on stderr, as all bad input is (argparse adds the usage)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="smrlab",
         description="Run smrbench experiment grids, store the results in "
         "SQLite, and draw figures, timeline graphs and an HTML report.",
@@ -63,7 +82,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     run.add_argument(
         "--timeout",
-        type=_positive_float,
+        type=_timeout,
         metavar="S",
         help="per-trial limit in seconds (default: 60 + 20 × duration)",
     )
@@ -136,16 +155,29 @@ def main(argv: Sequence[str] | None = None) -> int:
     except UsageError as error:
         print(f"smrlab: {error}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as interrupt:  # Ctrl-C, or SIGTERM/SIGHUP (errors.Stopped)
+        signum = getattr(interrupt, "signum", signal.SIGINT)
+        how = (
+            "interrupted"
+            if signum == signal.SIGINT
+            else f"stopped by {signal.Signals(signum).name}"
+        )
         print(
-            "\nsmrlab: interrupted; every finished trial is stored, run the same command "
+            f"\nsmrlab: {how}; every finished trial is stored, run the same command "
             "again to resume",
             file=sys.stderr,
         )
-        return 130
+        return 128 + signum
     except BrokenPipeError:  # e.g. `smrlab run --dry-run x.toml | head`
         sys.stderr.close()
         return 0
+    except sqlite3.DatabaseError as error:  # a store damaged while it was read
+        print(f"smrlab: result store: {error}", file=sys.stderr)
+        return 2
+    except OSError as error:  # an output that cannot be written, a file that cannot be read
+        where = f": {error.filename}" if error.filename else ""
+        print(f"smrlab: {error.strerror or error}{where}", file=sys.stderr)
+        return 2
 
 
 def _open_store(path: Path | None, *, must_exist: bool):
@@ -154,14 +186,15 @@ def _open_store(path: Path | None, *, must_exist: bool):
     path = path or _default_db()
     if must_exist and not path.is_file():
         raise UsageError(f"no result store at {path}; run an experiment first (smrlab run)")
-    return Store(path)
+    return Store(path, write=False)
 
 
 def _run(args: argparse.Namespace) -> int:
     from smrlab.grid import load_experiment
+    from smrlab.lock import exclusive_run
     from smrlab.plan import make_plan
     from smrlab.progress import format_duration, make_progress
-    from smrlab.runner import Runner, job_command
+    from smrlab.runner import Runner, job_command, stop_on_signals
     from smrlab.smrbench import Smrbench, locate, require
     from smrlab.store import Store
 
@@ -181,7 +214,7 @@ def _run(args: argparse.Namespace) -> int:
             print(f"smrlab: {note}", file=sys.stderr)
         stored: set[str] = set()
         if db_path.is_file():
-            with Store(db_path) as store:
+            with Store(db_path, write=False) as store:
                 stored = store.stored_keys(experiment.name)
         files_dir = db_path.parent / "files"
         todo = [job for job in plan.jobs if job.key not in stored]
@@ -201,7 +234,7 @@ def _run(args: argparse.Namespace) -> int:
     for note in plan.notes:
         progress.note(f"smrlab: {note}")
     labels = {job.key: job.label for job in plan.jobs}
-    with Store(db_path) as store:
+    with exclusive_run(db_path), stop_on_signals(), Store(db_path) as store:
         store.record_experiment(
             experiment.name, experiment.description, str(experiment.path), experiment.source
         )
@@ -246,6 +279,7 @@ def _plot(args: argparse.Namespace) -> int:
 
 
 def _timeline(args: argparse.Namespace) -> int:
+    from smrlab.outputs import write_atomically
     from smrlab.timeline import read_garbage_series, read_timeline
     from smrlab.timeline_plot import parse_thread_list, plot_timeline
 
@@ -256,8 +290,10 @@ def _timeline(args: argparse.Namespace) -> int:
     figure, notes = plot_timeline(
         timeline, start_ms=args.start_ms, end_ms=args.end_ms, threads=threads, garbage=garbage
     )
-    out.parent.mkdir(parents=True, exist_ok=True)
-    figure.savefig(out, dpi=150)
+    kind = out.suffix[1:].lower() or "png"
+    if kind not in figure.canvas.get_supported_filetypes():
+        raise UsageError(f"--out {out}: matplotlib cannot write .{kind} files (use .png or .svg)")
+    write_atomically(out, lambda temporary: figure.savefig(temporary, format=kind, dpi=150))
     for note in notes:
         print(f"smrlab: {note}", file=sys.stderr)
     print(out)

@@ -114,6 +114,10 @@ def load_experiment(path: str | Path, size: str = QUICK) -> Experiment:
         source = path.read_text(encoding="utf-8")
     except OSError as error:
         raise UsageError(f"cannot read experiment file {path}: {error.strerror}") from None
+    except UnicodeDecodeError as error:
+        raise UsageError(
+            f"experiment file {path} is not UTF-8 text (byte {error.start}), as TOML must be"
+        ) from None
     return parse_experiment(source, path, size)
 
 

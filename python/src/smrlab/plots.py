@@ -27,6 +27,7 @@ from matplotlib.figure import Figure
 from matplotlib.ticker import EngFormatter
 
 from smrlab import style
+from smrlab.outputs import write_atomically
 from smrlab.statistics import GARBAGE, PEAK_RSS, THROUGHPUT
 from smrlab.store import Store
 from smrlab.timeline import read_garbage_series
@@ -599,7 +600,13 @@ def plot_store(
         for plot in plots:
             for suffix in (".png", ".svg"):
                 path = directory / f"{plot.name}{suffix}"
-                plot.figure.savefig(path, metadata={"Date": None} if suffix == ".svg" else None)
+                metadata = {"Date": None} if suffix == ".svg" else None
+                write_atomically(
+                    path,
+                    lambda temporary, fig=plot.figure, kind=suffix[1:], meta=metadata: fig.savefig(
+                        temporary, format=kind, metadata=meta
+                    ),
+                )
                 written.append(path)
             style.close(plot.figure)
     return written, notes

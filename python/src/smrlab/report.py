@@ -22,10 +22,11 @@ import numpy as np
 from smrlab import __version__, hart, stm_plots, style
 from smrlab.allocator_plots import by_facet, other_options, other_values
 from smrlab.errors import UsageError
+from smrlab.outputs import write_atomically
 from smrlab.plots import Plot, build_plots, series_label
 from smrlab.statistics import PEAK_RSS, THROUGHPUT
 from smrlab.store import Store
-from smrlab.timeline import INSTANT_KINDS, KINDS, Timeline, read_timeline
+from smrlab.timeline import INSTANT_KINDS, KINDS, FormatError, Timeline, read_timeline
 from smrlab.timeline_plot import describe_config
 
 # Above these counts a timeline is downsampled before embedding, to keep the page responsive
@@ -579,15 +580,25 @@ def write_report(
         )
         stored = stored[-MAX_STORED_TIMELINES:]
     known = {Path(path).resolve() for path in timelines}
+    asked = len(timelines)
     timelines += [path for path in stored if path.resolve() not in known]
-    for index, path in enumerate(timelines):
-        section, script, timeline_notes = _timeline_section(index, Path(path))
+    index = 0
+    for position, path in enumerate(timelines):
+        try:
+            section, script, timeline_notes = _timeline_section(index, Path(path))
+        except FormatError as error:
+            if position < asked:
+                raise  # a file named with --timeline: the user wants to know
+            # One damaged recording must not cost the report of everything else.
+            notes.append(f"skipping stored timeline: {error}")
+            continue
         toc.append(
             f'<li><a href="#timeline-{index}">timeline {html.escape(Path(path).name)}</a></li>'
         )
         body.append(section)
         scripts.append(script)
         notes += timeline_notes
+        index += 1
     generated = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
     page = f"""<!DOCTYPE html>
 <html lang="en">
@@ -611,7 +622,6 @@ def write_report(
 </body>
 </html>
 """
-    out.mkdir(parents=True, exist_ok=True)
     path = out / "index.html"
-    path.write_text(page, encoding="utf-8")
+    write_atomically(path, lambda temporary: temporary.write_text(page, encoding="utf-8"))
     return path, notes

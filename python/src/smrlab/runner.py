@@ -14,10 +14,12 @@ import os
 import signal
 import subprocess
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from smrlab.errors import Stopped
 from smrlab.grid import Job
 from smrlab.options import DEFAULT_DURATION_S, OPTIONS_BY_BENCHMARK
 from smrlab.progress import Progress, format_throughput
@@ -119,7 +121,7 @@ class Runner:
         argv = command(self.binary, job.options, job.seed, files, job.benchmark)
         timeout = self.timeout if self.timeout is not None else default_timeout(job)
         begun = time.monotonic()
-        outcome = _execute(argv, timeout)
+        outcome = _execute(argv, timeout, list(files.values()))
         elapsed = time.monotonic() - begun
         summary.ran += 1
         if outcome.result is not None:
@@ -163,10 +165,50 @@ def _detail(job: Job, result: dict[str, Any]) -> str:
     return format_throughput(throughput)
 
 
-def _kill_group(process: subprocess.Popen) -> None:
-    """Kills the trial and anything it started (smrbench may re-exec or fork)."""
+@contextlib.contextmanager
+def stop_on_signals() -> Iterator[None]:
+    """SIGTERM and SIGHUP stop a run as Ctrl-C does (smrlab.errors.Stopped): the trial in
+    flight is stopped with its process group, every finished trial is stored. smrbench runs in
+    a session of its own (so that a terminal's Ctrl-C reaches smrlab alone), so without this a
+    signal that ends smrlab would leave it running. A signal the parent set to be ignored (as
+    nohup does) stays ignored."""
+
+    def stop(signum: int, _frame: object) -> None:
+        raise Stopped(signum)
+
+    previous = {}
+    for signum in (signal.SIGTERM, signal.SIGHUP):
+        if signal.getsignal(signum) != signal.SIG_IGN:
+            previous[signum] = signal.signal(signum, stop)
+    try:
+        yield
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+
+
+# How long a stopped trial has to leave before it is killed: smrbench removes a half-written
+# output file when SIGTERM ends it, which SIGKILL would not let it do.
+STOP_GRACE_S = 2.0
+
+
+def _kill_group(process: subprocess.Popen, outputs: list[Path]) -> None:
+    """Ends the trial and anything it started (smrbench may fork): SIGTERM, then SIGKILL if
+    it has not gone within STOP_GRACE_S, after which the temporary files it was writing
+    (bench/output_file.hpp names them) are removed."""
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(process.pid, signal.SIGTERM)
+    try:
+        process.wait(timeout=STOP_GRACE_S)
+        return
+    except subprocess.TimeoutExpired:
+        pass
     with contextlib.suppress(ProcessLookupError):
         os.killpg(process.pid, signal.SIGKILL)
+    process.wait()
+    for output in outputs:
+        for partial in output.parent.glob(f".{output.name}.smrbench-{process.pid}-*.tmp"):
+            partial.unlink(missing_ok=True)
 
 
 def _last_line(text: str) -> str:
@@ -174,7 +216,7 @@ def _last_line(text: str) -> str:
     return lines[-1] if lines else ""
 
 
-def _execute(argv: list[str], timeout: float) -> _Outcome:
+def _execute(argv: list[str], timeout: float, outputs: list[Path]) -> _Outcome:
     """Runs one trial and classifies what happened."""
     try:
         process = subprocess.Popen(
@@ -190,11 +232,11 @@ def _execute(argv: list[str], timeout: float) -> _Outcome:
     try:
         stdout, stderr = process.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
-        _kill_group(process)
+        _kill_group(process, outputs)
         stdout, stderr = process.communicate()
         return _Outcome(None, "timeout", f"timed out after {timeout:g} s", None, stdout, stderr)
     except BaseException:  # KeyboardInterrupt: leave no orphan running
-        _kill_group(process)
+        _kill_group(process, outputs)
         process.communicate()
         raise
     code = process.returncode

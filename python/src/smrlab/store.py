@@ -12,6 +12,7 @@ no quoting: ``SELECT reclaimer, threads, throughput FROM runs WHERE ds = 'dgt_bs
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -19,6 +20,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
+
+from smrlab.errors import UsageError
 
 SCHEMA_VERSION = 4
 # Schema 2 adds the bounded pool (pool_nodes, on_empty) and the trial's status; schema 3 Hart et
@@ -237,29 +240,102 @@ _MIGRATIONS = {1: _migrate_from_1, 2: _migrate_from_2, 3: _migrate_from_3}
 class Store:
     """A result store file. Use as a context manager, or call close()."""
 
-    def __init__(self, path: str | Path, *, create: bool = True) -> None:
+    def __init__(self, path: str | Path, *, create: bool = True, write: bool = True) -> None:
+        """Opens (and with ``create``, makes) the store at ``path``.
+
+        ``write=False`` opens it for reading only (plot, report, dry run): nothing in the file
+        changes, so a store on a read-only file system or someone else's can be read. A file
+        that is not a smrlab store (corrupted, another program's database, a newer schema) is
+        refused with UsageError before anything is written to it."""
         self.path = Path(path)
         if not create and not self.path.exists():
             raise FileNotFoundError(self.path)
-        if create:
+        if write and create:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-        self.db = sqlite3.connect(self.path, timeout=30)
-        self.db.row_factory = sqlite3.Row
-        # WAL: `smrlab plot` can read while a run writes; commits stay durable per result.
-        self.db.execute("PRAGMA journal_mode=WAL")
-        self.db.execute("PRAGMA synchronous=NORMAL")
-        version = self.db.execute("PRAGMA user_version").fetchone()[0]
+        self.db = self._connect(write)
+        try:
+            version = self._check_is_a_store()
+            if write:
+                self._prepare_for_writing(version)
+            elif version == 0:
+                raise UsageError(f"{self.path} holds no results yet; run an experiment first")
+            elif version != SCHEMA_VERSION and self._writable():
+                self.db.close()  # an older store is migrated once, by whoever opens it first
+                self.db = self._connect(True)
+                self._prepare_for_writing(version)
+            elif version != SCHEMA_VERSION:
+                raise UsageError(
+                    f"{self.path} has store schema {version}, which this smrlab reads after "
+                    f"migrating it to {SCHEMA_VERSION}; it cannot write there: open it once "
+                    f"with write access (smrlab run)"
+                )
+        except BaseException:
+            self.db.close()
+            raise
+
+    def _writable(self) -> bool:
+        """Whether this process may write the store and the files SQLite makes beside it."""
+        return os.access(self.path, os.W_OK) and os.access(self.path.parent, os.W_OK)
+
+    def _connect(self, write: bool) -> sqlite3.Connection:
+        """A connection. For reading only, a plain one if this process could write (it writes
+        nothing, and on closing removes the -wal and -shm files SQLite makes beside a WAL
+        store); else one that cannot write (mode=ro), or, on a read-only file system where a
+        WAL store's shared-memory file cannot be made, one that reads the file as it is
+        (immutable=1)."""
+        if write or self._writable():
+            db = sqlite3.connect(self.path, timeout=30)
+        else:
+            uri = self.path.resolve().as_uri()
+            db = sqlite3.connect(f"{uri}?mode=ro", uri=True, timeout=30)
+            try:
+                db.execute("SELECT count(*) FROM sqlite_master").fetchone()
+            except sqlite3.OperationalError:
+                db.close()
+                db = sqlite3.connect(f"{uri}?immutable=1", uri=True)
+            except sqlite3.DatabaseError:
+                pass  # not a database: _check_is_a_store says so
+        db.row_factory = sqlite3.Row
+        return db
+
+    def _check_is_a_store(self) -> int:
+        """The store's schema version (0: a new, empty file); UsageError for a file that is
+        not a smrlab store of a schema this smrlab knows."""
+        try:
+            version = self.db.execute("PRAGMA user_version").fetchone()[0]
+            tables = {
+                row[0]
+                for row in self.db.execute("SELECT name FROM sqlite_master WHERE type='table'")
+            }
+        except sqlite3.DatabaseError as error:
+            raise UsageError(f"{self.path} is not a smrlab result store: {error}") from None
         if version > SCHEMA_VERSION:
-            raise RuntimeError(
-                f"{self.path} has store schema {version}; this smrlab knows "
-                f"{SCHEMA_VERSION}: update smrlab"
+            raise UsageError(
+                f"{self.path} has store schema {version}; this smrlab knows {SCHEMA_VERSION}: "
+                f"update smrlab"
             )
-        if 0 < version < SCHEMA_VERSION:
-            self._migrate()
-        self.db.executescript(_SCHEMA)  # creates what a new store lacks; idempotent
-        if version == 0:
-            self.db.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
-        self.db.commit()
+        if (version == 0 and tables) or (version > 0 and "runs" not in tables):
+            listed = ", ".join(sorted(tables)) or "none"
+            raise UsageError(
+                f"{self.path} is an SQLite database but not a smrlab result store (its tables: "
+                f"{listed}); give --db a new file"
+            )
+        return version
+
+    def _prepare_for_writing(self, version: int) -> None:
+        """WAL, the migrations an older store needs, the schema a new one lacks."""
+        try:
+            # WAL: `smrlab plot` can read while a run writes; commits stay durable per result.
+            self.db.execute("PRAGMA journal_mode=WAL")
+            self.db.execute("PRAGMA synchronous=NORMAL")
+            if 0 < version < SCHEMA_VERSION:
+                self._migrate()
+            self.db.executescript(_SCHEMA)  # creates what a new store lacks; idempotent
+            if version == 0:
+                self.db.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
+            self.db.commit()
+        except sqlite3.OperationalError as error:
+            raise UsageError(f"cannot write to the result store {self.path}: {error}") from None
 
     def _migrate(self) -> None:
         """Brings an older store to this schema in one transaction: entirely or not at all,

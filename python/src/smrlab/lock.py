@@ -1,0 +1,48 @@
+"""One ``smrlab run`` per result store at a time.
+
+Two runs on one store would both run every trial not yet stored (each checks the store before
+it starts) and race on the files they record. A run therefore holds an exclusive ``flock`` on
+``STORE.lock`` beside the store for as long as it runs; a second run is refused with the first
+one's process id. The kernel drops the lock when its holder exits, however it ends, so a killed
+run never leaves the store locked; the lock file itself stays, empty of meaning.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+from smrlab.errors import UsageError
+
+
+def lock_path(db_path: Path) -> Path:
+    """The lock file of a store."""
+    return db_path.with_name(db_path.name + ".lock")
+
+
+@contextlib.contextmanager
+def exclusive_run(db_path: Path) -> Iterator[None]:
+    """Holds the store's run lock, or raises UsageError naming the run that holds it."""
+    path = lock_path(db_path)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+    except OSError as error:
+        raise UsageError(f"cannot lock {db_path}: {path}: {error.strerror}") from None
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.pread(fd, 32, 0).decode(errors="replace").strip() or "unknown"
+            raise UsageError(
+                f"another smrlab run (pid {holder}) is writing to {db_path}; wait for it to "
+                f"finish, or give this run another --db"
+            ) from None
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+        yield
+    finally:
+        os.close(fd)  # releases the lock

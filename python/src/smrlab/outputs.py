@@ -1,0 +1,41 @@
+"""Files smrlab writes (figures, the report): whole or not at all, never over something else.
+
+Each is written to a hidden temporary file beside it and renamed over it when complete, so a
+full disk, an error or Ctrl-C halfway leaves the previous file, not half of a new one. What is
+there and is not a regular file (a directory, a symbolic link, a FIFO, a device) is refused
+rather than replaced: the rename would replace it, as smrbench refuses too.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from collections.abc import Callable
+from pathlib import Path
+
+from smrlab.errors import UsageError
+
+
+def check_output(path: Path) -> None:
+    """UsageError if ``path`` exists and is not a regular file."""
+    try:
+        mode = os.lstat(path).st_mode
+    except FileNotFoundError:
+        return
+    if not stat.S_ISREG(mode):
+        kind = "a directory" if stat.S_ISDIR(mode) else "not a regular file"
+        raise UsageError(f"will not replace {path}: it is {kind}")
+
+
+def write_atomically(path: Path, write: Callable[[Path], None]) -> None:
+    """Calls ``write(temporary)`` to fill a new file beside ``path``, then renames it over
+    ``path``. Any failure removes the temporary file and leaves ``path`` as it was."""
+    check_output(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temporary = path.with_name(f".{path.name}.smrlab-{os.getpid()}.tmp")
+    try:
+        write(temporary)
+        temporary.replace(path)
+    except BaseException:
+        temporary.unlink(missing_ok=True)
+        raise
