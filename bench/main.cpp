@@ -96,6 +96,7 @@ int main(int argc, char** argv) {
     const parse_outcome parsed = parse_command_line(argc, argv);
     if (parsed.what == parse_outcome::action::exit) return parsed.exit_code;
     bench_config config = parsed.config;
+    if (config.check_only) return exit_ok;  // every check passed; run nothing
     if (config.list) {
         if (config.markdown) {
             print_compatibility_markdown(std::cout);

@@ -188,6 +188,12 @@ constexpr std::array table{
                 .field = &bench_config::list,
                 .help = "list data structures, reclaimers, allocators and valid combinations",
                 .target = option_target::output},
+    option_spec{.name = "check",
+                .field = &bench_config::check_only,
+                .help = "check the command line and exit: 0 and nothing printed if the run "
+                        "would start, else 2 and the one-line reason; runs nothing",
+                .target = option_target::output,
+                .commands = for_all},
     option_spec{.name = "quiet",
                 .field = &bench_config::quiet,
                 .help = "no progress lines on stderr",

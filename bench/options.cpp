@@ -1,5 +1,6 @@
 #include "options.hpp"
 
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
@@ -268,6 +269,7 @@ void check_no_set_options(const CLI::App& app, bench_command command) {
 }
 
 void check_allocator_available(allocator_kind kind);
+void check_thread_limit(const bench_config& c);
 
 /// threadtest and layout: their own options are the table's, range-checked.
 void parse_allocator_command(bench_config& c, const option_texts& texts) {
@@ -275,6 +277,29 @@ void parse_allocator_command(bench_config& c, const option_texts& texts) {
     c.pin = parse_pin_policy(texts.at("pin")).value();
     check_allocator_available(c.alloc);
     check_blocks_fit(c);
+    if (c.command == bench_command::threadtest) check_thread_limit(c);  // layout runs two
+}
+
+/// The threads a run starts must fit under the user's process limit
+/// (ulimit -u, which counts threads), or the run would fail part-way. Only
+/// the certain failure is refused: the limit counts the user's other
+/// processes too, which a thread that still cannot start reports then.
+/// Root, which the kernel does not hold to the limit, is not checked.
+void check_thread_limit(const bench_config& c) {
+    rlimit limit{};
+    if (::geteuid() == 0 || ::getrlimit(RLIMIT_NPROC, &limit) != 0 ||
+        limit.rlim_cur == RLIM_INFINITY) {
+        return;
+    }
+    // With the main thread; the set benchmark adds its sampler and any
+    // stalled thread.
+    const bool set = c.command == bench_command::set;
+    const std::uint64_t needed =
+        static_cast<std::uint64_t>(c.threads) + 1 + (set ? 1 + (c.stall ? 1 : 0) : 0);
+    if (needed <= limit.rlim_cur) return;
+    throw bad_input("--threads " + std::to_string(c.threads) + ": the run needs " +
+                    std::to_string(needed) + " threads, but ulimit -u allows this user " +
+                    std::to_string(limit.rlim_cur) + " processes and threads in all");
 }
 
 void check_allocator_available(allocator_kind kind) {
@@ -410,6 +435,7 @@ parse_outcome parse_command_line(int argc, char** argv) {
         check_stm_options(app, c);
         check_pool(app.count("--on-empty") != 0, texts.at("on-empty"), c);
         check_allocator_available(c.alloc);
+        check_thread_limit(c);
         check_outputs(c);
     } catch (const CLI::CallForHelp&) {
         std::cout << app.help();

@@ -52,6 +52,7 @@ struct bench_config {
     bool stall_hold = false;  // --stall-hold: the stalled thread holds the first node
     bool json = false;
     bool list = false;
+    bool check_only = false;  // --check: validate the command line, run nothing
     bool quiet = false;
     bool markdown = false;           // --list --markdown: the compatibility table
     bool allow_unsafe = false;       // run a combination smr::check calls unsafe

@@ -664,6 +664,24 @@ TEST(Cli, QsbrDeclaresQuiescentStatesEveryNOperations) {
     EXPECT_EQ(nlohmann::json::parse(harts.out)["config"]["quiescent_every"], 100);
 }
 
+// --check: the whole command line is checked, nothing runs (a 1000 s run
+// answers at once), nothing is printed; a refusal is the run's own.
+TEST(Cli, CheckValidatesTheCommandLineAndRunsNothing) {
+    for (const char* args : {"--duration 1000 --threads 64 --check",
+                             "--duration 1000 --ds ms_queue --insert 50 --erase 50 --check",
+                             "threadtest --threads 4 --check", "layout --check"}) {
+        const run_result r = smrbench(args);
+        EXPECT_EQ(r.exit_code, 0) << args << ": " << r.err;
+        EXPECT_EQ(r.out, "") << args;
+        EXPECT_EQ(r.err, "") << args;
+        EXPECT_LT(r.seconds, 5.0) << args << ": it ran";
+    }
+    const run_result refused = smrbench("--ds dgt_bst --restart-from-head --check");
+    EXPECT_EQ(refused.exit_code, 2);
+    EXPECT_EQ(count_lines(refused.err), 1) << refused.err;
+    EXPECT_NE(refused.err.find("--restart-from-head"), std::string::npos) << refused.err;
+}
+
 TEST(Cli, SelectedAllocatorReallyServesMalloc) {
     if (sanitizer_build()) GTEST_SKIP() << "sanitizer builds refuse LD_PRELOAD allocators";
     for (const char* name : {"jemalloc", "tcmalloc", "mimalloc", "tbbmalloc"}) {

@@ -39,27 +39,43 @@ std::string with_process_limit(int processes) {
 
 const char* const run = " --key-range 256 --duration 0.05 --quiet --json";
 
-TEST(Limits, AThreadThatCannotBeCreatedEndsTheTrialWithOneLine) {
-    const std::string prefix = with_process_limit(4);  // smrbench and 3 of its threads
+TEST(Limits, MoreThreadsThanTheProcessLimitAreRefusedBeforeTheRun) {
+    const std::string prefix = with_process_limit(8);
     if (prefix.empty()) GTEST_SKIP() << "no prlimit, or root and no setpriv to run as nobody";
-    for (const char* reclaimer : {"debra", "hp", "nbr"}) {
-        const run_result r =
-            run_binary(prefix + SMRBENCH_PATH,
-                       std::string("--threads 8 --ds hm_list --reclaimer ") + reclaimer + run);
-        expect_failed_cleanly(r, "cannot start thread");
+    for (const char* args : {"--threads 8", "--threads 6 --stall", "threadtest --threads 8"}) {
+        const run_result r = run_binary(prefix + SMRBENCH_PATH, std::string(args) + " --quiet");
+        EXPECT_EQ(r.exit_code, 2) << args << ": " << r.err;
+        EXPECT_EQ(count_lines(r.err), 1) << r.err;
+        EXPECT_NE(r.err.find("ulimit -u allows this user 8"), std::string::npos) << r.err;
     }
-    // A stalled thread waits for the stop flag, the others for `go`.
-    expect_failed_cleanly(
-        run_binary(prefix + SMRBENCH_PATH, std::string("--threads 3 --stall") + run),
-        "cannot start thread");
+    // Within it, as nobody (whose only process smrbench is), the run starts.
+    if (::geteuid() == 0) {
+        EXPECT_EQ(run_binary(prefix + SMRBENCH_PATH, std::string("--threads 5") + run).exit_code,
+                  0);
+    }
 }
 
-TEST(Limits, ThreadtestsThreadThatCannotBeCreatedEndsWithOneLine) {
-    const std::string prefix = with_process_limit(4);
-    if (prefix.empty()) GTEST_SKIP() << "no prlimit, or root and no setpriv to run as nobody";
-    expect_failed_cleanly(
-        run_binary(prefix + SMRBENCH_PATH, "threadtest --threads 8 --ops 1000 --quiet --json"),
-        "cannot start thread");
+// Within the limit, but the user's other processes (a shell and two sleeps)
+// leave room for only some of the threads: the trial starts, and its thread
+// group stops and joins the threads it started, which wait for `go` or,
+// stalled, for the stop flag.
+TEST(Limits, AThreadThatCannotBeCreatedEndsTheTrialWithOneLine) {
+    if (::geteuid() != 0) GTEST_SKIP() << "needs nobody's otherwise empty process count (root)";
+    const std::string prefix = with_process_limit(7);
+    if (prefix.empty()) GTEST_SKIP() << "no prlimit or setpriv";
+    // The sleeps are reaped before the next case: zombies count too.
+    auto beside_two_sleeps = [&](const std::string& args) {
+        return run_binary(prefix + "sh -c", "'sleep 30 & a=$!; sleep 30 & b=$!; " +
+                                                std::string(SMRBENCH_PATH) + " " + args +
+                                                "; s=$?; kill $a $b; wait; exit $s'");
+    };
+    for (const char* args :
+         {"--threads 4 --ds hm_list --reclaimer debra", "--threads 4 --ds hm_list --reclaimer hp",
+          "--threads 4 --ds hm_list --reclaimer nbr", "--threads 3 --stall"}) {
+        expect_failed_cleanly(beside_two_sleeps(args + std::string(run)), "cannot start thread");
+    }
+    expect_failed_cleanly(beside_two_sleeps("threadtest --threads 5 --ops 1000 --quiet --json"),
+                          "cannot start thread");
 }
 
 TEST(Limits, StacksBeyondTheAddressSpaceLimitEndTheTrialWithOneLine) {

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import add_fake_run, fake_result
+from conftest import REPO, add_fake_run, fake_result
 from smrlab.cli import main
 from smrlab.store import SCHEMA_VERSION, Store
 from specfiles import write_timeline
@@ -251,4 +251,56 @@ def test_plot_and_report_read_a_store_they_cannot_write(tmp_path: Path) -> None:
         assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr
     finally:
         (shared / "store").chmod(0o755)
+        shutil.rmtree(shared, ignore_errors=True)
+
+
+# ---- the whole grid checked before anything runs -------------------------------------
+
+REFUSED_GRIDS = {
+    "restart_from_head": ('ds = ["hm_list", "dgt_bst"]\nrestart_from_head = [true]', "dgt_bst"),
+    "queue_contains": ('ds = ["ms_queue"]\ninsert = [40, 50]\nerase = [50]', "contains"),
+    "signal": ('reclaimer = ["nbr"]\nsignal = [10, 9]', "cannot be caught"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(REFUSED_GRIDS))
+def test_smrbench_checks_the_whole_grid_before_a_trial_runs(
+    tmp_path: Path, smrbench: Path, capsys, case: str
+) -> None:
+    grid, mentions = REFUSED_GRIDS[case]
+    experiment = tmp_path / "g.toml"
+    experiment.write_text(f'[experiment]\nname = "g"\n[grid]\n{grid}\n[fixed]\nduration = 0.05\n')
+    db = tmp_path / "r.db"
+    argv = ["run", str(experiment), "--db", str(db), "--smrbench", str(smrbench)]
+    one_line_refusal(capsys, argv, mentions)
+    assert not db.exists(), "the store was made for a grid that cannot run"
+    one_line_refusal(capsys, [*argv, "--dry-run"], "smrbench refuses 1 of 2 configurations")
+
+
+def test_a_grid_beyond_the_process_limit_is_refused_before_it_runs(tmp_path: Path) -> None:
+    # Root is not held to ulimit -u: as root, smrlab runs as nobody.
+    prefix = reader_prefix()
+    prlimit = shutil.which("prlimit")
+    binary = Path(os.environ.get("SMRBENCH", REPO / "build/release/bench/smrbench"))
+    if prefix is None or prlimit is None or not binary.is_file():
+        pytest.skip("needs prlimit, a release smrbench, and setpriv when run as root")
+    shared = Path(tempfile.mkdtemp(prefix="smrlab-nproc-"))
+    shared.chmod(0o777)
+    experiment = shared / "g.toml"
+    experiment.write_text(EXPERIMENT.replace('["none"]', '["none"]\nthreads = [2, 64]'))
+    experiment.chmod(0o644)
+    where = ["--db", str(shared / "r.db"), "--smrbench", str(binary)]
+    try:
+        done = subprocess.run(
+            [prlimit, "--nproc=40", "--", *prefix, *SMRLAB, "run", str(experiment), *where],
+            check=False,
+            capture_output=True,
+            text=True,
+            env={**os.environ, "MPLCONFIGDIR": str(shared / "mpl")},
+            timeout=300,
+        )
+        assert done.returncode == 2, done.stderr
+        assert done.stderr.count("\n") == 1 and "ulimit -u" in done.stderr, done.stderr
+        assert not (shared / "r.db").exists()
+    finally:
         shutil.rmtree(shared, ignore_errors=True)

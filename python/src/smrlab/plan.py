@@ -9,12 +9,14 @@ a product grid naturally contains some.
 
 from __future__ import annotations
 
+import os
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 from smrlab.errors import UsageError
 from smrlab.grid import Experiment, Job, Options, check_value, expand, jobs
 from smrlab.options import NAMED_OPTIONS, OPTIONS_BY_BENCHMARK
-from smrlab.smrbench import Smrbench
+from smrlab.smrbench import Smrbench, command
 
 
 @dataclass
@@ -92,7 +94,37 @@ def _check_against(
     if invalid:
         pairs = ", ".join(f"{ds}×{reclaimer}" for ds, reclaimer in sorted(invalid))
         notes.append(f"skipping invalid combinations (smrbench --list): {pairs}")
+    _check_each_configuration(experiment, kept, bench)
     return kept
+
+
+def _check_each_configuration(
+    experiment: Experiment, configurations: list[Options], bench: Smrbench
+) -> None:
+    """Has smrbench check every configuration's command line (``--check``, which runs nothing)
+    before any trial runs, so that a combination it refuses (``restart_from_head`` with a
+    structure that has no restart policy, a queue given a contains share, a signal NBR cannot
+    take, more threads than ``ulimit -u`` allows) refuses the grid at once, rather than each of
+    its trials failing in turn. The rules stay smrbench's own; a build without ``--check`` is
+    not asked."""
+    if not bench.can_check:
+        return
+    argvs = {
+        tuple(command(bench.path, options, int(options.get("seed", 1)), None, experiment.benchmark))
+        for options in configurations
+    }
+    workers = min(len(argvs), os.cpu_count() or 2) or 1
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        answers = list(pool.map(lambda argv: (argv, bench.refusal(list(argv))), sorted(argvs)))
+    refused = [(argv, reason) for argv, reason in answers if reason is not None]
+    if not refused:
+        return
+    reasons = sorted({reason for _, reason in refused})
+    others = f" (and {len(reasons) - 1} other reasons)" if len(reasons) > 1 else ""
+    raise UsageError(
+        f"experiment {experiment.name}: smrbench refuses {len(refused)} of {len(argvs)} "
+        f"configurations, so nothing was run: {reasons[0]}{others}"
+    )
 
 
 def _check_values_against(

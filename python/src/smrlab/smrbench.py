@@ -134,6 +134,30 @@ class Smrbench:
         rows = self.listing.get("options")
         return None if rows is None else options_from_description(rows, benchmark)
 
+    @cached_property
+    def can_check(self) -> bool:
+        """Whether this build has ``--check``: it validates a command line, running nothing."""
+        return any(row.get("key") == "check" for row in self.listing.get("options", []))
+
+    def refusal(self, argv: list[str]) -> str | None:
+        """The one line in which smrbench refuses the command line ``argv`` (run with
+        ``--check``), or None if the run would start."""
+        try:
+            result = subprocess.run(
+                [*argv, "--check"],
+                capture_output=True,
+                text=True,
+                timeout=60,
+                check=False,
+                stdin=subprocess.DEVNULL,
+            )
+        except (OSError, subprocess.TimeoutExpired) as error:
+            return f"smrbench --check did not answer: {error}"
+        if result.returncode == 0:
+            return None
+        lines = result.stderr.strip().splitlines() or [f"exit status {result.returncode}"]
+        return lines[-1].removeprefix("smrbench: error: ")
+
     def has_option(self, key: str, benchmark: str = "set") -> bool:
         """Whether this build accepts the option: its description lists it (or, for an older
         build, smrbench --help mentions its flag)."""
