@@ -304,3 +304,24 @@ def test_a_grid_beyond_the_process_limit_is_refused_before_it_runs(tmp_path: Pat
         assert not (shared / "r.db").exists()
     finally:
         shutil.rmtree(shared, ignore_errors=True)
+
+
+def test_a_directory_or_fifo_is_neither_a_store_nor_a_timeline(
+    tmp_path: Path, fake_smrbench: Path, capsys
+) -> None:
+    experiment = tmp_path / "exp.toml"
+    experiment.write_text(EXPERIMENT)
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    (tmp_path / "dir").mkdir()
+    for db in (fifo, tmp_path / "dir"):
+        one_line_refusal(capsys, ["run", str(experiment), "--db", str(db), "--dry-run"], str(db))
+        one_line_refusal(
+            capsys,
+            ["run", str(experiment), "--db", str(db), "--smrbench", str(fake_smrbench)],
+            str(db),
+        )
+    one_line_refusal(capsys, ["timeline", str(fifo)], "not a regular file")
+    db = str(store_with_runs(tmp_path / "r.db"))
+    out = str(tmp_path / "report")
+    one_line_refusal(capsys, ["report", "--db", db, "--out", out, "--timeline", str(fifo)], "fifo")

@@ -213,7 +213,8 @@ def _run(args: argparse.Namespace) -> int:
         for note in plan.notes:
             print(f"smrlab: {note}", file=sys.stderr)
         stored: set[str] = set()
-        if db_path.is_file():
+        # An empty file is a store yet to be made; anything else not a store is refused.
+        if db_path.exists() and (not db_path.is_file() or db_path.stat().st_size > 0):
             with Store(db_path, write=False) as store:
                 stored = store.stored_keys(experiment.name)
         files_dir = db_path.parent / "files"

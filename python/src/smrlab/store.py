@@ -250,6 +250,8 @@ class Store:
         self.path = Path(path)
         if not create and not self.path.exists():
             raise FileNotFoundError(self.path)
+        if self.path.exists() and not self.path.is_file():  # SQLite would block on a FIFO
+            raise UsageError(f"{self.path} is not a smrlab result store: not a regular file")
         if write and create:
             self.path.parent.mkdir(parents=True, exist_ok=True)
         self.db = self._connect(write)

@@ -179,6 +179,8 @@ def _read_parts(
     path: Path, expected_format: str, required: tuple[str, ...]
 ) -> tuple[dict, tuple[str, ...], bytes, int]:
     """Header object, CSV column names, the rows' bytes, and the line number of the first row."""
+    if path.exists() and not path.is_file():  # a FIFO would block the read for ever
+        raise FormatError(f"cannot read {path}: not a regular file")
     try:
         data = path.read_bytes()
     except OSError as error:
