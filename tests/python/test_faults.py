@@ -4,6 +4,7 @@ write: a database that is not a smrlab store is left byte for byte as it was."""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import sqlite3
@@ -14,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import REPO, add_fake_run, fake_result
+from conftest import FAKE_LISTING, REPO, add_fake_run, fake_result
 from smrlab.cli import main
 from smrlab.store import SCHEMA_VERSION, Store
 from specfiles import write_timeline
@@ -63,6 +64,29 @@ def future_store(path: Path) -> Path:
     return path
 
 
+def sqlite_file(path: Path, *statements: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    db = sqlite3.connect(path)
+    for statement in statements:
+        db.execute(statement)
+    db.commit()
+    db.close()
+    return path
+
+
+def foreign_runs_table(path: Path) -> Path:
+    """Another program's: its own table named runs, and a user_version of its own."""
+    return sqlite_file(path, "CREATE TABLE runs (id INTEGER, name TEXT)", "PRAGMA user_version=3")
+
+
+def views_only(path: Path) -> Path:
+    return sqlite_file(path, "CREATE VIEW answer AS SELECT 42")
+
+
+def other_application(path: Path) -> Path:
+    return sqlite_file(path, "PRAGMA application_id=1234")
+
+
 def corrupted_file(path: Path) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_bytes(b"SQLite format 2\0" + os.urandom(4096))
@@ -71,8 +95,11 @@ def corrupted_file(path: Path) -> Path:
 
 DAMAGED = {
     "corrupted": (corrupted_file, "not a smrlab result store"),
-    "foreign": (foreign_database, "not a smrlab result store (its tables: accounts)"),
+    "foreign": (foreign_database, "not a smrlab result store (it holds: accounts)"),
     "future": (future_store, f"schema {SCHEMA_VERSION + 1}"),
+    "foreign_runs": (foreign_runs_table, "not a smrlab result store (it holds: runs)"),
+    "views_only": (views_only, "not a smrlab result store (it holds: answer)"),
+    "other_application": (other_application, "not a smrlab result store (it holds: none)"),
 }
 
 
@@ -96,8 +123,8 @@ def test_a_file_that_is_not_a_store_is_refused_and_left_untouched(
     db = make(tmp_path / "store" / "r.db")
     argv = commands(db, tmp_path, fake_smrbench)[command]
 
-    def files() -> dict[str, bytes]:  # but the lock `smrlab run` holds while it checks
-        return {p.name: p.read_bytes() for p in db.parent.iterdir() if p.suffix != ".lock"}
+    def files() -> dict[str, bytes]:
+        return {p.name: p.read_bytes() for p in db.parent.iterdir()}
 
     before = files()
     one_line_refusal(capsys, argv, mentions)
@@ -240,8 +267,26 @@ def test_plot_and_report_read_a_store_they_cannot_write(tmp_path: Path) -> None:
         experiment = shared / "exp.toml"
         experiment.write_text(EXPERIMENT)
         experiment.chmod(0o644)
+        # A shell stand-in: nobody may not run the test's Python stand-in (its interpreter is
+        # under root's home).
+        (shared / "listing.json").write_text(json.dumps(FAKE_LISTING))
+        stand_in = shared / "smrbench"
+        stand_in.write_text(
+            f'#!/bin/sh\ncase "$*" in *--list*) cat {shared / "listing.json"};;\n'
+            '  *--help*) echo "  --reclaimer TEXT";; esac\nexit 0\n'
+        )
+        stand_in.chmod(0o755)
         done = subprocess.run(
-            [*prefix, *SMRLAB, "run", str(experiment), "--db", str(db), "--smrbench", "/bin/true"],
+            [
+                *prefix,
+                *SMRLAB,
+                "run",
+                str(experiment),
+                "--db",
+                str(db),
+                "--smrbench",
+                str(stand_in),
+            ],
             check=False,
             capture_output=True,
             text=True,
@@ -249,6 +294,7 @@ def test_plot_and_report_read_a_store_they_cannot_write(tmp_path: Path) -> None:
             timeout=300,
         )
         assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr
+        assert "cannot lock" in done.stderr, done.stderr
     finally:
         (shared / "store").chmod(0o755)
         shutil.rmtree(shared, ignore_errors=True)
@@ -278,7 +324,10 @@ def test_smrbench_checks_the_whole_grid_before_a_trial_runs(
 
 
 def test_a_grid_beyond_the_process_limit_is_refused_before_it_runs(tmp_path: Path) -> None:
-    # Root is not held to ulimit -u: as root, smrlab runs as nobody.
+    # Root is not held to ulimit -u: smrlab runs as nobody, whose processes are its own only;
+    # any other user's count would include whatever else that user runs.
+    if os.geteuid() != 0:
+        pytest.skip("runs as nobody, which needs root")
     prefix = reader_prefix()
     prlimit = shutil.which("prlimit")
     binary = Path(os.environ.get("SMRBENCH", REPO / "build/release/bench/smrbench"))

@@ -144,14 +144,17 @@ def _parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the console script; returns the exit status."""
     args = _parser().parse_args(argv)
+    from smrlab.runner import stop_on_signals
+
     try:
         if args.command == "run":
             return _run(args)
-        if args.command == "plot":
-            return _plot(args)
-        if args.command == "timeline":
-            return _timeline(args)
-        return _report(args)
+        with stop_on_signals():  # SIGTERM and SIGHUP, like Ctrl-C, leave no half-written file
+            if args.command == "plot":
+                return _plot(args)
+            if args.command == "timeline":
+                return _timeline(args)
+            return _report(args)
     except UsageError as error:
         print(f"smrlab: {error}", file=sys.stderr)
         return 2
@@ -196,7 +199,7 @@ def _run(args: argparse.Namespace) -> int:
     from smrlab.progress import format_duration, make_progress
     from smrlab.runner import Runner, job_command, stop_on_signals
     from smrlab.smrbench import Smrbench, locate, require
-    from smrlab.store import Store
+    from smrlab.store import Store, check_store_file
 
     experiment = load_experiment(args.experiment, args.size)
     title = experiment.name + (f" (size {experiment.size})" if experiment.size != "quick" else "")
@@ -235,6 +238,7 @@ def _run(args: argparse.Namespace) -> int:
     for note in plan.notes:
         progress.note(f"smrlab: {note}")
     labels = {job.key: job.label for job in plan.jobs}
+    check_store_file(db_path)  # before its lock file is made beside it
     with exclusive_run(db_path), stop_on_signals(), Store(db_path) as store:
         store.record_experiment(
             experiment.name, experiment.description, str(experiment.path), experiment.source

@@ -29,7 +29,13 @@ def exclusive_run(db_path: Path) -> Iterator[None]:
     path = lock_path(db_path)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+        # Writable by whoever may write the store (the umask decides), so that another user
+        # sharing it can lock it too; flock needs only a descriptor, so a lock file made by
+        # someone else is opened for reading, and holds no pid then.
+        try:
+            fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o666)
+        except PermissionError:
+            fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
     except OSError as error:
         raise UsageError(f"cannot lock {db_path}: {path}: {error.strerror}") from None
     try:
@@ -41,8 +47,9 @@ def exclusive_run(db_path: Path) -> Iterator[None]:
                 f"another smrlab run (pid {holder}) is writing to {db_path}; wait for it to "
                 f"finish, or give this run another --db"
             ) from None
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+        with contextlib.suppress(OSError):  # a read-only descriptor: no pid to leave
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
         yield
     finally:
         os.close(fd)  # releases the lock

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import stat
+import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
@@ -32,10 +33,21 @@ def write_atomically(path: Path, write: Callable[[Path], None]) -> None:
     ``path``. Any failure removes the temporary file and leaves ``path`` as it was."""
     check_output(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    temporary = path.with_name(f".{path.name}.smrlab-{os.getpid()}.tmp")
+    # A new file of our own (O_EXCL): nothing that exists, a link included, is written through.
+    fd, name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".smrlab.tmp")
+    os.close(fd)
+    temporary = Path(name)
     try:
+        # The mode of the file it replaces, or a new file's.
+        temporary.chmod(path.stat().st_mode & 0o7777 if path.exists() else 0o666 & ~_umask())
         write(temporary)
         temporary.replace(path)
     except BaseException:
         temporary.unlink(missing_ok=True)
         raise
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask

@@ -216,28 +216,46 @@ def _last_line(text: str) -> str:
     return lines[-1] if lines else ""
 
 
+@contextlib.contextmanager
+def _signals_deferred() -> Iterator[None]:
+    """Holds SIGINT, SIGTERM and SIGHUP back while a trial is being ended, so that a second
+    signal (a second Ctrl-C, systemd's SIGTERM then SIGHUP) cannot cut the cleanup short and
+    leave smrbench running in its own session; they are delivered, and stop the run, after."""
+    stops = {signal.SIGINT, signal.SIGTERM, signal.SIGHUP}
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, stops)
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+
+
 def _execute(argv: list[str], timeout: float, outputs: list[Path]) -> _Outcome:
     """Runs one trial and classifies what happened."""
+    process: subprocess.Popen | None = None
     try:
-        process = subprocess.Popen(
-            argv,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-            start_new_session=True,
-        )
-    except OSError as error:
-        return _Outcome(None, "exit", f"cannot start smrbench: {error.strerror}")
-    try:
+        try:
+            process = subprocess.Popen(
+                argv,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+                start_new_session=True,
+            )
+        except OSError as error:
+            return _Outcome(None, "exit", f"cannot start smrbench: {error.strerror}")
         stdout, stderr = process.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
-        _kill_group(process, outputs)
-        stdout, stderr = process.communicate()
+        assert process is not None
+        with _signals_deferred():
+            _kill_group(process, outputs)
+            stdout, stderr = process.communicate()
         return _Outcome(None, "timeout", f"timed out after {timeout:g} s", None, stdout, stderr)
-    except BaseException:  # KeyboardInterrupt: leave no orphan running
-        _kill_group(process, outputs)
-        process.communicate()
+    except BaseException:  # KeyboardInterrupt, Stopped: leave no orphan running
+        if process is not None:
+            with _signals_deferred():
+                _kill_group(process, outputs)
+                process.communicate()
         raise
     code = process.returncode
     result: dict[str, Any] | None = None

@@ -237,33 +237,118 @@ def _migrate_from_3(db: sqlite3.Connection) -> None:
 _MIGRATIONS = {1: _migrate_from_1, 2: _migrate_from_2, 3: _migrate_from_3}
 
 
+# PRAGMA application_id of a smrlab store ("smrl"), set by every smrlab that writes one: an
+# SQLite file with another id is another program's. Stores from before it have 0 and are
+# recognized by their runs table.
+APPLICATION_ID = 0x736D726C
+_RUNS_COLUMNS_OF_EVERY_SCHEMA = {"experiment", "config_key", "trial", "result_json"}
+
+
+def _check_regular(path: Path) -> None:
+    if path.exists() and not path.is_file():  # SQLite would block on a FIFO
+        raise UsageError(f"{path} is not a smrlab result store: not a regular file")
+
+
+def _writable(path: Path) -> bool:
+    """Whether this process may write the store and the files SQLite makes beside it."""
+    return os.access(path, os.W_OK) and os.access(path.parent, os.W_OK)
+
+
+def _connect(path: Path, write: bool) -> sqlite3.Connection:
+    """A connection. For reading only, a plain one if this process could write (it writes
+    nothing, and on closing removes the -wal and -shm files SQLite makes beside a WAL store);
+    else one that cannot write (mode=ro), or, when SQLite cannot open the file that way (a WAL
+    store on a read-only file system, where its shared-memory file cannot be made), one that
+    reads the file as it is (immutable=1)."""
+    if write or _writable(path):
+        db = sqlite3.connect(path, timeout=30)
+    else:
+        uri = path.resolve().as_uri()
+        db = sqlite3.connect(f"{uri}?mode=ro", uri=True, timeout=30)
+        try:
+            db.execute("SELECT count(*) FROM sqlite_master").fetchone()
+        except sqlite3.OperationalError as error:
+            name = getattr(error, "sqlite_errorname", "")
+            if not name.startswith(("SQLITE_CANTOPEN", "SQLITE_READONLY")):
+                db.close()
+                raise
+            db.close()
+            db = sqlite3.connect(f"{uri}?immutable=1", uri=True)
+        except sqlite3.DatabaseError:
+            pass  # not a database: _store_version says so
+    db.row_factory = sqlite3.Row
+    return db
+
+
+def _store_version(db: sqlite3.Connection, path: Path) -> int:
+    """The store's schema version (0: a new, empty file); UsageError for a file that is not a
+    smrlab store of a schema this smrlab knows."""
+    try:
+        version = db.execute("PRAGMA user_version").fetchone()[0]
+        application = db.execute("PRAGMA application_id").fetchone()[0]
+        objects = [row[0] for row in db.execute("SELECT name FROM sqlite_master")]
+        columns = {row[1] for row in db.execute("PRAGMA table_info(runs)")}
+    except sqlite3.DatabaseError as error:
+        raise UsageError(f"{path} is not a smrlab result store: {error}") from None
+    newer = version > SCHEMA_VERSION  # its layout is unknown here: only its mark can tell
+    foreign = application not in (0, APPLICATION_ID) or (version == 0 and objects)
+    if not (foreign or newer):
+        foreign = version > 0 and not columns >= _RUNS_COLUMNS_OF_EVERY_SCHEMA
+    if foreign:
+        listed = ", ".join(sorted(objects)[:5]) or "none"
+        raise UsageError(
+            f"{path} is an SQLite database but not a smrlab result store (it holds: {listed}); "
+            f"give --db a new file"
+        )
+    if newer:
+        raise UsageError(
+            f"{path} has store schema {version}; this smrlab knows {SCHEMA_VERSION}: update smrlab"
+        )
+    return version
+
+
+def check_store_file(path: Path) -> None:
+    """UsageError if ``path`` exists and is not a smrlab store this smrlab can use (what
+    ``Store`` refuses), found without writing anything: ``smrlab run`` asks before it takes
+    the store's lock, so that a refused file gets no lock file beside it."""
+    _check_regular(path)
+    if not path.is_file() or path.stat().st_size == 0:
+        return
+    db = _connect(path, write=False)
+    try:
+        _store_version(db, path)
+    finally:
+        db.close()
+
+
 class Store:
     """A result store file. Use as a context manager, or call close()."""
 
     def __init__(self, path: str | Path, *, create: bool = True, write: bool = True) -> None:
         """Opens (and with ``create``, makes) the store at ``path``.
 
-        ``write=False`` opens it for reading only (plot, report, dry run): nothing in the file
-        changes, so a store on a read-only file system or someone else's can be read. A file
-        that is not a smrlab store (corrupted, another program's database, a newer schema) is
-        refused with UsageError before anything is written to it."""
+        ``write=False`` opens it for reading (plot, report, dry run), which a store on a
+        read-only file system or someone else's allows; the one write a reader makes is the
+        migration of a store from an older smrlab that it may write (once, in one transaction,
+        as a run would). A file that is not a smrlab store (damaged, another program's
+        database, a newer schema) is refused with UsageError before anything is written to
+        it."""
         self.path = Path(path)
         if not create and not self.path.exists():
             raise FileNotFoundError(self.path)
-        if self.path.exists() and not self.path.is_file():  # SQLite would block on a FIFO
-            raise UsageError(f"{self.path} is not a smrlab result store: not a regular file")
+        _check_regular(self.path)
         if write and create:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-        self.db = self._connect(write)
+        self.db = _connect(self.path, write)
         try:
-            version = self._check_is_a_store()
+            version = _store_version(self.db, self.path)
             if write:
                 self._prepare_for_writing(version)
             elif version == 0:
                 raise UsageError(f"{self.path} holds no results yet; run an experiment first")
-            elif version != SCHEMA_VERSION and self._writable():
-                self.db.close()  # an older store is migrated once, by whoever opens it first
-                self.db = self._connect(True)
+            elif version != SCHEMA_VERSION and _writable(self.path):
+                self.db.close()
+                self.db = _connect(self.path, True)
                 self._prepare_for_writing(version)
             elif version != SCHEMA_VERSION:
                 raise UsageError(
@@ -275,57 +360,8 @@ class Store:
             self.db.close()
             raise
 
-    def _writable(self) -> bool:
-        """Whether this process may write the store and the files SQLite makes beside it."""
-        return os.access(self.path, os.W_OK) and os.access(self.path.parent, os.W_OK)
-
-    def _connect(self, write: bool) -> sqlite3.Connection:
-        """A connection. For reading only, a plain one if this process could write (it writes
-        nothing, and on closing removes the -wal and -shm files SQLite makes beside a WAL
-        store); else one that cannot write (mode=ro), or, on a read-only file system where a
-        WAL store's shared-memory file cannot be made, one that reads the file as it is
-        (immutable=1)."""
-        if write or self._writable():
-            db = sqlite3.connect(self.path, timeout=30)
-        else:
-            uri = self.path.resolve().as_uri()
-            db = sqlite3.connect(f"{uri}?mode=ro", uri=True, timeout=30)
-            try:
-                db.execute("SELECT count(*) FROM sqlite_master").fetchone()
-            except sqlite3.OperationalError:
-                db.close()
-                db = sqlite3.connect(f"{uri}?immutable=1", uri=True)
-            except sqlite3.DatabaseError:
-                pass  # not a database: _check_is_a_store says so
-        db.row_factory = sqlite3.Row
-        return db
-
-    def _check_is_a_store(self) -> int:
-        """The store's schema version (0: a new, empty file); UsageError for a file that is
-        not a smrlab store of a schema this smrlab knows."""
-        try:
-            version = self.db.execute("PRAGMA user_version").fetchone()[0]
-            tables = {
-                row[0]
-                for row in self.db.execute("SELECT name FROM sqlite_master WHERE type='table'")
-            }
-        except sqlite3.DatabaseError as error:
-            raise UsageError(f"{self.path} is not a smrlab result store: {error}") from None
-        if version > SCHEMA_VERSION:
-            raise UsageError(
-                f"{self.path} has store schema {version}; this smrlab knows {SCHEMA_VERSION}: "
-                f"update smrlab"
-            )
-        if (version == 0 and tables) or (version > 0 and "runs" not in tables):
-            listed = ", ".join(sorted(tables)) or "none"
-            raise UsageError(
-                f"{self.path} is an SQLite database but not a smrlab result store (its tables: "
-                f"{listed}); give --db a new file"
-            )
-        return version
-
     def _prepare_for_writing(self, version: int) -> None:
-        """WAL, the migrations an older store needs, the schema a new one lacks."""
+        """WAL, the migrations an older store needs, the schema a new one lacks, the mark."""
         try:
             # WAL: `smrlab plot` can read while a run writes; commits stay durable per result.
             self.db.execute("PRAGMA journal_mode=WAL")
@@ -335,6 +371,7 @@ class Store:
             self.db.executescript(_SCHEMA)  # creates what a new store lacks; idempotent
             if version == 0:
                 self.db.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
+            self.db.execute(f"PRAGMA application_id={APPLICATION_ID}")
             self.db.commit()
         except sqlite3.OperationalError as error:
             raise UsageError(f"cannot write to the result store {self.path}: {error}") from None
