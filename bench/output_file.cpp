@@ -106,18 +106,20 @@ struct temporary_file {
 };
 
 /// Creates a temporary file beside `path` that did not exist before (O_EXCL:
-/// never someone else's), registered for removal on a signal. fd -1 and
+/// never someone else's), registered for removal on a signal. The signals
+/// are held back from creation to registration, so a file is never left
+/// unregistered and a name that is not ours is never registered. fd -1 and
 /// errno set if none can be created.
 temporary_file create_temporary(const std::string& path) {
     for (int n = 0; n < 1000; ++n) {
         temporary_file t{-1, temporary_name(path, n)};
-        set_pending(t.name);  // before the file exists: a signal cannot leave it behind
+        const stop_signals_blocked held;
         t.fd = ::open(t.name.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-        if (t.fd >= 0) return t;
-        const int error = errno;
-        clear_pending();
-        errno = error;
-        if (error != EEXIST) return t;
+        if (t.fd >= 0) {
+            set_pending(t.name);
+            return t;
+        }
+        if (errno != EEXIST) return t;
     }
     errno = EEXIST;
     return {};
@@ -142,6 +144,18 @@ std::string existing_file_problem(const std::string& path) {
     }
     if (::access(path.c_str(), W_OK) != 0) return "is read-only";
     return "";
+}
+
+/// The file that `path` names, if any, keeps its permissions and owner
+/// when the new one replaces it (a 0600 timeline stays private; as root, a
+/// user's file stays the user's); a new file has the umask's mode.
+void keep_mode_and_owner(const std::string& path, int fd) {
+    struct stat st {};
+    if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return;
+    // Best effort: failing either, the output is still written whole. The
+    // owner first, since a change of owner clears set-id bits.
+    if (::geteuid() == 0 && ::fchown(fd, st.st_uid, st.st_gid) != 0) errno = 0;
+    if (::fchmod(fd, st.st_mode & 07777) != 0) errno = 0;
 }
 
 [[noreturn]] void fail(const std::string& path, const std::string& what, int error) {
@@ -192,6 +206,7 @@ void write_file_atomically(const std::string& path,
         out.flush();
     }
     if (buffer.error() != 0) fail(path, "", buffer.error());
+    keep_mode_and_owner(path, temporary.fd);
     // Durable before it replaces the old file: a crash leaves one or the other.
     if (::fsync(temporary.fd) != 0 && errno != EINVAL) fail(path, "", errno);
     const int closed = ::close(temporary.fd);

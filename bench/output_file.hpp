@@ -13,6 +13,9 @@
 // or SIGQUIT during the write remove it before the signal ends the process.
 #pragma once
 
+#include <pthread.h>
+
+#include <csignal>
 #include <functional>
 #include <ostream>
 #include <string>
@@ -28,6 +31,26 @@ std::string output_problem(const std::string& path);
 /// On any failure the temporary file is removed and std::runtime_error
 /// carries one line naming `path` and the reason.
 void write_file_atomically(const std::string& path, const std::function<void(std::ostream&)>& fill);
+
+/// While it lives, this thread does not take SIGINT, SIGTERM, SIGHUP or
+/// SIGQUIT (they wait, pending): around a change of the file the handler
+/// removes, and around the creation of a thread, which inherits the mask and
+/// so leaves those signals to the main thread.
+class stop_signals_blocked {
+  public:
+    stop_signals_blocked() {
+        sigset_t stops;
+        sigemptyset(&stops);
+        for (const int signal : {SIGINT, SIGTERM, SIGHUP, SIGQUIT}) sigaddset(&stops, signal);
+        pthread_sigmask(SIG_BLOCK, &stops, &previous_);
+    }
+    ~stop_signals_blocked() { pthread_sigmask(SIG_SETMASK, &previous_, nullptr); }
+    stop_signals_blocked(const stop_signals_blocked&) = delete;
+    stop_signals_blocked& operator=(const stop_signals_blocked&) = delete;
+
+  private:
+    sigset_t previous_;
+};
 
 /// Once, at the start of main: SIGINT, SIGTERM, SIGHUP and SIGQUIT remove a
 /// temporary file being written, then end the process as they would have

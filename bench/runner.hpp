@@ -513,7 +513,7 @@ trial_result run_trial(const bench_config& config, int trial_index) {
 
     // Peak garbage: sampled every millisecond as well as at every epoch
     // change; with --sample-ms, also a memory time series for the JSON.
-    threads.start([&] {  // the sampler, joined last
+    threads.start([&, start_ns] {  // the sampler, joined last; start_ns dies before it
         using clock = std::chrono::steady_clock;
         const auto period = std::chrono::milliseconds(config.sample_ms != 0 ? config.sample_ms : 1);
         auto next_sample = clock::now();

@@ -19,6 +19,8 @@
 #include <utility>
 #include <vector>
 
+#include "output_file.hpp"
+
 namespace smrbench {
 
 class thread_group {
@@ -42,6 +44,11 @@ class thread_group {
     template <class F>
     void start(F&& f) {
         if (threads_.size() == threads_.capacity()) threads_.reserve(2 * threads_.size() + 8);
+        // The thread starts with SIGINT, SIGTERM, SIGHUP and SIGQUIT blocked
+        // (it inherits the mask), so they reach the main thread, whose
+        // handler removes a half-written output (output_file.hpp) and is
+        // never racing it from another thread.
+        const stop_signals_blocked blocked;
         try {
             threads_.emplace_back(std::forward<F>(f));
         } catch (const std::system_error& e) {

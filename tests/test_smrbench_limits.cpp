@@ -26,13 +26,15 @@ void expect_failed_cleanly(const run_result& r, const std::string& mentions) {
 
 /// A command prefix that runs smrbench with at most `processes` processes
 /// and threads for its user (RLIMIT_NPROC, through prlimit). Root is not held
-/// to that limit, so as root smrbench runs as nobody (setpriv), whose only
-/// process it is; "" when that cannot be arranged.
+/// to that limit, so as root smrbench runs as a user of its own (setpriv, a
+/// uid no one else has: ctest runs these tests side by side, and the limit
+/// counts every process of the user); "" when that cannot be arranged.
 std::string with_process_limit(int processes) {
     const std::string limit = "prlimit --nproc=" + std::to_string(processes) + " -- ";
     if (std::system((limit + "true >/dev/null 2>&1").c_str()) != 0) return "";
     if (::geteuid() != 0) return limit;
-    const std::string setpriv = "setpriv --reuid=65534 --regid=65534 --clear-groups ";
+    const std::string id = std::to_string(60000 + ::getpid() % 5000);
+    const std::string setpriv = "setpriv --reuid=" + id + " --regid=" + id + " --clear-groups ";
     if (std::system((setpriv + "true >/dev/null 2>&1").c_str()) != 0) return "";
     return limit + setpriv;
 }
@@ -48,7 +50,7 @@ TEST(Limits, MoreThreadsThanTheProcessLimitAreRefusedBeforeTheRun) {
         EXPECT_EQ(count_lines(r.err), 1) << r.err;
         EXPECT_NE(r.err.find("ulimit -u allows this user 8"), std::string::npos) << r.err;
     }
-    // Within it, as nobody (whose only process smrbench is), the run starts.
+    // Within it, as a user whose only process smrbench is, the run starts.
     if (::geteuid() == 0) {
         EXPECT_EQ(run_binary(prefix + SMRBENCH_PATH, std::string("--threads 5") + run).exit_code,
                   0);
@@ -60,7 +62,8 @@ TEST(Limits, MoreThreadsThanTheProcessLimitAreRefusedBeforeTheRun) {
 // group stops and joins the threads it started, which wait for `go` or,
 // stalled, for the stop flag.
 TEST(Limits, AThreadThatCannotBeCreatedEndsTheTrialWithOneLine) {
-    if (::geteuid() != 0) GTEST_SKIP() << "needs nobody's otherwise empty process count (root)";
+    if (::geteuid() != 0)
+        GTEST_SKIP() << "needs a user with no other processes (root, to make one)";
     const std::string prefix = with_process_limit(7);
     if (prefix.empty()) GTEST_SKIP() << "no prlimit or setpriv";
     // The sleeps are reaped before the next case: zombies count too.
@@ -80,8 +83,10 @@ TEST(Limits, AThreadThatCannotBeCreatedEndsTheTrialWithOneLine) {
 
 TEST(Limits, StacksBeyondTheAddressSpaceLimitEndTheTrialWithOneLine) {
     // 64 threads of 8 MiB stacks need 512 MiB of address space.
-    const run_result r = run_binary("ulimit -v 262144; exec " + std::string(SMRBENCH_PATH),
-                                    std::string("--threads 64") + run);
+    // glibc sizes thread stacks by ulimit -s (with it unlimited, 2 MiB).
+    const run_result r =
+        run_binary("ulimit -s 8192; ulimit -v 262144; exec " + std::string(SMRBENCH_PATH),
+                   std::string("--threads 64") + run);
     expect_failed_cleanly(r, "cannot start thread");
 }
 

@@ -7,6 +7,7 @@
 #include <signal.h>
 #include <spawn.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -133,6 +134,22 @@ TEST_F(Outputs, ASymbolicLinkIsNotReplaced) {
     EXPECT_FALSE(fs::exists(path("nowhere")));
 }
 
+TEST_F(Outputs, ADeviceIsNotReplacedEvenByRoot) {
+    // The case: as root, --timeline /dev/full replaced the device. A
+    // device node of its own (/dev/full's numbers) shows it without risking
+    // the machine's.
+    if (::geteuid() != 0) GTEST_SKIP() << "only root may make a device node";
+    const fs::path device = path("full");
+    if (::mknod(device.c_str(), S_IFCHR | 0666, makedev(1, 7)) != 0) {
+        GTEST_SKIP() << "cannot make a device node here: " << std::strerror(errno);
+    }
+    expect_refused("--timeline " + device.string(), "not a regular file");
+    struct stat st {};
+    ASSERT_EQ(::lstat(device.c_str(), &st), 0);
+    EXPECT_TRUE(S_ISCHR(st.st_mode));
+    EXPECT_EQ(unexpected_files({"full"}), std::vector<std::string>{});
+}
+
 TEST_F(Outputs, ADeviceIsNotReplaced) {
     // Unprivileged: were the check wrong, root's smrbench would replace
     // /dev/null for the whole machine (/dev/full was, before it).
@@ -198,6 +215,18 @@ TEST_F(Outputs, AnOldFileIsReplacedWholeAndTheUsersTmpFileIsUntouched) {
     EXPECT_EQ(st.st_mode & 0777, 0666 & ~mask) << "the file's mode is not the umask's";
 }
 
+TEST_F(Outputs, AReplacedFileKeepsItsPermissions) {
+    write(path("private.timeline"), "old\n");
+    fs::permissions(path("private.timeline"), fs::perms::owner_read | fs::perms::owner_write,
+                    fs::perm_options::replace);
+    const run_result r =
+        smrbench(std::string(quick) + " --timeline " + path("private.timeline").string());
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_NE(slurp(path("private.timeline")), "old\n");
+    EXPECT_EQ(fs::status(path("private.timeline")).permissions(),
+              fs::perms::owner_read | fs::perms::owner_write);
+}
+
 TEST_F(Outputs, AFullDiskLeavesTheOldFileAndNoTemporaryFile) {
     // RLIMIT_FSIZE stands in for a full disk: a write past 64 KiB fails
     // (EFBIG; smrbench ignores SIGXFSZ so that it fails rather than dies).
@@ -230,9 +259,13 @@ pid_t spawn_smrbench(const std::vector<std::string>& args) {
     return error == 0 ? pid : -1;
 }
 
-bool has_temporary(const fs::path& dir) {
+/// A temporary output in `dir`; with `written`, only one that holds data
+/// (the check before the trial creates and removes an empty one).
+bool has_temporary(const fs::path& dir, bool written = false) {
     for (const auto& entry : fs::directory_iterator(dir)) {
-        if (entry.path().filename().string().find(".smrbench-") != std::string::npos) return true;
+        if (entry.path().filename().string().find(".smrbench-") == std::string::npos) continue;
+        std::error_code ec;
+        if (!written || fs::file_size(entry.path(), ec) > 0) return true;
     }
     return false;
 }
@@ -254,7 +287,7 @@ TEST_P(Interrupted, WhileWritingLeavesTheOldFileAndNoTemporaryFile) {
         ASSERT_GT(pid, 0);
         int status = 0;
         bool exited = false;
-        while (!has_temporary(dir_)) {
+        while (!has_temporary(dir_, true)) {
             if (::waitpid(pid, &status, WNOHANG) == pid) {
                 exited = true;
                 break;
@@ -264,8 +297,10 @@ TEST_P(Interrupted, WhileWritingLeavesTheOldFileAndNoTemporaryFile) {
         if (!exited) {
             ::kill(pid, SIGSTOP);
             ASSERT_EQ(::waitpid(pid, &status, WUNTRACED), pid);
-            ASSERT_TRUE(WIFSTOPPED(status));
-            if (has_temporary(dir_)) {
+            exited = !WIFSTOPPED(status);  // it ended before the stop
+        }
+        if (!exited) {
+            if (has_temporary(dir_, true)) {
                 ++caught;
                 ::kill(pid, signal);
             }
