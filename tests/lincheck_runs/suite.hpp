@@ -120,6 +120,7 @@ class Linearizable : public ::testing::Test {
             // exhaust the default budget. Given up on, it is replaced.
             o.max_configurations = 300'000;
         }
+        o.max_configurations = knob("SMR_LINCHECK_BUDGET", o.max_configurations);
         // A transactional structure retires one pointer block per 60 frees:
         // smaller thresholds keep frees happening during the run.
         if constexpr (C::transactional) {
