@@ -43,7 +43,6 @@ class thread_group {
     /// std::runtime_error says which thread and why.
     template <class F>
     void start(F&& f) {
-        if (threads_.size() == threads_.capacity()) threads_.reserve(2 * threads_.size() + 8);
         // The thread starts with SIGINT, SIGTERM, SIGHUP and SIGQUIT blocked
         // (it inherits the mask), so they reach the main thread, whose
         // handler removes a half-written output (output_file.hpp) and is

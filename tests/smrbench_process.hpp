@@ -62,6 +62,16 @@ inline run_result smrbench_faults(const std::string& args) {
 }
 #endif
 
+/// A command prefix that runs what follows as user `uid` (setpriv, from
+/// root), for the cases root would pass (root may write any file and is not
+/// held to ulimit -u); "" if setpriv cannot do it here.
+inline std::string as_user(unsigned uid) {
+    const std::string id = std::to_string(uid);
+    const std::string setpriv = "setpriv --reuid=" + id + " --regid=" + id + " --clear-groups ";
+    if (std::system((setpriv + "true >/dev/null 2>&1").c_str()) != 0) return "";
+    return setpriv;
+}
+
 inline int count_lines(const std::string& text) {
     int lines = 0;
     for (char c : text) lines += c == '\n';

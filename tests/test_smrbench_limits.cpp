@@ -33,10 +33,8 @@ std::string with_process_limit(int processes) {
     const std::string limit = "prlimit --nproc=" + std::to_string(processes) + " -- ";
     if (std::system((limit + "true >/dev/null 2>&1").c_str()) != 0) return "";
     if (::geteuid() != 0) return limit;
-    const std::string id = std::to_string(60000 + ::getpid() % 5000);
-    const std::string setpriv = "setpriv --reuid=" + id + " --regid=" + id + " --clear-groups ";
-    if (std::system((setpriv + "true >/dev/null 2>&1").c_str()) != 0) return "";
-    return limit + setpriv;
+    const std::string setpriv = as_user(60000 + static_cast<unsigned>(::getpid()) % 5000);
+    return setpriv.empty() ? "" : limit + setpriv;
 }
 
 const char* const run = " --key-range 256 --duration 0.05 --quiet --json";

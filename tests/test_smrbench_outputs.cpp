@@ -85,11 +85,8 @@ class Outputs : public testing::Test {
 /// if that cannot be done.
 std::string unprivileged_smrbench() {
     if (::geteuid() != 0) return SMRBENCH_PATH;
-    const std::string setpriv = "setpriv --reuid=65534 --regid=65534 --clear-groups ";
-    if (std::system((setpriv + SMRBENCH_PATH + " --version >/dev/null 2>&1").c_str()) != 0) {
-        return "";
-    }
-    return setpriv + SMRBENCH_PATH;
+    const std::string nobody = as_user(65534);
+    return nobody.empty() ? "" : nobody + SMRBENCH_PATH;
 }
 
 std::string timeline_header(const fs::path& file) {
