@@ -206,8 +206,11 @@ inline report check_key(const history& ops, std::uint64_t key, bool present,
             } else {
                 out.window = segment;
             }
-            out.where = "key " + std::to_string(key) + " (" + (start ? "present" : "absent") +
-                        " at the window's start)";
+            // Appended, not `"key " + ...`: GCC 12's false -Wrestrict (history.hpp).
+            out.where = "key ";
+            out.where += std::to_string(key);
+            out.where += start ? " (present" : " (absent";
+            out.where += " at the window's start)";
             return out;
         }
         present = found.final_state;
@@ -247,7 +250,11 @@ inline report check_queue(const history& h, const queue_spec::state& initially =
     if (out.answer == verdict::not_linearizable) {
         out.window = detail::smallest_window<queue_spec>(h, initially).first;
     }
-    if (!out.ok()) out.where = "queue of " + std::to_string(initially.size()) + " values";
+    if (!out.ok()) {
+        out.where = "queue of ";
+        out.where += std::to_string(initially.size());
+        out.where += " values";
+    }
     return out;
 }
 

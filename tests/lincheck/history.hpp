@@ -57,21 +57,30 @@ inline const char* name_of(op_kind kind) noexcept {
 }
 
 /// "t2 remove(5) -> false  [14, 19]", times relative to `origin`.
+// Built by appending: GCC 12 at -O3 warns falsely (-Wrestrict, GCC bug 105329) inside
+// `"literal" + std::string`, which prepends into the temporary.
 inline std::string describe(const operation& op, std::uint64_t origin = 0) {
-    std::string out = "t" + std::to_string(op.thread) + " " + name_of(op.kind) + "(";
+    std::string out = "t";
+    out += std::to_string(op.thread);
+    out += ' ';
+    out += name_of(op.kind);
+    out += '(';
     if (op.kind != op_kind::dequeue) out += std::to_string(op.arg);
-    out += ")";
+    out += ')';
     if (op.is_pending()) {
         out += " pending";
     } else if (op.kind == op_kind::dequeue) {
-        out +=
-            " -> " + (op.result == empty_queue ? std::string("empty") : std::to_string(op.result));
+        out += " -> ";
+        out += op.result == empty_queue ? std::string("empty") : std::to_string(op.result);
     } else if (op.kind != op_kind::enqueue) {
         out += op.result != 0 ? " -> true" : " -> false";
     }
-    out += "  [" + std::to_string(op.call - origin) + ", ";
+    out += "  [";
+    out += std::to_string(op.call - origin);
+    out += ", ";
     out += op.is_pending() ? std::string("...") : std::to_string(op.ret - origin);
-    return out + "]";
+    out += ']';
+    return out;
 }
 
 /// One line per operation, in order of invocation.

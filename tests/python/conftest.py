@@ -23,7 +23,7 @@ def smrbench() -> Path:
     """The release smrbench; skips the test if it is not built."""
     path = Path(os.environ.get("SMRBENCH", SMRBENCH))
     if not (path.is_file() and os.access(path, os.X_OK)):
-        pytest.skip(f"smrbench not built at {path} (cmake --workflow --preset release)")
+        pytest.skip(f"smrbench not built at {path} (cmake --workflow --preset smrbench)")
     return path
 
 

@@ -31,7 +31,7 @@ def recorded(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     range small enough that nodes are freed constantly)."""
     binary = Path(os.environ.get("SMRBENCH", SMRBENCH))
     if not (binary.is_file() and os.access(binary, os.X_OK)):
-        pytest.skip(f"smrbench not built at {binary} (cmake --workflow --preset release)")
+        pytest.skip(f"smrbench not built at {binary} (cmake --workflow --preset smrbench)")
     directory = tmp_path_factory.mktemp("recorded")
     timeline, garbage = directory / "run.timeline", directory / "run.garbage"
     argv = [

@@ -246,6 +246,10 @@ threads = [1, 2]
         ],
         stderr=subprocess.PIPE,
         text=True,
+        # A SIGINT this process ignores (pytest run as `cmd &` from a script: the shell ignores
+        # SIGINT and SIGQUIT in background jobs) would stay ignored in smrlab, whose Python then
+        # installs no KeyboardInterrupt handler; a user's smrlab gets Ctrl-C's default.
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:  # wait until the hanging trial runs
@@ -397,7 +401,7 @@ def test_missing_binary_message(tmp_path: Path, capsys, monkeypatch) -> None:
     err = capsys.readouterr().err.strip()
     assert err == (
         f"smrlab: smrbench not found at {tmp_path / 'nowhere' / 'smrbench'}; "
-        "build it with cmake --workflow --preset release"
+        "build it with cmake --workflow --preset smrbench"
     )
 
 

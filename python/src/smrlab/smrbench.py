@@ -24,7 +24,7 @@ from smrlab.options import (
     options_from_description,
 )
 
-BUILD_HINT = "build it with cmake --workflow --preset release"
+BUILD_HINT = "build it with cmake --workflow --preset smrbench"
 RELATIVE_PATH = Path("build/release/bench/smrbench")
 
 
