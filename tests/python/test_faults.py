@@ -157,8 +157,9 @@ def test_an_output_that_cannot_be_written_is_one_line(
     db = store_with_runs(tmp_path / "r.db")
     (tmp_path / "plain").write_text("x")
     out = str(tmp_path / "plain" / "out")
-    one_line_refusal(capsys, ["plot", "--db", str(db), "--out", out], "Not a directory")
-    one_line_refusal(capsys, ["report", "--db", str(db), "--out", out], "Not a directory")
+    # Refused before anything is drawn, naming what is in the way.
+    one_line_refusal(capsys, ["plot", "--db", str(db), "--out", out], "plain is not a directory")
+    one_line_refusal(capsys, ["report", "--db", str(db), "--out", out], "plain is not a directory")
     (tmp_path / "report" / "index.html").mkdir(parents=True)
     one_line_refusal(
         capsys,
@@ -374,3 +375,178 @@ def test_a_directory_or_fifo_is_neither_a_store_nor_a_timeline(
     db = str(store_with_runs(tmp_path / "r.db"))
     out = str(tmp_path / "report")
     one_line_refusal(capsys, ["report", "--db", db, "--out", out, "--timeline", str(fifo)], "fifo")
+
+
+# ---- the second fault probe's cases ---------------------------------------------------
+
+
+def test_a_window_bound_that_is_not_a_finite_number_is_one_line(tmp_path: Path, capsys) -> None:
+    path = write_timeline(tmp_path / "x.timeline", [(0, "batch_free", 1, 2, 3)], threads=1)
+    for option, value in (("--start-ms", "nan"), ("--end-ms", "inf"), ("--end-ms", "1e300")):
+        one_line_refusal(capsys, ["timeline", str(path), option, value], option)
+    assert not (tmp_path / "x.timeline.png").exists()
+
+
+def test_a_truncated_timeline_is_refused_as_truncated(tmp_path: Path, capsys) -> None:
+    rows = [(0, "batch_free", 10 * i, 10 * i + 5, 3) for i in range(50)]
+    path = write_timeline(tmp_path / "x.timeline", rows, threads=1)
+    whole = path.read_bytes()
+    last_row = whole.rindex(b"\n", 0, len(whole) - 1) + 1
+    # Inside the last row's number, at a row's end, in the middle of the file.
+    for cut in (len(whole) - 2, last_row, len(whole) // 2):
+        path.write_bytes(whole[:cut])
+        one_line_refusal(
+            capsys, ["timeline", str(path), "--out", str(tmp_path / "x.png")], "truncated"
+        )
+    assert not (tmp_path / "x.png").exists()
+
+
+def test_two_names_of_one_store_take_one_lock(tmp_path: Path) -> None:
+    from smrlab.errors import UsageError
+    from smrlab.lock import exclusive_run
+
+    (tmp_path / "store").mkdir()
+    db = tmp_path / "store" / "r.db"
+    alias = tmp_path / "alias.db"
+    alias.symlink_to(db)
+    with exclusive_run(db):
+        for other in (alias, tmp_path / "store" / ".." / "store" / "r.db"):
+            with pytest.raises(UsageError, match="another smrlab run"), exclusive_run(other):
+                pass
+
+
+def test_an_empty_path_is_one_line(tmp_path: Path, capsys) -> None:
+    db = str(store_with_runs(tmp_path / "r.db"))
+    for argv in (
+        ["plot", "--db", ""],
+        ["report", "--db", db, "--out", ""],
+        ["run", "", "--dry-run"],
+        ["timeline", ""],
+    ):
+        one_line_refusal(capsys, argv, "an empty path")
+
+
+def test_an_output_in_the_way_is_refused_before_anything_is_drawn(
+    tmp_path: Path, capsys, monkeypatch
+) -> None:
+    import smrlab.plots
+    import smrlab.report
+
+    def must_not_draw(*args, **kwargs):
+        raise AssertionError("drew before checking --out")
+
+    monkeypatch.setattr(smrlab.report, "write_report", must_not_draw)
+    monkeypatch.setattr(smrlab.plots, "plot_store", must_not_draw)
+    db = str(store_with_runs(tmp_path / "r.db"))
+    plain = tmp_path / "plain"
+    plain.write_text("x")
+    for command in ("report", "plot"):
+        argv = [command, "--db", db, "--out", str(plain)]
+        one_line_refusal(capsys, argv, f"--out {plain}: exists and is not a directory")
+    timeline = write_timeline(tmp_path / "x.timeline", [(0, "batch_free", 1, 2, 3)], threads=1)
+    argv = ["timeline", str(timeline), "--out", str(plain / "x.png")]
+    one_line_refusal(capsys, argv, f"{plain} is not a directory")
+    assert plain.read_text() == "x"
+
+
+def test_a_smrbench_that_cannot_run_says_why(tmp_path: Path, capsys) -> None:
+    experiment = tmp_path / "exp.toml"
+    experiment.write_text(EXPERIMENT)
+    run = ["run", str(experiment), "--db", str(tmp_path / "r.db"), "--smrbench"]
+    one_line_refusal(capsys, [*run, str(experiment)], "is not executable")
+    one_line_refusal(capsys, [*run, str(tmp_path)], "is not a regular file")
+    one_line_refusal(capsys, [*run, str(tmp_path / "none")], "smrbench not found")
+    assert not (tmp_path / "r.db").exists()
+
+
+def test_a_quoted_number_in_an_experiment_is_called_a_string(tmp_path: Path, capsys) -> None:
+    experiment = tmp_path / "exp.toml"
+    experiment.write_text(EXPERIMENT + 'key_range = ["1000"]\n')
+    argv = ["run", str(experiment), "--db", str(tmp_path / "r.db"), "--dry-run"]
+    one_line_refusal(capsys, argv, "'1000' is a string (in quotes); write the number without")
+
+
+def test_a_store_past_a_directory_it_may_not_enter_is_permission_denied(tmp_path: Path) -> None:
+    prefix = reader_prefix()
+    if prefix is None:
+        pytest.skip("root, and no setpriv to run as nobody")
+    shared = Path(tempfile.mkdtemp(prefix="smrlab-private-"))
+    try:
+        shared.chmod(0o777)  # the outputs go here
+        (shared / "private").mkdir(mode=0o700)
+        db = store_with_runs(shared / "private" / "r.db")
+        done = subprocess.run(
+            [*prefix, *SMRLAB, "plot", "--db", str(db), "--out", str(shared / "plots")],
+            check=False,
+            capture_output=True,
+            text=True,
+            env={**os.environ, "MPLCONFIGDIR": str(shared / "mpl")},
+            timeout=300,
+        )
+        assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr
+        assert "Permission denied" in done.stderr and "no result store" not in done.stderr
+    finally:
+        shutil.rmtree(shared, ignore_errors=True)
+
+
+def test_a_reader_leaves_nothing_beside_a_store_in_a_sticky_directory(tmp_path: Path) -> None:
+    prefix = reader_prefix()
+    if not prefix:
+        pytest.skip("needs root and setpriv, to read as another user")
+    shared = Path(tempfile.mkdtemp(prefix="smrlab-sticky-"))
+    try:
+        shared.chmod(0o1777)  # like /tmp: anyone makes files, only their owner removes them
+        db = store_with_runs(shared / "r.db")
+        for leftover in (Path(f"{db}-wal"), Path(f"{db}-shm")):
+            leftover.unlink(missing_ok=True)
+        db.chmod(0o644)
+        env = {**os.environ, "MPLCONFIGDIR": str(shared / "mpl")}
+        experiment = shared / "exp.toml"
+        experiment.write_text(EXPERIMENT)
+        experiment.chmod(0o644)
+        for argv in (
+            ["plot", "--db", str(db), "--out", str(shared / "plots")],
+            ["run", str(experiment), "--db", str(db), "--dry-run"],
+        ):
+            done = subprocess.run(
+                [*prefix, *SMRLAB, *argv],
+                check=False,
+                capture_output=True,
+                text=True,
+                env=env,
+                timeout=300,
+            )
+            assert done.returncode == 0, done.stderr
+            assert not Path(f"{db}-wal").exists() and not Path(f"{db}-shm").exists(), argv
+        with Store(db) as store:  # the owner writes on
+            add_fake_run(store, "exp", reclaimer="ebr")
+    finally:
+        shutil.rmtree(shared, ignore_errors=True)
+
+
+def test_a_store_on_a_full_disk_is_not_called_foreign(tmp_path: Path, fake_smrbench: Path) -> None:
+    prlimit = shutil.which("prlimit")
+    if prlimit is None:
+        pytest.skip("needs prlimit")
+    experiment = tmp_path / "exp.toml"
+    experiment.write_text(EXPERIMENT)
+    stored = store_with_runs(tmp_path / "stored.db")
+    for leftover in (Path(f"{stored}-wal"), Path(f"{stored}-shm")):
+        leftover.unlink(missing_ok=True)
+    before = stored.read_bytes()
+    # No file may grow past 4 KiB (Python ignores SIGXFSZ: the write fails with EFBIG), as on
+    # a full disk: neither a new store nor the shared-memory file of one that exists.
+    for db in (tmp_path / "new.db", stored):
+        done = subprocess.run(
+            [prlimit, "--fsize=4096", *SMRLAB, "run", str(experiment), "--db", str(db)]
+            + ["--smrbench", str(fake_smrbench)],
+            check=False,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+        assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr
+        assert "Traceback" not in done.stderr, done.stderr
+        assert "not a smrlab result store" not in done.stderr, done.stderr
+        assert f"result store {db}" in done.stderr, done.stderr
+    assert stored.read_bytes() == before

@@ -118,12 +118,13 @@ def test_pooled_and_unpooled_runs_never_share_a_figure(tmp_path: Path) -> None:
         plots, _ = build_plots(store, "exp")
     throughput = by_kind(plots, "throughput")
     assert sorted(p.name for p in throughput) == [
-        "throughput-dgt_bst-jemalloc-i50-d50-on_emptyNone-pool_nodes0",
         "throughput-dgt_bst-jemalloc-i50-d50-on_emptyspin-pool_nodes2000",
         "throughput-dgt_bst-jemalloc-i50-d50-on_emptyyield-pool_nodes2000",
+        "throughput-dgt_bst-jemalloc-i50-d50-pool_nodes0",  # no pool: no on_empty, no None
     ]
     titles = " | ".join(p.title for p in throughput)
     assert "pool nodes 2000" in titles and "on empty spin" in titles
+    assert "None" not in titles
 
 
 def test_recorded_file_paths_do_not_split_figures(tmp_path: Path) -> None:

@@ -232,9 +232,20 @@ threads = [1, 2]
 """,
     )
     db = tmp_path / "r.db"
+    # A SIGINT this process ignores (pytest run as `cmd &` from a script: the shell ignores
+    # SIGINT and SIGQUIT in background jobs) would stay ignored in smrlab, whose Python then
+    # installs no KeyboardInterrupt handler; a user's smrlab gets Ctrl-C's default. So smrlab
+    # starts from a Python that restores it (exec keeps a default disposition) rather than from
+    # a preexec_fn, which is unsafe in a process with threads.
+    default_sigint = (
+        "import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); "
+        "os.execv(sys.executable, [sys.executable, *sys.argv[1:]])"
+    )
     process = subprocess.Popen(
         [
             sys.executable,
+            "-c",
+            default_sigint,
             "-m",
             "smrlab",
             "run",
@@ -246,10 +257,6 @@ threads = [1, 2]
         ],
         stderr=subprocess.PIPE,
         text=True,
-        # A SIGINT this process ignores (pytest run as `cmd &` from a script: the shell ignores
-        # SIGINT and SIGQUIT in background jobs) would stay ignored in smrlab, whose Python then
-        # installs no KeyboardInterrupt handler; a user's smrlab gets Ctrl-C's default.
-        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:  # wait until the hanging trial runs

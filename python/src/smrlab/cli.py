@@ -46,6 +46,27 @@ def _timeout(text: str) -> float:
     return value
 
 
+def _path(text: str) -> Path:
+    """A file or directory argument: an empty one would mean the current directory."""
+    if not text:
+        raise argparse.ArgumentTypeError("an empty path")
+    return Path(text)
+
+
+def _milliseconds(text: str) -> float:
+    """A point in a trial's timeline: a finite number of milliseconds (negative reaches into
+    the events that began just before the measured interval)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not math.isfinite(value) or abs(value) > MAX_TIMEOUT_S * 1e3:
+        raise argparse.ArgumentTypeError(
+            f"must be a finite number of milliseconds, at most a week either way: {text!r}"
+        )
+    return value
+
+
 class _Parser(argparse.ArgumentParser):
     """Bad arguments are one line on stderr, as all bad input is (argparse adds the usage)."""
 
@@ -68,8 +89,8 @@ def _parser() -> argparse.ArgumentParser:
         description="Expand an experiment's grid and run one smrbench "
         "process per trial, storing each result as it completes.",
     )
-    run.add_argument("experiment", type=Path, help="experiment file (TOML)")
-    run.add_argument("--db", type=Path, help=f"result store (default: {DEFAULT_DB} in the repo)")
+    run.add_argument("experiment", type=_path, help="experiment file (TOML)")
+    run.add_argument("--db", type=_path, help=f"result store (default: {DEFAULT_DB} in the repo)")
     run.add_argument(
         "--dry-run", action="store_true", help="print the commands that would run; run nothing"
     )
@@ -97,8 +118,8 @@ def _parser() -> argparse.ArgumentParser:
         help="draw the figures of the stored results",
         description="Draw PNG and SVG figures from the result store.",
     )
-    plot.add_argument("--db", type=Path, help=f"result store (default: {DEFAULT_DB} in the repo)")
-    plot.add_argument("--out", type=Path, help="output directory (default: results/plots)")
+    plot.add_argument("--db", type=_path, help=f"result store (default: {DEFAULT_DB} in the repo)")
+    plot.add_argument("--out", type=_path, help="output directory (default: results/plots)")
     plot.add_argument("--experiment", metavar="NAME", help="only this experiment")
 
     timeline = commands.add_parser(
@@ -107,16 +128,16 @@ def _parser() -> argparse.ArgumentParser:
         description="Draw the timeline graph of a window of a trial: one row per thread, boxes "
         "for free events, dots for epoch changes (also projected in a strip at the bottom).",
     )
-    timeline.add_argument("file", type=Path, help="timeline file (smrbench --timeline)")
-    timeline.add_argument("--out", type=Path, help="PNG to write (default: FILE.png)")
-    timeline.add_argument("--start-ms", type=float, metavar="A", help="window start (ms)")
-    timeline.add_argument("--end-ms", type=float, metavar="B", help="window end (ms)")
+    timeline.add_argument("file", type=_path, help="timeline file (smrbench --timeline)")
+    timeline.add_argument("--out", type=_path, help="PNG to write (default: FILE.png)")
+    timeline.add_argument("--start-ms", type=_milliseconds, metavar="A", help="window start (ms)")
+    timeline.add_argument("--end-ms", type=_milliseconds, metavar="B", help="window end (ms)")
     timeline.add_argument(
         "--threads", metavar="LIST", help="threads to show, e.g. 0-19 or 0,2,4-7 (default: all)"
     )
     timeline.add_argument(
         "--garbage-series",
-        type=Path,
+        type=_path,
         metavar="FILE",
         help="also draw garbage per epoch below (smrbench --garbage-series)",
     )
@@ -127,12 +148,14 @@ def _parser() -> argparse.ArgumentParser:
         description="Write a static HTML page with every figure of the store, the table of "
         "runs and an interactive viewer for each timeline file.",
     )
-    report.add_argument("--db", type=Path, help=f"result store (default: {DEFAULT_DB} in the repo)")
-    report.add_argument("--out", type=Path, help="output directory (default: results/report)")
+    report.add_argument(
+        "--db", type=_path, help=f"result store (default: {DEFAULT_DB} in the repo)"
+    )
+    report.add_argument("--out", type=_path, help="output directory (default: results/report)")
     report.add_argument("--experiment", metavar="NAME", help="only this experiment")
     report.add_argument(
         "--timeline",
-        type=Path,
+        type=_path,
         nargs="+",
         default=[],
         metavar="FILE",
@@ -187,8 +210,15 @@ def _open_store(path: Path | None, *, must_exist: bool):
     from smrlab.store import Store
 
     path = path or _default_db()
-    if must_exist and not path.is_file():
-        raise UsageError(f"no result store at {path}; run an experiment first (smrlab run)")
+    if must_exist:
+        try:
+            path.stat()
+        except FileNotFoundError:
+            raise UsageError(
+                f"no result store at {path}; run an experiment first (smrlab run)"
+            ) from None
+        except OSError as error:  # a directory on the way we may not enter, say
+            raise UsageError(f"cannot read the result store {path}: {error.strerror}") from None
     return Store(path, write=False)
 
 
@@ -269,10 +299,12 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _plot(args: argparse.Namespace) -> int:
+    from smrlab.outputs import check_output_dir
     from smrlab.plots import plot_store
     from smrlab.smrbench import repo_root
 
     out = args.out or repo_root() / "results" / "plots"
+    check_output_dir(out)
     with _open_store(args.db, must_exist=True) as store:
         written, notes = plot_store(store, out, experiment=args.experiment)
     for note in notes:
@@ -284,14 +316,15 @@ def _plot(args: argparse.Namespace) -> int:
 
 
 def _timeline(args: argparse.Namespace) -> int:
-    from smrlab.outputs import write_atomically
+    from smrlab.outputs import check_output_file, write_atomically
     from smrlab.timeline import read_garbage_series, read_timeline
     from smrlab.timeline_plot import parse_thread_list, plot_timeline
 
+    out = args.out or args.file.with_suffix(args.file.suffix + ".png")
+    check_output_file(out)
     timeline = read_timeline(args.file)
     threads = parse_thread_list(args.threads) if args.threads else None
     garbage = read_garbage_series(args.garbage_series) if args.garbage_series else None
-    out = args.out or args.file.with_suffix(args.file.suffix + ".png")
     figure, notes = plot_timeline(
         timeline, start_ms=args.start_ms, end_ms=args.end_ms, threads=threads, garbage=garbage
     )
@@ -306,10 +339,12 @@ def _timeline(args: argparse.Namespace) -> int:
 
 
 def _report(args: argparse.Namespace) -> int:
+    from smrlab.outputs import check_output_dir
     from smrlab.report import write_report
     from smrlab.smrbench import repo_root
 
     out = args.out or repo_root() / "results" / "report"
+    check_output_dir(out)
     with _open_store(args.db, must_exist=True) as store:
         path, notes = write_report(store, out, timelines=args.timeline, experiment=args.experiment)
     for note in notes:

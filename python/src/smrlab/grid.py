@@ -416,6 +416,8 @@ def check_value(option: Option, value: Any, where: str, fail: Any) -> Value:
         if value in ("auto", "none") or (is_int and value >= 0):
             return value
         raise fail(f'{where}: expected "auto", "none" or a number of keys, got {value!r}')
+    if kind in ("int", "float") and isinstance(value, str) and _looks_numeric(value):
+        raise fail(f"{where}: {value!r} is a string (in quotes); write the number without them")
     if kind == "int":
         if not is_int:
             raise fail(f"{where}: {not_an_integer(value)}")
@@ -425,6 +427,14 @@ def check_value(option: Option, value: Any, where: str, fail: Any) -> Value:
         raise fail(f"{where}: {not_a_finite_number(value)}")
     _check_range(option, value, where, fail)
     return value
+
+
+def _looks_numeric(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
 
 
 def _check_range(option: Option, value: int | float, where: str, fail: Any) -> None:

@@ -19,8 +19,11 @@ from smrlab.errors import UsageError
 
 
 def lock_path(db_path: Path) -> Path:
-    """The lock file of a store."""
-    return db_path.with_name(db_path.name + ".lock")
+    """The lock file of a store: beside the file itself, wherever a symbolic link or ``..``
+    in the path given leads, so that two names of one store take one lock (SQLite too keeps
+    its journal beside the resolved file)."""
+    real = Path(os.path.realpath(db_path))
+    return real.with_name(real.name + ".lock")
 
 
 @contextlib.contextmanager

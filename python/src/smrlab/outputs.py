@@ -28,6 +28,35 @@ def check_output(path: Path) -> None:
         raise UsageError(f"will not replace {path}: it is {kind}")
 
 
+def check_output_dir(path: Path, option: str = "--out") -> None:
+    """UsageError, before any work, if the directory ``path`` cannot be made or written: it
+    exists and is not a directory, or the nearest directory above it that exists is not one
+    this process may write."""
+    if path.exists() and not path.is_dir():
+        raise UsageError(f"{option} {path}: exists and is not a directory")
+    _check_writable_from(path, option)
+
+
+def check_output_file(path: Path, option: str = "--out") -> None:
+    """UsageError, before any work, if the file ``path`` cannot be written whole (see
+    ``check_output``; its directory may not exist yet)."""
+    _check_writable_from(path.parent, option, shown=path)
+    check_output(path)
+
+
+def _check_writable_from(directory: Path, option: str, shown: Path | None = None) -> None:
+    shown = shown or directory
+    existing = directory
+    while not existing.exists():
+        if existing.is_symlink():  # a dangling link: nothing can be made through it
+            raise UsageError(f"{option} {shown}: {existing} is a broken symbolic link")
+        existing = existing.parent
+    if not existing.is_dir():
+        raise UsageError(f"{option} {shown}: {existing} is not a directory")
+    if not os.access(existing, os.W_OK | os.X_OK):
+        raise UsageError(f"{option} {shown}: permission denied to write in {existing}")
+
+
 def write_atomically(path: Path, write: Callable[[Path], None]) -> None:
     """Calls ``write(temporary)`` to fill a new file beside ``path``, then renames it over
     ``path``. Any failure removes the temporary file and leaves ``path`` as it was."""

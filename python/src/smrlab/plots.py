@@ -131,8 +131,8 @@ def _facet_title(facet: dict[str, Any]) -> str:
         f"{insert}% ins / {erase}% del" + (f" / {contains}% find" if contains else ""),
     ]
     for key, value in facet.items():
-        if key in {"ds", "alloc", "insert", "erase"}:
-            continue
+        if key in {"ds", "alloc", "insert", "erase"} or value is None:
+            continue  # None: the facet's structure has no such parameter
         if isinstance(value, bool):
             parts.append(("" if value else "no ") + key.replace("_", " "))
         else:
@@ -143,7 +143,7 @@ def _facet_title(facet: dict[str, Any]) -> str:
 def _facet_stem(facet: dict[str, Any]) -> str:
     stem = f"{facet['ds']}-{facet['alloc']}-i{facet['insert']}-d{facet['erase']}"
     for key, value in facet.items():
-        if key in {"ds", "alloc", "insert", "erase"}:
+        if key in {"ds", "alloc", "insert", "erase"} or value is None:
             continue
         if isinstance(value, bool):
             stem += f"-{'' if value else 'no'}{key}"

@@ -60,8 +60,14 @@ def locate(explicit: str | None = None) -> Path:
 
 def require(path: Path) -> Path:
     """Returns path if it is an executable file, else raises the documented UsageError."""
-    if not (path.is_file() and os.access(path, os.X_OK)):
+    if not path.exists():
         raise UsageError(f"smrbench not found at {path}; {BUILD_HINT}")
+    if not path.is_file():
+        raise UsageError(f"smrbench at {path} is not a regular file (give the smrbench binary)")
+    if not os.access(path, os.X_OK):
+        raise UsageError(
+            f"smrbench at {path} is not executable (give the smrbench binary, or chmod +x it)"
+        )
     return path
 
 

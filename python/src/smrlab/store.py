@@ -255,29 +255,44 @@ def _writable(path: Path) -> bool:
 
 
 def _connect(path: Path, write: bool) -> sqlite3.Connection:
-    """A connection. For reading only, a plain one if this process could write (it writes
-    nothing, and on closing removes the -wal and -shm files SQLite makes beside a WAL store);
-    else one that cannot write (mode=ro), or, when SQLite cannot open the file that way (a WAL
-    store on a read-only file system, where its shared-memory file cannot be made), one that
-    reads the file as it is (immutable=1)."""
-    if write or _writable(path):
+    """A connection. A reader leaves nothing behind: SQLite makes -wal and -shm files beside a
+    WAL store for whoever opens it first, owned by that user, and a store's owner cannot write
+    past another user's (nor, in a sticky directory such as /tmp, remove them). So with no
+    writer about (neither file there: a writer keeps both while it runs), a reader reads the
+    file as it is (immutable=1) and makes none; else it shares the writer's: a plain
+    connection if this process could write (it writes nothing), one that cannot write
+    (mode=ro) otherwise, or, when SQLite cannot open the file that way (its shared-memory file
+    unreadable), as it is."""
+    if write:
         db = sqlite3.connect(path, timeout=30)
     else:
         uri = path.resolve().as_uri()
-        db = sqlite3.connect(f"{uri}?mode=ro", uri=True, timeout=30)
-        try:
-            db.execute("SELECT count(*) FROM sqlite_master").fetchone()
-        except sqlite3.OperationalError as error:
-            name = getattr(error, "sqlite_errorname", "")
-            if not name.startswith(("SQLITE_CANTOPEN", "SQLITE_READONLY")):
-                db.close()
-                raise
-            db.close()
+        if not _wal_files(path):
             db = sqlite3.connect(f"{uri}?immutable=1", uri=True)
-        except sqlite3.DatabaseError:
-            pass  # not a database: _store_version says so
+        elif _writable(path):
+            db = sqlite3.connect(path, timeout=30)
+        else:
+            db = sqlite3.connect(f"{uri}?mode=ro", uri=True, timeout=30)
+            try:
+                db.execute("SELECT count(*) FROM sqlite_master").fetchone()
+            except sqlite3.OperationalError as error:
+                name = getattr(error, "sqlite_errorname", "")
+                if not name.startswith(("SQLITE_CANTOPEN", "SQLITE_READONLY")):
+                    db.close()
+                    raise
+                db.close()
+                db = sqlite3.connect(f"{uri}?immutable=1", uri=True)
+            except sqlite3.DatabaseError:
+                pass  # not a database: _store_version says so
     db.row_factory = sqlite3.Row
     return db
+
+
+def _wal_files(path: Path) -> bool:
+    """Whether a -wal or -shm file is beside the store (SQLite names them after the file a
+    symbolic link leads to)."""
+    real = Path(os.path.realpath(path))
+    return any(real.with_name(real.name + suffix).exists() for suffix in ("-wal", "-shm"))
 
 
 def _store_version(db: sqlite3.Connection, path: Path) -> int:
@@ -289,7 +304,11 @@ def _store_version(db: sqlite3.Connection, path: Path) -> int:
         objects = [row[0] for row in db.execute("SELECT name FROM sqlite_master")]
         columns = {row[1] for row in db.execute("PRAGMA table_info(runs)")}
     except sqlite3.DatabaseError as error:
-        raise UsageError(f"{path} is not a smrlab result store: {error}") from None
+        name = getattr(error, "sqlite_errorname", "")
+        if name.startswith(("SQLITE_NOTADB", "SQLITE_CORRUPT")) or not name:
+            raise UsageError(f"{path} is not a smrlab result store: {error}") from None
+        # The file may be fine: the disk is full, failing, or not ours to read.
+        raise UsageError(f"cannot read the result store {path}: {error} ({name})") from None
     newer = version > SCHEMA_VERSION  # its layout is unknown here: only its mark can tell
     foreign = application not in (0, APPLICATION_ID) or (version == 0 and objects)
     if not (foreign or newer):

@@ -143,7 +143,9 @@ class GarbageSeries:
 def read_timeline(path: str | Path, *, include_prefill: bool = False) -> Timeline:
     """Reads a timeline file. Prefill events (negative times) are dropped unless asked for."""
     path = Path(path)
-    header, columns, body, first_line = _read_parts(path, TIMELINE_FORMAT, TIMELINE_COLUMNS)
+    header, columns, body, first_line = _read_parts(
+        path, TIMELINE_FORMAT, TIMELINE_COLUMNS, count_key="events"
+    )
     ignored: dict[str, int] = {}
     table = None
     if columns == TIMELINE_COLUMNS:
@@ -165,7 +167,9 @@ def read_timeline(path: str | Path, *, include_prefill: bool = False) -> Timelin
 def read_garbage_series(path: str | Path) -> GarbageSeries:
     """Reads a garbage-series file."""
     path = Path(path)
-    header, columns, body, first_line = _read_parts(path, GARBAGE_FORMAT, GARBAGE_COLUMNS)
+    header, columns, body, first_line = _read_parts(
+        path, GARBAGE_FORMAT, GARBAGE_COLUMNS, count_key="points"
+    )
     data = _parse_ints(body, len(columns)) if columns == GARBAGE_COLUMNS else None
     if data is None:
         data = _slow_ints(path, columns, body, first_line)
@@ -176,9 +180,12 @@ def read_garbage_series(path: str | Path) -> GarbageSeries:
 
 
 def _read_parts(
-    path: Path, expected_format: str, required: tuple[str, ...]
+    path: Path, expected_format: str, required: tuple[str, ...], *, count_key: str
 ) -> tuple[dict, tuple[str, ...], bytes, int]:
-    """Header object, CSV column names, the rows' bytes, and the line number of the first row."""
+    """Header object, CSV column names, the rows' bytes, and the line number of the first row.
+    A file with fewer rows than its header's ``count_key`` says, or whose last row lacks its
+    newline, was cut short (a copy interrupted, a full disk): FormatError, not a partial
+    drawing whose missing part would read as a quiet stretch of the trial."""
     if path.exists() and not path.is_file():  # a FIFO would block the read for ever
         raise FormatError(f"cannot read {path}: not a regular file")
     try:
@@ -205,7 +212,20 @@ def _read_parts(
     missing = [name for name in required if name not in columns]
     if missing:
         raise FormatError(f"{path}: CSV header lacks column(s) {', '.join(missing)}")
+    _check_complete(path, header, body, count_key)
     return header, columns, body, 3
+
+
+def _check_complete(path: Path, header: dict, body: bytes, count_key: str) -> None:
+    """FormatError if the rows are not all there (smrbench ends every row with a newline and
+    writes their number in the header; a file written by hand may leave the number out)."""
+    rows = body.count(b"\n")
+    announced = header.get(count_key)
+    if not isinstance(announced, int) or isinstance(announced, bool):
+        announced = None
+    if (body and not body.endswith(b"\n")) or (announced is not None and rows < announced):
+        of = f" of the {announced} its header announces" if announced is not None else ""
+        raise FormatError(f"{path}: truncated: {rows} complete rows{of} (the file was cut short)")
 
 
 def _parse_ints(body: bytes, width: int) -> np.ndarray | None:
