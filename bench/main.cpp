@@ -88,11 +88,9 @@ int run_layout_command(const smrbench::bench_config& config,
     return layout["validated"].get<bool>() ? exit_ok : exit_validation_failed;
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
+/// Everything but the check of standard output, which main does on every path.
+int run(int argc, char** argv) {
     using namespace smrbench;
-    install_output_signal_handlers();  // before any output file exists
     const parse_outcome parsed = parse_command_line(argc, argv);
     if (parsed.what == parse_outcome::action::exit) return parsed.exit_code;
     bench_config config = parsed.config;
@@ -135,4 +133,11 @@ int main(int argc, char** argv) {
                 print_human(std::cout, config, combo, allocator, trials);
             }
         });
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    smrbench::install_output_signal_handlers();  // before any output file exists
+    return smrbench::finish_standard_output(run(argc, argv));
 }

@@ -324,13 +324,25 @@ std::string bound_text(double bound) {
     return std::string(buffer.data(), ec == std::errc() ? end : buffer.data());
 }
 
+/// The refusal of a number outside what `spec` takes: its own range when it
+/// has one (never the C type's, which says nothing to a user), else the
+/// type's.
+template <class T>
+std::string outside(const option_spec& spec, const std::string& text) {
+    if (spec.ranged) return out_of_range(bound_text(spec.minimum), bound_text(spec.maximum), text);
+    return out_of_range(std::to_string(std::numeric_limits<T>::min()),
+                        std::to_string(std::numeric_limits<T>::max()), text);
+}
+
 /// Numbers are decimal and nothing else: CLI11 alone reads integers with
 /// base 0 (010 is 8, 0x10 is 16) and wraps negative values into unsigned
-/// ones (--ops -1 is 2^64 - 1), and takes nan and inf for a double.
+/// ones (--ops -1 is 2^64 - 1), and takes nan and inf for a double. Then a
+/// ranged option's bounds. (No validator name: --help shows the range as the
+/// option's type instead of CLI11's tags.)
 template <class T>
-CLI::Validator strict_number() {
+CLI::Validator strict_number(const option_spec& spec) {
     return CLI::Validator(
-        [](std::string& text) -> std::string {
+        [spec](std::string& text) -> std::string {
             const char* const first = text.data();
             const char* const last = first + text.size();
             T value{};
@@ -353,27 +365,21 @@ CLI::Validator strict_number() {
                 if (std::is_unsigned_v<T> && text.starts_with('-'))
                     return "expected a non-negative integer, got '" + text + "'";
                 const auto [end, ec] = std::from_chars(first, last, value);
-                if (ec != std::errc() || end != last) {
-                    return out_of_range(std::to_string(std::numeric_limits<T>::min()),
-                                        std::to_string(std::numeric_limits<T>::max()), text);
-                }
+                if (ec != std::errc() || end != last) return outside<T>(spec, text);
+            }
+            if (spec.ranged &&
+                !(value >= static_cast<T>(spec.minimum) && value <= static_cast<T>(spec.maximum))) {
+                return outside<T>(spec, text);
             }
             return {};
         },
-        "DECIMAL");
+        "");
 }
 
-/// A ranged option's bounds, checked after strict_number accepted the text.
-template <class T>
-CLI::Validator in_range(double minimum, double maximum) {
-    return CLI::Validator(
-        [minimum, maximum](std::string& text) -> std::string {
-            T value{};
-            std::from_chars(text.data(), text.data() + text.size(), value);
-            if (value >= static_cast<T>(minimum) && value <= static_cast<T>(maximum)) return {};
-            return out_of_range(bound_text(minimum), bound_text(maximum), text);
-        },
-        "RANGE");
+/// What --help shows as a number option's type: its range (1..4096), or N.
+std::string number_type_name(const option_spec& spec) {
+    if (!spec.ranged) return "N";
+    return bound_text(spec.minimum) + ".." + bound_text(spec.maximum);
 }
 
 /// A text option's choices, space-separated in the table.
@@ -398,7 +404,7 @@ CLI::Validator one_of(std::string_view choices) {
             }
             return "expected one of " + listed + ", got '" + text + "'";
         },
-        "NAME");
+        "");
 }
 
 /// Adds one number, flag or string option writing `config.*member`.
@@ -411,8 +417,11 @@ void add_member(CLI::App& app, const option_spec& spec, T& value) {
     } else {
         CLI::Option* option = app.add_option(flag, value, help);
         if constexpr (std::is_arithmetic_v<T>) {
-            option->check(strict_number<T>());
-            if (spec.ranged) option->check(in_range<T>(spec.minimum, spec.maximum));
+            option->check(strict_number<T>(spec));
+            option->type_name(number_type_name(spec));
+        } else {
+            option->type_name(spec.name == "timeline" || spec.name == "garbage-series" ? "FILE"
+                                                                                       : "NAME");
         }
         if (spec.derived_default) option->always_capture_default(false);
     }
@@ -431,8 +440,13 @@ void add_table_options(CLI::App& app, bench_config& config, option_texts& texts,
                 if constexpr (std::is_same_v<Field, text_option>) {
                     std::string& text = texts[spec.name] = std::string(field.default_text);
                     add_member(app, spec, text);
-                    if (!field.choices.empty())
-                        app.get_option("--" + std::string(spec.name))->check(one_of(field.choices));
+                    if (!field.choices.empty()) {
+                        std::string choices(field.choices);
+                        std::replace(choices.begin(), choices.end(), ' ', '|');
+                        app.get_option("--" + std::string(spec.name))
+                            ->check(one_of(field.choices))
+                            ->type_name(choices);
+                    }
                 } else {
                     add_member(app, spec, config.*field);
                 }

@@ -6,10 +6,13 @@
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <charconv>
+#include <cmath>
 #include <csignal>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <iostream>
+#include <sstream>
 #include <stdexcept>
 #include <string>
 
@@ -85,9 +88,106 @@ void check_outputs(const bench_config& c) {
     }
 }
 
+/// Whether `app` has the option `flag` and the command line gave it.
+bool given(const CLI::App& app, const std::string& flag) {
+    const CLI::Option* option = app.get_option_no_throw(flag);
+    return option != nullptr && option->count() != 0;
+}
+
+/// Options one of which would silently lose to the other are refused, as
+/// --on-empty without a pool is: a run must do what its command line says.
+void check_option_pairs(const CLI::App& app, const bench_config& c, const option_texts& texts) {
+    if (given(app, "--ops") && c.ops_per_thread != 0 && given(app, "--duration")) {
+        throw bad_input("--ops " + std::to_string(c.ops_per_thread) +
+                        " runs a fixed number of operations per thread and --duration a fixed "
+                        "time: give one of them");
+    }
+    const auto free = texts.find("free");
+    for (const char* flag : {"--free-k", "--free-catchup-div"}) {
+        if (given(app, flag) && free != texts.end() && free->second != "amortized") {
+            throw bad_input(std::string(flag) + " tunes amortized freeing, and --free is " +
+                            free->second + " (give --free amortized, or leave " + flag + " out)");
+        }
+    }
+    const std::pair<const char*, const std::string*> paths[] = {
+        {"--timeline", &c.timeline_path}, {"--garbage-series", &c.garbage_series_path}};
+    for (const auto& [flag, path] : paths) {
+        if (given(app, flag) && path->empty()) {
+            throw bad_input(std::string(flag) +
+                            ": an empty path (give a file name, or leave the option out)");
+        }
+    }
+}
+
 std::string one_line(std::string text) {
     std::replace(text.begin(), text.end(), '\n', ' ');
     while (!text.empty() && text.back() == ' ') text.pop_back();
+    return text;
+}
+
+/// The subcommands of `app` that take option `flag`, e.g. "threadtest and layout".
+std::string subcommands_with(const CLI::App& app, const std::string& flag) {
+    std::vector<std::string_view> names;
+    for (const CLI::App* sub : app.get_subcommands({})) {
+        if (sub->get_option_no_throw(flag) != nullptr) names.push_back(sub->get_name());
+    }
+    std::string out;
+    for (std::size_t i = 0; i < names.size(); ++i) {
+        out += (i == 0 ? "" : i + 1 == names.size() ? " and " : ", ") + std::string(names[i]);
+    }
+    return out;
+}
+
+/// What a value of an option whose --help type is `type` looks like.
+std::string value_kind(const std::string& type) {
+    if (type.find("..") != std::string::npos) return " in " + type;
+    if (type == "FILE") return " (a file name)";
+    if (type == "N") return " (a number)";
+    if (type.find('|') != std::string::npos) return " (" + type + ")";
+    return " (a name)";
+}
+
+/// CLI11's refusal in the words of the rest of smrbench's: the option first,
+/// then what it expected, and where an option misplaced before a subcommand's
+/// name belongs. (Plain string matching: <regex> trips GCC 12's false
+/// -Wmaybe-uninitialized under the sanitizers, bug 105562.)
+std::string explain(const CLI::ParseError& error, const CLI::App& app) {
+    const std::string text = one_line(error.what());
+    const std::size_t colon = text.find(": ");
+    const std::string name = colon == std::string::npos ? "" : text.substr(0, colon);
+    if (name.starts_with("--") && text.ends_with(" missing")) {  // "--x: 1 required T missing"
+        const std::size_t type_at = text.find(" required ");
+        if (type_at != std::string::npos) {
+            const std::size_t from = type_at + std::strlen(" required ");
+            const std::string type = text.substr(from, text.size() - from - 8);
+            return name + ": expected a value" + value_kind(type);
+        }
+    }
+    if (const std::size_t at = text.find(" but received ");
+        name.starts_with("--") && text.find(": At Most ") == colon && at != std::string::npos) {
+        return name + " is given " + text.substr(at + 14) + " times: give it once";
+    }
+    const std::string extras = "not expected: ";
+    if (const std::size_t at = text.find(extras);
+        text.starts_with("The following argument") && at != std::string::npos) {
+        std::vector<std::string> words;  // CLI11 lists them last first
+        std::istringstream in(text.substr(at + extras.size()));
+        for (std::string word; in >> word;) words.insert(words.begin(), word);
+        for (const std::string& word : words) {
+            if (!word.starts_with("--")) continue;
+            const std::string flag = word.substr(0, word.find('='));
+            if (const std::string owners = subcommands_with(app, flag); !owners.empty()) {
+                return flag + " is an option of " + owners +
+                       ", not of the set benchmark: give it after the subcommand's name "
+                       "(smrbench " +
+                       owners.substr(0, owners.find(' ')) + " " + flag + " ...)";
+            }
+        }
+        std::string listed;
+        for (const std::string& word : words) listed += (listed.empty() ? "" : " ") + word;
+        return std::string("unexpected argument") + (words.size() > 1 ? "s" : "") + ": " + listed +
+               " (smrbench --help lists the options)";
+    }
     return text;
 }
 
@@ -114,12 +214,18 @@ void parse_prefill(const std::string& text, bench_config& config) {
 /// A prefill whose nodes alone (a lower bound: malloc chunks of the nodes,
 /// nothing else) need more than the memory available now would grow for
 /// minutes and then fail.
-/// Bytes of memory available now; 0 when unknown.
+/// Bytes of memory available now, or less if the address space this process
+/// may use is limited (ulimit -v); 0 when unknown.
 double available_memory() {
     const long pages = sysconf(_SC_AVPHYS_PAGES);
     const long page_size = sysconf(_SC_PAGE_SIZE);
     if (pages <= 0 || page_size <= 0) return 0;
-    return static_cast<double>(pages) * static_cast<double>(page_size);
+    double memory = static_cast<double>(pages) * static_cast<double>(page_size);
+    rlimit limit{};
+    if (::getrlimit(RLIMIT_AS, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY) {
+        memory = std::min(memory, static_cast<double>(limit.rlim_cur));
+    }
+    return memory;
 }
 
 void check_prefill_fits(const bench_config& config, const combination& combo) {
@@ -205,11 +311,27 @@ void check_names(const bench_config& config, const std::string& free, const std:
     out.pin = parse_pin_policy(pin).value();
 }
 
+/// The STM's ownership-record table is 2^--ort-bits versioned locks and as
+/// many owner words, 16 bytes a lock, all written when it is made
+/// (smr::stm::orec_table): at 30 bits, 16 GiB before the first operation.
+void check_orec_table_fits(const bench_config& config) {
+    const double memory = available_memory();
+    const double needed = std::ldexp(16.0, static_cast<int>(config.ort_bits));
+    if (memory == 0 || needed <= memory) return;
+    char line[256];
+    std::snprintf(line, sizeof line,
+                  "--ort-bits %u: the STM's table of 2^%u locks needs %.1f GiB, more than the "
+                  "%.1f GiB of memory available",
+                  config.ort_bits, config.ort_bits, needed / (1 << 30), memory / (1 << 30));
+    throw bad_input(line);
+}
+
 /// --ort-bits and --ort-shift: only a transactional structure has an STM;
 /// and a pool cannot bound its nodes.
 void check_stm_options(const CLI::App& app, const bench_config& config) {
     const combination* combo = find_combination(config.ds, config.reclaimer);
     if (combo == nullptr) return;  // refused by check_names
+    if (combo->transactional) check_orec_table_fits(config);
     for (const char* flag : {"--ort-bits", "--ort-shift"}) {
         if (app.count(flag) != 0 && !combo->transactional) {
             throw bad_input(std::string(flag) + " applies only to " +
@@ -400,12 +522,14 @@ parse_outcome parse_command_line(int argc, char** argv) {
         if (threadtest->parsed() || layout->parsed()) {
             c.command = threadtest->parsed() ? bench_command::threadtest : bench_command::layout;
             check_no_set_options(app, c.command);
+            check_option_pairs(threadtest->parsed() ? *threadtest : *layout, c, texts);
             parse_allocator_command(c, texts);
             return outcome;
         }
         if (c.markdown && !c.list) throw bad_input("--markdown: only with --list");
         if (c.list) return outcome;
         if (c.stall_hold) c.stall = true;
+        check_option_pairs(app, c, texts);
         if (c.insert_pct + c.erase_pct > 100) {
             throw bad_input("--insert " + std::to_string(c.insert_pct) + " + --erase " +
                             std::to_string(c.erase_pct) + " exceed 100 percent");
@@ -446,7 +570,7 @@ parse_outcome parse_command_line(int argc, char** argv) {
         outcome.what = parse_outcome::action::exit;
         outcome.exit_code = 0;
     } catch (const CLI::ParseError& e) {
-        std::cerr << "smrbench: error: " << one_line(e.what()) << '\n';
+        std::cerr << "smrbench: error: " << explain(e, app) << '\n';
         outcome.what = parse_outcome::action::exit;
         outcome.exit_code = 2;
     } catch (const bad_input& e) {

@@ -8,8 +8,10 @@
 #include <atomic>
 #include <cerrno>
 #include <csignal>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <iostream>
 #include <stdexcept>
 #include <streambuf>
 
@@ -233,6 +235,25 @@ void install_output_signal_handlers() {
         ::sigaction(signal, &action, nullptr);
     }
     ::signal(SIGXFSZ, SIG_IGN);
+    ::signal(SIGPIPE, SIG_IGN);
+}
+
+int finish_standard_output(int status) {
+    // std::cout is synchronized with stdio: its writes go to stdout's buffer,
+    // which a long output (a listing) already wrote in part, else this flush
+    // does; either is where a full disk or a closed pipe shows up, as the
+    // failbit with errno from the failed write. When the printing itself
+    // failed, nothing since has touched errno but the printing's own calls.
+    const int while_printing = std::cout.fail() ? errno : 0;
+    errno = 0;
+    std::cout.flush();
+    const bool failed = std::cout.fail() || std::fflush(stdout) != 0 || std::ferror(stdout) != 0;
+    if (!failed) return status;
+    const int error = errno != 0 ? errno : while_printing;
+    std::cerr << "smrbench: error: cannot write to standard output"
+              << (error != 0 ? std::string(": ") + std::strerror(error) : std::string())
+              << "; the results printed there are incomplete\n";
+    return status != 0 ? status : 1;
 }
 
 }  // namespace smrbench

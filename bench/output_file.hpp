@@ -54,9 +54,17 @@ class stop_signals_blocked {
 
 /// Once, at the start of main: SIGINT, SIGTERM, SIGHUP and SIGQUIT remove a
 /// temporary file being written, then end the process as they would have
-/// (a signal the parent set to be ignored stays ignored); SIGXFSZ is ignored
-/// so that exceeding the file size limit fails the write instead of killing
-/// the process.
+/// (a signal the parent set to be ignored stays ignored); SIGXFSZ and SIGPIPE
+/// are ignored so that exceeding the file size limit or writing to a closed
+/// pipe fails the write, which finish_standard_output reports, instead of
+/// killing the process without a word.
 void install_output_signal_handlers();
+
+/// At the end of main, with the exit status the run earned: flushes standard
+/// output and returns `status` if everything written there arrived, else
+/// says so in one line on stderr and returns 1 (or `status` if that is
+/// already a failure). Standard output is an output like any other: a JSON
+/// result cut short by a full disk, /dev/full or a closed pipe must not exit 0.
+int finish_standard_output(int status);
 
 }  // namespace smrbench

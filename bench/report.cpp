@@ -166,11 +166,20 @@ void print_human(std::ostream& out, const bench_config& config, const combinatio
         << "workload  " << config.threads << " threads, keys [0, " << config.key_range << "), "
         << config.insert_pct << "% insert " << config.erase_pct << "% erase "
         << config.contains_pct() << "% contains" << (config.alternate ? " (alternating)" : "")
-        << ", " << config.duration_s << " s"
-        << (config.stall_hold ? ", one stalled thread holding the first node"
+        << ", ";
+    if (config.ops_per_thread != 0) {
+        out << config.ops_per_thread << " operations per thread";
+    } else {
+        out << config.duration_s << " s";
+    }
+    out << (config.stall_hold ? ", one stalled thread holding the first node"
             : config.stall    ? ", one stalled thread"
                               : "")
         << '\n';
+    if (!combo.compat.safe) {  // run only with --allow-unsafe
+        out << "UNSAFE    " << combo.reclaimer.name << " is unsafe with " << config.ds << ": "
+            << combo.compat.reason << " (--allow-unsafe): a run may read freed memory\n";
+    }
     if (config.pool_nodes != 0) {
         out << "pool      " << config.pool_nodes << " blocks on " << allocator.name
             << ", on empty: " << smr::alloc::to_string(config.on_empty) << '\n';

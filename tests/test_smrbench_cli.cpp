@@ -87,7 +87,22 @@ INSTANTIATE_TEST_SUITE_P(
         bad_input_case{"--pool-nodes lots", "--pool-nodes"},
         bad_input_case{"--reclaimer nbrplus --bag-size 1", "--nbr-low-watermark"},
         bad_input_case{"--reclaimer nbr --nbr-low-watermark 9 --nbr-high-watermark 8",
-                       "--nbr-low-watermark"}),
+                       "--nbr-low-watermark"},
+        // One option of a pair would silently lose to the other.
+        bad_input_case{"--ops 100 --duration 1", "give one of them"},
+        bad_input_case{"threadtest --ops 100 --duration 1", "give one of them"},
+        bad_input_case{"--free-k 4", "--free is batch"},
+        bad_input_case{"--free batch --free-catchup-div 8", "--free-catchup-div"},
+        bad_input_case{"--timeline ''", "--timeline: an empty path"},
+        bad_input_case{"--garbage-series ''", "--garbage-series: an empty path"},
+        // A value past the C type quotes the option's own range, not the type's.
+        bad_input_case{"--threads 99999999999", "[1, 4096]"},
+        bad_input_case{"--free-k 99999999999", "[1, 1048576]"},
+        // CLI11's own refusals, in smrbench's words.
+        bad_input_case{"--threads", "--threads: expected a value in 1..4096"},
+        bad_input_case{"--threads 1 --threads 2", "--threads is given 2 times: give it once"},
+        bad_input_case{"--block-size 64", "--block-size is an option of threadtest and layout"},
+        bad_input_case{"--ds", "--ds: expected a value (a name)"}),
     bad_input_name);
 
 // ---- good input -------------------------------------------------------------
@@ -107,6 +122,30 @@ TEST(Cli, HelpExitsZero) {
     const run_result r = smrbench("--help");
     EXPECT_EQ(r.exit_code, 0);
     EXPECT_NE(r.out.find("--reclaimer"), std::string::npos);
+}
+
+// --help gives each number's range and each name's choices as its type, not
+// CLI11's tags (INT:DECIMAL:RANGE).
+TEST(Cli, HelpShowsRangesNotTypeTags) {
+    for (const char* command : {"--help", "threadtest --help", "layout --help"}) {
+        const run_result r = smrbench(command);
+        EXPECT_EQ(r.exit_code, 0) << command;
+        for (const char* tag : {"DECIMAL", "RANGE", " INT", " UINT", " FLOAT", " TEXT"}) {
+            EXPECT_EQ(r.out.find(tag), std::string::npos) << command << " shows " << tag;
+        }
+    }
+    const std::string help = smrbench("--help").out;
+    EXPECT_NE(help.find("--threads 1..4096"), std::string::npos) << help;
+    EXPECT_NE(help.find("--free batch|amortized"), std::string::npos) << help;
+    EXPECT_NE(help.find("--timeline FILE"), std::string::npos) << help;
+}
+
+// The pairs refused above run when they agree.
+TEST(Cli, AmortizedTuningRunsWithAmortizedFreeing) {
+    const run_result r = smrbench(
+        "--ds lazylist --reclaimer debra --free amortized --free-k 4 --free-catchup-div 8 "
+        "--key-range 64 --ops 1000 --threads 1 --quiet");
+    EXPECT_EQ(r.exit_code, 0) << r.err;
 }
 
 TEST(Cli, ListNamesEveryReclaimerAndCombination) {
@@ -556,6 +595,34 @@ TEST(Cli, APrefillThatCannotFitInMemoryIsRefusedBeforeItStarts) {
     EXPECT_EQ(count_lines(r.err), 1) << r.err;
     EXPECT_NE(r.err.find("of memory available"), std::string::npos) << r.err;
     EXPECT_LT(r.seconds, 5.0) << "refused, not attempted";
+}
+
+// The STM's lock table (16 bytes a lock, all written when it is made) that
+// cannot fit in the address space smrbench may use is refused up front, with
+// the estimate, as a prefill that cannot fit is.
+TEST(Cli, AnStmLockTableThatCannotFitIsRefusedBeforeItStarts) {
+    const run_result r = run_binary("ulimit -v 4000000; exec " + std::string(SMRBENCH_PATH),
+                                    "--ds stm_list --ort-bits 30 --ops 1 --quiet");
+    EXPECT_EQ(r.exit_code, 2) << r.err;
+    EXPECT_EQ(count_lines(r.err), 1) << r.err;
+    EXPECT_NE(r.err.find("--ort-bits 30: the STM's table of 2^30 locks needs 16.0 GiB"),
+              std::string::npos)
+        << r.err;
+    EXPECT_LT(r.seconds, 5.0) << "refused, not attempted";
+}
+
+// A run the compatibility table calls unsafe says so in its table, not only
+// in the refusal that --allow-unsafe overrode.
+TEST(Cli, AnUnsafeRunIsMarkedInItsTable) {
+    const run_result r = smrbench(
+        "--ds lazylist --reclaimer hp --allow-unsafe --threads 1 --key-range 64 --ops 1000 "
+        "--quiet");
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_NE(r.out.find("UNSAFE    hp is unsafe with lazylist"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("1000 operations per thread"), std::string::npos) << r.out;
+    const run_result safe =
+        smrbench("--ds lazylist --reclaimer debra --threads 1 --key-range 64 --ops 1000 --quiet");
+    EXPECT_EQ(safe.out.find("UNSAFE"), std::string::npos) << safe.out;
 }
 
 /// hm_list's prefill is quadratic (each insert walks the sorted list), so

@@ -225,8 +225,9 @@ TEST_F(Outputs, AReplacedFileKeepsItsPermissions) {
 }
 
 TEST_F(Outputs, AFullDiskLeavesTheOldFileAndNoTemporaryFile) {
-    // RLIMIT_FSIZE stands in for a full disk: a write past 64 KiB fails
-    // (EFBIG; smrbench ignores SIGXFSZ so that it fails rather than dies).
+    // RLIMIT_FSIZE stands in for a full disk: a write past 32 KiB fails (dash
+    // counts ulimit -f in 512-byte blocks) with EFBIG; smrbench ignores
+    // SIGXFSZ so that it fails rather than dies.
     write(path("run.timeline"), "old\n");
     const run_result r = run_binary("ulimit -f 64; exec " + std::string(SMRBENCH_PATH),
                                     "--threads 4 --key-range 256 --duration 0.05 --quiet --json "
@@ -237,6 +238,95 @@ TEST_F(Outputs, AFullDiskLeavesTheOldFileAndNoTemporaryFile) {
     EXPECT_NE(r.err.find("File too large"), std::string::npos) << r.err;
     EXPECT_EQ(slurp(path("run.timeline")), "old\n");
     EXPECT_EQ(unexpected_files({"run.timeline"}), std::vector<std::string>{});
+}
+
+// ---- standard output ---------------------------------------------------------------
+// An output like any other: results that cannot all be written there (a full
+// disk, /dev/full, a closed pipe) fail the run with one line, never exit 0.
+
+/// Runs `binary args` with its standard output redirected to `target`
+/// (a shell redirection's target), capturing stderr.
+run_result run_with_stdout(const std::string& binary, const std::string& args,
+                           const std::string& target) {
+    const fs::path err = fs::temp_directory_path() / ("smrbench-err-" + std::to_string(::getpid()));
+    const std::string command =
+        binary + " " + args + " >" + target + " 2>" + err.string() + " </dev/null";
+    const int status = std::system(command.c_str());
+    run_result r;
+    r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    r.err = slurp(err);
+    fs::remove(err);
+    return r;
+}
+
+/// Runs smrbench with `args`, its standard output a pipe whose reader has
+/// already closed it: what `| head -c 0` leads to, without the race of a
+/// reader that may not have exited yet.
+run_result run_into_closed_pipe(const std::string& args) {
+    int fds[2];
+    if (::pipe(fds) != 0) return {};
+    ::close(fds[0]);
+    const fs::path err = fs::temp_directory_path() / ("smrbench-err-" + std::to_string(::getpid()));
+    const std::string command = std::string(SMRBENCH_PATH) + " " + args + " 2>" + err.string();
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_adddup2(&actions, fds[1], 1);
+    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+    const char* argv[] = {"sh", "-c", command.c_str(), nullptr};
+    pid_t pid = -1;
+    const int error =
+        posix_spawn(&pid, "/bin/sh", &actions, nullptr, const_cast<char* const*>(argv), environ);
+    posix_spawn_file_actions_destroy(&actions);
+    ::close(fds[1]);
+    run_result r;
+    int status = 0;
+    if (error != 0 || ::waitpid(pid, &status, 0) != pid) return r;
+    r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    r.err = slurp(err);
+    fs::remove(err);
+    return r;
+}
+
+void expect_output_failure(const run_result& r, const std::string& args, const char* reason) {
+    EXPECT_EQ(r.exit_code, 1) << args << "\n" << r.err;
+    EXPECT_EQ(count_lines(r.err), 1) << args << "\n" << r.err;
+    EXPECT_NE(r.err.find("cannot write to standard output"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find(reason), std::string::npos) << r.err;
+}
+
+// Every kind of output smrbench prints: a trial's JSON and table, threadtest
+// and layout, the listing, the help.
+const char* const every_stdout_output[] = {
+    "--threads 2 --key-range 256 --ops 200 --quiet --json",
+    "--threads 2 --key-range 256 --ops 200 --quiet",
+    "threadtest --ops 200 --quiet --json",
+    "layout --blocks 64 --quiet --json",
+    "--list --json",
+    "--list",
+    "--help",
+};
+
+TEST(StandardOutput, AFullDeviceFailsTheRun) {
+    for (const char* args : every_stdout_output) {
+        expect_output_failure(run_with_stdout(SMRBENCH_PATH, args, "/dev/full"), args,
+                              "No space left on device");
+    }
+}
+
+TEST(StandardOutput, AClosedPipeFailsTheRun) {
+    for (const char* args : every_stdout_output) {
+        expect_output_failure(run_into_closed_pipe(args), args, "Broken pipe");
+    }
+}
+
+TEST_F(Outputs, AResultCutShortByAFullDiskFailsTheRun) {
+    // RLIMIT_FSIZE stands in for a full disk: the JSON result is longer than
+    // the 1 KiB a file may grow to here (ulimit -f counts 512-byte blocks).
+    const std::string args = "--threads 2 --key-range 256 --ops 200 --quiet --json";
+    const run_result r = run_with_stdout("ulimit -f 2; exec " + std::string(SMRBENCH_PATH), args,
+                                         path("result.json").string());
+    expect_output_failure(r, args, "File too large");
+    EXPECT_EQ(fs::file_size(path("result.json")), 1024u);
 }
 
 // ---- interrupted while writing ---------------------------------------------------
