@@ -7,6 +7,8 @@ template <class Domain>
 using hm_list_of = smr::ds::hm_list<Domain>;
 }
 
-std::vector<combination> hm_list_combinations() { return combinations_for<hm_list_of>(); }
+std::vector<combination> hm_list_combinations() {
+    return combinations_for<hm_list_of>(list_default_key_range);
+}
 
 }  // namespace smrbench

@@ -7,6 +7,8 @@ template <class Domain>
 using lazylist_of = smr::ds::lazylist<Domain>;
 }
 
-std::vector<combination> lazylist_combinations() { return combinations_for<lazylist_of>(); }
+std::vector<combination> lazylist_combinations() {
+    return combinations_for<lazylist_of>(list_default_key_range);
+}
 
 }  // namespace smrbench

@@ -7,6 +7,8 @@ template <class Domain>
 using lock_list_of = smr::ds::lock_list<Domain>;
 }
 
-std::vector<combination> lock_list_combinations() { return combinations_for<lock_list_of>(); }
+std::vector<combination> lock_list_combinations() {
+    return combinations_for<lock_list_of>(list_default_key_range);
+}
 
 }  // namespace smrbench

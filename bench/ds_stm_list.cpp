@@ -7,6 +7,8 @@ template <class Domain>
 using stm_list_of = smr::ds::stm_list<Domain>;
 }
 
-std::vector<combination> stm_list_combinations() { return combinations_for<stm_list_of>(); }
+std::vector<combination> stm_list_combinations() {
+    return combinations_for<stm_list_of>(list_default_key_range);
+}
 
 }  // namespace smrbench

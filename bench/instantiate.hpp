@@ -53,19 +53,21 @@ constexpr std::size_t bytes_per_key() {
 }
 
 template <template <class> class Structure, class... Domains>
-std::vector<combination> combinations_over(std::tuple<Domains...>*) {
+std::vector<combination> combinations_over(std::tuple<Domains...>*, std::int64_t key_range) {
     return {combination{
         Structure<Domains>::name, Domains::traits, runner_for<Domains, Structure>(),
         smr::check<Structure<Domains>, Domains>(),
         has_restart_from_head_option<Structure<Domains>>(), detail::is_queue<Structure<Domains>>(),
         has_buckets_option<Structure<Domains>>(), detail::has_hold_first<Structure<Domains>>(),
-        bytes_per_key<Structure<Domains>>(),
-        smr::ds_traits_of<Structure<Domains>>().transactional}...};
+        bytes_per_key<Structure<Domains>>(), smr::ds_traits_of<Structure<Domains>>().transactional,
+        key_range}...};
 }
 
+/// Every pair of Structure with a reclaimer; `key_range` is the structure's
+/// --key-range default (registry.hpp).
 template <template <class> class Structure>
-std::vector<combination> combinations_for() {
-    return combinations_over<Structure>(static_cast<smr::measured_domains*>(nullptr));
+std::vector<combination> combinations_for(std::int64_t key_range = other_default_key_range) {
+    return combinations_over<Structure>(static_cast<smr::measured_domains*>(nullptr), key_range);
 }
 
 }  // namespace smrbench

@@ -39,6 +39,12 @@ constexpr option_spec shared(option_spec spec, std::uint8_t commands) {
     return spec;
 }
 
+/// An option whose default depends on others (the description says null).
+constexpr option_spec derived(option_spec spec) {
+    spec.derived_default = true;
+    return spec;
+}
+
 /// Sets the smr::domain_config member reached by the path To... (one member,
 /// or a member of a member) to bench_config's From.
 template <auto From, auto... To>
@@ -138,8 +144,10 @@ constexpr std::array table{
                 }},
     shared(number("threads", &bench_config::threads, "worker threads", 1, 4096, "threads"),
            for_set | for_threadtest),
-    number("key-range", &bench_config::key_range, "keys are uniform in [0, N)", 1, two_to(40),
-           "keys"),
+    derived(number("key-range", &bench_config::key_range,
+                   "keys are uniform in [0, N) (default: 10000 for a list, 200000 otherwise; "
+                   "smrbench --list gives each structure's)",
+                   1, two_to(40), "keys")),
     number("insert", &bench_config::insert_pct, "percent inserts", 0, 100, "%"),
     number("erase", &bench_config::erase_pct, "percent erases (contains: the rest)", 0, 100, "%"),
     option_spec{.name = "alternate",

@@ -554,6 +554,7 @@ parse_outcome parse_command_line(int argc, char** argv) {
                                 " must be below the high watermark " + std::to_string(high));
             }
         }
+        if (c.key_range == 0) c.key_range = default_key_range_of(c.ds);  // not given
         parse_prefill(texts.at("prefill"), c);
         check_names(c, texts.at("free"), texts.at("alloc"), texts.at("pin"), c);
         check_stm_options(app, c);

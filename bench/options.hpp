@@ -34,7 +34,7 @@ struct bench_config {
     std::uint32_t free_catchup_divisor = 1024;
     allocator_kind alloc = allocator_kind::glibc;
     int threads = 2;
-    std::int64_t key_range = 200000;
+    std::int64_t key_range = 0;  // --key-range; 0: not given, the structure's default
     int insert_pct = 50;
     int erase_pct = 50;
     bool alternate = false;  // updates take turns: insert, then erase that key

@@ -55,6 +55,13 @@ bool is_ds_name(std::string_view name) {
     return std::find(names.begin(), names.end(), name) != names.end();
 }
 
+std::int64_t default_key_range_of(std::string_view ds) {
+    for (const auto& c : combinations()) {
+        if (c.ds == ds) return c.default_key_range;
+    }
+    return other_default_key_range;
+}
+
 bool is_reclaimer_name(std::string_view name) {
     const auto all = reclaimers();
     return std::any_of(all.begin(), all.end(), [&](const auto& r) { return r.name == name; });

@@ -1,6 +1,7 @@
 // Every data structure x reclaimer combination compiled into smrbench.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -37,7 +38,19 @@ struct combination {
     /// The structure runs on the STM (smr::ds_traits::transactional): it
     /// reads --ort-bits and --ort-shift and reports the `stm` statistics.
     bool transactional = false;
+    /// --key-range when it is not given (list_default_key_range or
+    /// other_default_key_range, below).
+    std::int64_t default_key_range = 0;
 };
+
+/// --key-range's default: a run a newcomer can wait for. Every operation of a
+/// list walks half of it, and its prefill is quadratic: at the trees' 200,000
+/// keys, hm_list's prefill alone took 262 s (and ran 221 operations a second);
+/// the papers' list runs use 1,000 to 20,000 keys. Trees, skip structures and
+/// hash sets take the larger range, which their logarithmic or constant
+/// searches cross in microseconds.
+inline constexpr std::int64_t list_default_key_range = 10'000;
+inline constexpr std::int64_t other_default_key_range = 200'000;
 
 /// Each data structure's translation unit (ds_*.cpp) contributes its list.
 std::vector<combination> lazylist_combinations();
@@ -61,6 +74,9 @@ const combination* find_combination(std::string_view ds, std::string_view reclai
 std::vector<std::string_view> ds_names();
 std::vector<smr::reclaimer_traits> reclaimers();
 bool is_ds_name(std::string_view name);
+/// --key-range's default for structure `ds` (other_default_key_range for a name
+/// that is not one: check_names refuses it).
+std::int64_t default_key_range_of(std::string_view ds);
 bool is_reclaimer_name(std::string_view name);
 
 }  // namespace smrbench

@@ -254,8 +254,13 @@ void print_list(std::ostream& out, bool as_json) {
                                                                  find_allocator_library(kind))}});
         }
         json ds_list = json::array();
-        for (auto name : ds_names()) ds_list.push_back(std::string(name));
+        json key_ranges = json::object();
+        for (auto name : ds_names()) {
+            ds_list.push_back(std::string(name));
+            key_ranges[std::string(name)] = default_key_range_of(name);
+        }
         out << json{{"data_structures", ds_list},
+                    {"default_key_range", key_ranges},
                     {"reclaimers", reclaimer_list},
                     {"free", {"batch", "amortized"}},
                     {"allocators", allocators},
@@ -267,8 +272,8 @@ void print_list(std::ostream& out, bool as_json) {
             << '\n';
         return;
     }
-    out << "data structures:";
-    for (auto name : ds_names()) out << ' ' << name;
+    out << "data structures (and their default --key-range):";
+    for (auto name : ds_names()) out << ' ' << name << " (" << default_key_range_of(name) << ')';
     out << "\nreclaimers:\n";
     for (const auto& r : reclaimers()) {
         out << "  " << r.name << std::string(r.name.size() < 16 ? 16 - r.name.size() : 1, ' ')

@@ -597,6 +597,28 @@ TEST(Cli, APrefillThatCannotFitInMemoryIsRefusedBeforeItStarts) {
     EXPECT_LT(r.seconds, 5.0) << "refused, not attempted";
 }
 
+// Each structure's default --key-range gives a run a newcomer can wait for:
+// a list's (whose prefill is quadratic and every operation walks half of it)
+// is 10,000 keys, the others' 200,000; --list says which is whose.
+TEST(Cli, EachStructureHasTheKeyRangeItsListingGives) {
+    const auto listing = nlohmann::json::parse(smrbench("--list --json").out);
+    const auto& defaults = listing["default_key_range"];
+    ASSERT_EQ(defaults.size(), listing["data_structures"].size());
+    EXPECT_EQ(defaults["hm_list"], 10000);
+    EXPECT_EQ(defaults["stm_list"], 10000);
+    EXPECT_EQ(defaults["dgt_bst"], 200000);
+    EXPECT_EQ(defaults["hash_set"], 200000);
+    for (const char* ds : {"hm_list", "dgt_bst"}) {
+        const run_result r =
+            smrbench(std::string("--ds ") + ds + " --threads 1 --ops 1 --quiet --json");
+        ASSERT_EQ(r.exit_code, 0) << ds << ": " << r.err;
+        EXPECT_EQ(nlohmann::json::parse(r.out)["config"]["key_range"], defaults[ds]) << ds;
+    }
+    const run_result given = smrbench("--ds hm_list --key-range 64 --threads 1 --ops 1 --json");
+    EXPECT_EQ(nlohmann::json::parse(given.out)["config"]["key_range"], 64);
+    EXPECT_NE(smrbench("--list").out.find("hm_list (10000)"), std::string::npos);
+}
+
 // The STM's lock table (16 bytes a lock, all written when it is made) that
 // cannot fit in the address space smrbench may use is refused up front, with
 // the estimate, as a prefill that cannot fit is.

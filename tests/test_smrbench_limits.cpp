@@ -89,10 +89,13 @@ TEST(Limits, StacksBeyondTheAddressSpaceLimitEndTheTrialWithOneLine) {
 }
 
 TEST(Limits, MemoryThatRunsOutDuringThePrefillEndsTheTrialWithOneLine) {
-    // 4 million nodes do not fit in 128 MiB of address space; the prefill's
-    // own error is reported, not the sampler thread's that could not start.
+    // 4 million nodes do not fit in 128 MiB of data segment (ulimit -d, which
+    // malloc's heap and mappings count against, and which, unlike ulimit -v,
+    // the check before the run does not read: the memory runs out in the
+    // prefill); the prefill's own error is reported, not the sampler thread's
+    // that could not start.
     const run_result r =
-        run_binary("ulimit -v 131072; exec " + std::string(SMRBENCH_PATH),
+        run_binary("ulimit -d 131072; exec " + std::string(SMRBENCH_PATH),
                    "--threads 1 --key-range 8000000 --prefill 4000000 --duration 0.05 --quiet "
                    "--json");
     expect_failed_cleanly(r, "out of memory");
