@@ -538,8 +538,17 @@ def test_a_store_on_a_full_disk_is_not_called_foreign(tmp_path: Path, fake_smrbe
     # a full disk: neither a new store nor the shared-memory file of one that exists.
     for db in (tmp_path / "new.db", stored):
         done = subprocess.run(
-            [prlimit, "--fsize=4096", *SMRLAB, "run", str(experiment), "--db", str(db)]
-            + ["--smrbench", str(fake_smrbench)],
+            [
+                prlimit,
+                "--fsize=4096",
+                *SMRLAB,
+                "run",
+                str(experiment),
+                "--db",
+                str(db),
+                "--smrbench",
+                str(fake_smrbench),
+            ],
             check=False,
             capture_output=True,
             text=True,
@@ -550,3 +559,16 @@ def test_a_store_on_a_full_disk_is_not_called_foreign(tmp_path: Path, fake_smrbe
         assert "not a smrlab result store" not in done.stderr, done.stderr
         assert f"result store {db}" in done.stderr, done.stderr
     assert stored.read_bytes() == before
+
+
+def test_a_dry_run_on_a_store_that_holds_no_results_lists_every_command(
+    tmp_path: Path, fake_smrbench: Path, capsys
+) -> None:
+    db = tmp_path / "r.db"
+    Store(db).close()  # made, as a first run makes it, and nothing stored
+    experiment = tmp_path / "exp.toml"
+    experiment.write_text(EXPERIMENT)
+    argv = ["run", str(experiment), "--db", str(db), "--dry-run", "--smrbench", str(fake_smrbench)]
+    assert main(argv) == 0
+    out, err = capsys.readouterr()
+    assert len(out.splitlines()) == 1 and "dry run of x: 1 commands" in err, err

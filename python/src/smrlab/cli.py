@@ -229,7 +229,7 @@ def _run(args: argparse.Namespace) -> int:
     from smrlab.progress import format_duration, make_progress
     from smrlab.runner import Runner, job_command, stop_on_signals
     from smrlab.smrbench import Smrbench, locate, require
-    from smrlab.store import Store, check_store_file
+    from smrlab.store import EmptyStoreError, Store, check_store_file
 
     experiment = load_experiment(args.experiment, args.size)
     title = experiment.name + (f" (size {experiment.size})" if experiment.size != "quick" else "")
@@ -248,8 +248,11 @@ def _run(args: argparse.Namespace) -> int:
         stored: set[str] = set()
         # An empty file is a store yet to be made; anything else not a store is refused.
         if db_path.exists() and (not db_path.is_file() or db_path.stat().st_size > 0):
-            with Store(db_path, write=False) as store:
-                stored = store.stored_keys(experiment.name)
+            try:
+                with Store(db_path, write=False) as store:
+                    stored = store.stored_keys(experiment.name)
+            except EmptyStoreError:
+                pass  # made by a run that stored nothing yet: every command is still to run
         files_dir = db_path.parent / "files"
         todo = [job for job in plan.jobs if job.key not in stored]
         for job in todo:

@@ -340,6 +340,11 @@ def check_store_file(path: Path) -> None:
         db.close()
 
 
+class EmptyStoreError(UsageError):
+    """A store made but holding no results yet (a first run that stopped before its first
+    trial ended): nothing to read, but a run may fill it."""
+
+
 class Store:
     """A result store file. Use as a context manager, or call close()."""
 
@@ -364,7 +369,7 @@ class Store:
             if write:
                 self._prepare_for_writing(version)
             elif version == 0:
-                raise UsageError(f"{self.path} holds no results yet; run an experiment first")
+                raise EmptyStoreError(f"{self.path} holds no results yet; run an experiment first")
             elif version != SCHEMA_VERSION and _writable(self.path):
                 self.db.close()
                 self.db = _connect(self.path, True)
