@@ -2,8 +2,10 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <exception>
 #include <map>
@@ -146,8 +148,30 @@ json cross_thread_json(const addresses& a, const addresses& b, const bench_confi
     return out;
 }
 
+/// Waits until the two sides of take_turns are done (or one gave up); every
+/// turn is a handoff between two threads, so a large --blocks takes seconds
+/// (16 s for a million), and with `report` the wait says how far it got every
+/// two seconds, as a long prefill does.
+void await_turns(const std::atomic<std::uint64_t>& turn, std::uint64_t blocks, bool report) {
+    using clock = std::chrono::steady_clock;
+    const auto start = clock::now();
+    auto next_report = start + std::chrono::seconds(2);
+    const std::uint64_t total = 2 * blocks;
+    // relaxed: only a progress count; the joins that follow publish the blocks.
+    for (std::uint64_t done; (done = turn.load(std::memory_order_relaxed)) < total;) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        if (!report || clock::now() < next_report) continue;
+        next_report += std::chrono::seconds(2);
+        std::fprintf(stderr,
+                     "smrbench: layout: %llu of %llu blocks allocated in turns (%.0f%%), %.0f s\n",
+                     static_cast<unsigned long long>(done), static_cast<unsigned long long>(total),
+                     100.0 * static_cast<double>(done) / static_cast<double>(total),
+                     std::chrono::duration<double>(clock::now() - start).count());
+    }
+}
+
 /// Two new threads allocate in turns, A first; each keeps its blocks.
-void take_turns(std::size_t size, std::uint64_t blocks, addresses& a, addresses& b) {
+void take_turns(std::size_t size, std::uint64_t blocks, addresses& a, addresses& b, bool report) {
     constexpr std::uint64_t abandoned = UINT64_MAX;  // one side failed: the other stops
     std::atomic<std::uint64_t> turn{0};
     auto side = [&](std::uint64_t mine, addresses& out) {
@@ -190,6 +214,7 @@ void take_turns(std::size_t size, std::uint64_t blocks, addresses& a, addresses&
         for (std::uintptr_t p : b) std::free(reinterpret_cast<void*>(p));
         throw;
     }
+    await_turns(turn, blocks, report);
     first.join();
     second.join();
     if (error) std::rethrow_exception(error);
@@ -217,7 +242,7 @@ json measure_layout(const bench_config& config, const allocator_identity& alloca
     a.reserve(config.blocks);
     b.reserve(config.blocks);
     alone.reserve(config.blocks);
-    take_turns(size, config.blocks, a, b);
+    take_turns(size, config.blocks, a, b, !config.quiet);
     std::exception_ptr error_alone;
     std::thread([&] {
         try {
