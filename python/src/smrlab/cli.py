@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import os
 import shlex
 import signal
 import sqlite3
@@ -324,7 +325,9 @@ def _timeline(args: argparse.Namespace) -> int:
     from smrlab.timeline_plot import parse_thread_list, plot_timeline
 
     out = args.out or args.file.with_suffix(args.file.suffix + ".png")
-    check_output_file(out)
+    if not os.access(args.file, os.R_OK):  # the input's own problem first, said by its reader
+        read_timeline(args.file)
+    check_output_file(out, "--out" if args.out else "the figure")
     timeline = read_timeline(args.file)
     threads = parse_thread_list(args.threads) if args.threads else None
     garbage = read_garbage_series(args.garbage_series) if args.garbage_series else None
