@@ -6,6 +6,7 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <cstdint>
 
 #include "options.hpp"
 
@@ -14,5 +15,13 @@ namespace smrbench {
 /// Adds the fault options to the set benchmark's command line (the test
 /// build), or nothing.
 void add_fault_options(CLI::App& app, bench_config& config);
+
+/// Microseconds each of layout's two-thread turns sleeps (the test build's
+/// --inject-turn-delay-us; 0 in smrbench): a layout slow enough to report its
+/// progress on any machine, however fast its threads hand turns over.
+extern std::uint64_t injected_turn_delay_us;
+
+/// Adds the fault options of `smrbench layout` (the test build), or nothing.
+void add_layout_fault_options(CLI::App& layout);
 
 }  // namespace smrbench

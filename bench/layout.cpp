@@ -16,6 +16,7 @@
 #include <thread>
 #include <vector>
 
+#include "faults.hpp"
 #include "option_table.hpp"
 
 namespace smrbench {
@@ -183,6 +184,9 @@ void take_turns(std::size_t size, std::uint64_t blocks, addresses& a, addresses&
                  seen = turn.load(std::memory_order_acquire)) {
                 if (seen == abandoned) return;
                 turn.wait(seen, std::memory_order_acquire);
+            }
+            if (injected_turn_delay_us != 0) {  // the test build's slow layout
+                std::this_thread::sleep_for(std::chrono::microseconds(injected_turn_delay_us));
             }
             out.push_back(reinterpret_cast<std::uintptr_t>(allocate(size)));
             turn.store(my_turn + 1, std::memory_order_release);

@@ -515,6 +515,7 @@ parse_outcome parse_command_line(int argc, char** argv) {
         "where the allocator places consecutive blocks of --block-size bytes, for one thread and "
         "for two taking turns, and which of them share an STM versioned lock");
     add_table_options(*layout, c, texts, bench_command::layout);
+    add_layout_fault_options(*layout);
     app.require_subcommand(0, 1);
 
     try {

@@ -173,25 +173,26 @@ TEST(Layout, BlocksOfManyStripesAreMeasuredInOnePass) {
     EXPECT_LE(alone["sharing"].get<int>(), 31);
 }
 
-// Every turn is a handoff between two threads, so a large --blocks takes
-// seconds: its progress is on stderr every two seconds, never on stdout, and
-// not with --quiet.
+// A layout that runs long (a large --blocks: every turn is a handoff between
+// two threads) reports its progress on stderr every two seconds, never on
+// stdout, and not with --quiet. The test build sleeps 250 us a turn, so that
+// 6,000 blocks take at least 3 s whatever the machine.
 TEST(Layout, ALongRunReportsItsProgressUnlessQuiet) {
-    const std::string args = "layout --blocks 300000 --json";
-    const run_result r = smrbench(args);
+    const std::string args = "layout --blocks 6000 --inject-turn-delay-us 250 --json";
+    const run_result r = smrbench_faults(args);
     ASSERT_EQ(r.exit_code, 0) << r.err;
     EXPECT_TRUE(json::parse(r.out)["validated"].get<bool>());  // stdout stays one JSON object
-    ASSERT_GT(r.seconds, 2.5) << "too fast to report: give more --blocks";
+    ASSERT_GT(r.seconds, 2.5) << r.err;
     const std::string line = "smrbench: layout: ";
     int reports = 0;
     for (std::size_t at = r.err.find(line); at != std::string::npos;
          at = r.err.find(line, at + 1)) {
-        EXPECT_NE(r.err.find(" of 600000 blocks allocated in turns (", at), std::string::npos);
+        EXPECT_NE(r.err.find(" of 12000 blocks allocated in turns (", at), std::string::npos);
         ++reports;
     }
     EXPECT_GE(reports, 1) << r.err;
     EXPECT_LE(reports, static_cast<int>(r.seconds / 2) + 1) << r.err;
-    EXPECT_EQ(smrbench("layout --blocks 300000 --json --quiet").err.find(line), std::string::npos);
+    EXPECT_EQ(smrbench_faults(args + " --quiet").err.find(line), std::string::npos);
 }
 
 }  // namespace
