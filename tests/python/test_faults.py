@@ -37,6 +37,24 @@ def one_line_refusal(capsys, argv: list[str], mentions: str) -> None:
     assert "Traceback" not in err
 
 
+def run_smrlab(
+    *argv: str, before: tuple[str, ...] | list[str] = (), mpl_dir: Path | None = None
+) -> subprocess.CompletedProcess[str]:
+    """`smrlab argv` in a process of its own, after `before` (setpriv, prlimit), both streams
+    captured; matplotlib's cache in `mpl_dir` (a user with no home of its own needs one)."""
+    env = dict(os.environ) if mpl_dir is None else {**os.environ, "MPLCONFIGDIR": str(mpl_dir)}
+    return subprocess.run(
+        [*before, *SMRLAB, *argv], check=False, capture_output=True, text=True, env=env, timeout=300
+    )
+
+
+def without_wal_files(db: Path) -> Path:
+    """The store as its last connection leaves it: no -wal or -shm file beside it."""
+    for leftover in (Path(f"{db}-wal"), Path(f"{db}-shm")):
+        leftover.unlink(missing_ok=True)
+    return db
+
+
 def store_with_runs(path: Path) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     with Store(path) as store:
@@ -242,24 +260,16 @@ def test_plot_and_report_read_a_store_they_cannot_write(tmp_path: Path) -> None:
     # Not under tmp_path, whose parents nobody may enter.
     shared = Path(tempfile.mkdtemp(prefix="smrlab-readonly-"))
     (shared / "store").mkdir()
-    db = store_with_runs(shared / "store" / "r.db")  # WAL mode, no -shm left
-    for leftover in (Path(f"{db}-wal"), Path(f"{db}-shm")):
-        leftover.unlink(missing_ok=True)
+    db = without_wal_files(store_with_runs(shared / "store" / "r.db"))  # WAL mode
     before = db.read_bytes()
     (shared / "store").chmod(0o555)
     db.chmod(0o444)
     shared.chmod(0o777)  # the outputs go here
-    env = {**os.environ, "MPLCONFIGDIR": str(shared / "mpl")}
+    mpl = shared / "mpl"
     try:
         for command in ("plot", "report"):
-            done = subprocess.run(
-                [*prefix, *SMRLAB, command, "--db", str(db), "--out", str(shared / command)],
-                check=False,
-                capture_output=True,
-                text=True,
-                env=env,
-                timeout=300,
-            )
+            out = str(shared / command)
+            done = run_smrlab(command, "--db", str(db), "--out", out, before=prefix, mpl_dir=mpl)
             assert done.returncode == 0, done.stderr
             assert "Traceback" not in done.stderr
         assert db.read_bytes() == before
@@ -277,23 +287,8 @@ def test_plot_and_report_read_a_store_they_cannot_write(tmp_path: Path) -> None:
             '  *--help*) echo "  --reclaimer TEXT";; esac\nexit 0\n'
         )
         stand_in.chmod(0o755)
-        done = subprocess.run(
-            [
-                *prefix,
-                *SMRLAB,
-                "run",
-                str(experiment),
-                "--db",
-                str(db),
-                "--smrbench",
-                str(stand_in),
-            ],
-            check=False,
-            capture_output=True,
-            text=True,
-            env=env,
-            timeout=300,
-        )
+        argv = ("run", str(experiment), "--db", str(db), "--smrbench", str(stand_in))
+        done = run_smrlab(*argv, before=prefix, mpl_dir=mpl)
         assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr
         assert "cannot lock" in done.stderr, done.stderr
     finally:
@@ -341,13 +336,12 @@ def test_a_grid_beyond_the_process_limit_is_refused_before_it_runs(tmp_path: Pat
     experiment.chmod(0o644)
     where = ["--db", str(shared / "r.db"), "--smrbench", str(binary)]
     try:
-        done = subprocess.run(
-            [prlimit, "--nproc=40", "--", *prefix, *SMRLAB, "run", str(experiment), *where],
-            check=False,
-            capture_output=True,
-            text=True,
-            env={**os.environ, "MPLCONFIGDIR": str(shared / "mpl")},
-            timeout=300,
+        done = run_smrlab(
+            "run",
+            str(experiment),
+            *where,
+            before=[prlimit, "--nproc=40", "--", *prefix],
+            mpl_dir=shared / "mpl",
         )
         assert done.returncode == 2, done.stderr
         assert done.stderr.count("\n") == 1 and "ulimit -u" in done.stderr, done.stderr
@@ -475,14 +469,8 @@ def test_a_store_past_a_directory_it_may_not_enter_is_permission_denied(tmp_path
         shared.chmod(0o777)  # the outputs go here
         (shared / "private").mkdir(mode=0o700)
         db = store_with_runs(shared / "private" / "r.db")
-        done = subprocess.run(
-            [*prefix, *SMRLAB, "plot", "--db", str(db), "--out", str(shared / "plots")],
-            check=False,
-            capture_output=True,
-            text=True,
-            env={**os.environ, "MPLCONFIGDIR": str(shared / "mpl")},
-            timeout=300,
-        )
+        argv = ("plot", "--db", str(db), "--out", str(shared / "plots"))
+        done = run_smrlab(*argv, before=prefix, mpl_dir=shared / "mpl")
         assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr
         assert "Permission denied" in done.stderr and "no result store" not in done.stderr
     finally:
@@ -496,11 +484,8 @@ def test_a_reader_leaves_nothing_beside_a_store_in_a_sticky_directory(tmp_path: 
     shared = Path(tempfile.mkdtemp(prefix="smrlab-sticky-"))
     try:
         shared.chmod(0o1777)  # like /tmp: anyone makes files, only their owner removes them
-        db = store_with_runs(shared / "r.db")
-        for leftover in (Path(f"{db}-wal"), Path(f"{db}-shm")):
-            leftover.unlink(missing_ok=True)
+        db = without_wal_files(store_with_runs(shared / "r.db"))
         db.chmod(0o644)
-        env = {**os.environ, "MPLCONFIGDIR": str(shared / "mpl")}
         experiment = shared / "exp.toml"
         experiment.write_text(EXPERIMENT)
         experiment.chmod(0o644)
@@ -508,14 +493,7 @@ def test_a_reader_leaves_nothing_beside_a_store_in_a_sticky_directory(tmp_path: 
             ["plot", "--db", str(db), "--out", str(shared / "plots")],
             ["run", str(experiment), "--db", str(db), "--dry-run"],
         ):
-            done = subprocess.run(
-                [*prefix, *SMRLAB, *argv],
-                check=False,
-                capture_output=True,
-                text=True,
-                env=env,
-                timeout=300,
-            )
+            done = run_smrlab(*argv, before=prefix, mpl_dir=shared / "mpl")
             assert done.returncode == 0, done.stderr
             assert not Path(f"{db}-wal").exists() and not Path(f"{db}-shm").exists(), argv
         with Store(db) as store:  # the owner writes on
@@ -530,30 +508,13 @@ def test_a_store_on_a_full_disk_is_not_called_foreign(tmp_path: Path, fake_smrbe
         pytest.skip("needs prlimit")
     experiment = tmp_path / "exp.toml"
     experiment.write_text(EXPERIMENT)
-    stored = store_with_runs(tmp_path / "stored.db")
-    for leftover in (Path(f"{stored}-wal"), Path(f"{stored}-shm")):
-        leftover.unlink(missing_ok=True)
+    stored = without_wal_files(store_with_runs(tmp_path / "stored.db"))
     before = stored.read_bytes()
     # No file may grow past 4 KiB (Python ignores SIGXFSZ: the write fails with EFBIG), as on
     # a full disk: neither a new store nor the shared-memory file of one that exists.
     for db in (tmp_path / "new.db", stored):
-        done = subprocess.run(
-            [
-                prlimit,
-                "--fsize=4096",
-                *SMRLAB,
-                "run",
-                str(experiment),
-                "--db",
-                str(db),
-                "--smrbench",
-                str(fake_smrbench),
-            ],
-            check=False,
-            capture_output=True,
-            text=True,
-            timeout=300,
-        )
+        argv = ("run", str(experiment), "--db", str(db), "--smrbench", str(fake_smrbench))
+        done = run_smrlab(*argv, before=[prlimit, "--fsize=4096"])
         assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr
         assert "Traceback" not in done.stderr, done.stderr
         assert "not a smrlab result store" not in done.stderr, done.stderr
