@@ -281,7 +281,8 @@ constexpr std::array table{
         "nodes"),
     option_spec{.name = "timeline",
                 .field = &bench_config::timeline_path,
-                .help = "record per-thread events to FILE (docs/timeline-format.md)"},
+                .help = "record per-thread events to FILE (docs/timeline-format.md)",
+                .metavar = "FILE"},
     number("quiescent-every", &bench_config::quiescent_every,
            "qsbr, urcu_qsbr: operations between a worker's quiescent states (Hart et al.: 100, "
            "one per iteration of their 100-operation loop)",
@@ -292,7 +293,8 @@ constexpr std::array table{
            "events per thread before recording stops", 1, two_to(28), "events"),
     option_spec{.name = "garbage-series",
                 .field = &bench_config::garbage_series_path,
-                .help = "record garbage at every epoch change to FILE"},
+                .help = "record garbage at every epoch change to FILE",
+                .metavar = "FILE"},
     number("sample-ms", &bench_config::sample_ms,
            "sample RSS, allocator bytes and garbage every N ms into the JSON", 0, 3600000, "ms"),
 };
@@ -428,8 +430,7 @@ void add_member(CLI::App& app, const option_spec& spec, T& value) {
             option->check(strict_number<T>(spec));
             option->type_name(number_type_name(spec));
         } else {
-            option->type_name(spec.name == "timeline" || spec.name == "garbage-series" ? "FILE"
-                                                                                       : "NAME");
+            option->type_name(std::string(spec.metavar));
         }
         if (spec.derived_default) option->always_capture_default(false);
     }

@@ -72,6 +72,9 @@ struct option_spec {
     std::string_view unit = "";
     /// Shown without a default in --help (its default depends on others).
     bool derived_default = false;
+    /// What --help calls a string option's value (numbers show their range,
+    /// text options their choices).
+    std::string_view metavar = "NAME";
     /// The value in the JSON config when it is not the field's own (text
     /// options: the parsed name or count; null where it does not apply).
     nlohmann::json (*json)(const bench_config&) = nullptr;

@@ -63,13 +63,24 @@ bool uses_watermarks(std::string_view reclaimer) {
     return false;
 }
 
-/// --timeline and --garbage-series: each trial's file can be written and
+/// Whether `app` has the option `flag` and the command line gave it.
+bool given(const CLI::App& app, const std::string& flag) {
+    const CLI::Option* option = app.get_option_no_throw(flag);
+    return option != nullptr && option->count() != 0;
+}
+
+/// --timeline and --garbage-series: each given one names a file (an empty
+/// path would write nothing, silently), each trial's file can be written and
 /// replaced (bench/output_file.hpp), and the two are not one file. Checked
 /// before anything runs, so that a bad output costs no trial.
-void check_outputs(const bench_config& c) {
+void check_outputs(const CLI::App& app, const bench_config& c) {
     const std::pair<const char*, const std::string*> outputs[] = {
         {"--timeline", &c.timeline_path}, {"--garbage-series", &c.garbage_series_path}};
     for (const auto& [flag, path] : outputs) {
+        if (given(app, flag) && path->empty()) {
+            throw bad_input(std::string(flag) +
+                            ": an empty path (give a file name, or leave the option out)");
+        }
         if (path->empty()) continue;
         for (int trial = 0; trial < std::max(c.trials, 1); ++trial) {
             const std::string file = per_trial_path(*path, trial, c.trials);
@@ -88,12 +99,6 @@ void check_outputs(const bench_config& c) {
     }
 }
 
-/// Whether `app` has the option `flag` and the command line gave it.
-bool given(const CLI::App& app, const std::string& flag) {
-    const CLI::Option* option = app.get_option_no_throw(flag);
-    return option != nullptr && option->count() != 0;
-}
-
 /// Options one of which would silently lose to the other are refused, as
 /// --on-empty without a pool is: a run must do what its command line says.
 void check_option_pairs(const CLI::App& app, const bench_config& c, const option_texts& texts) {
@@ -107,14 +112,6 @@ void check_option_pairs(const CLI::App& app, const bench_config& c, const option
         if (given(app, flag) && free != texts.end() && free->second != "amortized") {
             throw bad_input(std::string(flag) + " tunes amortized freeing, and --free is " +
                             free->second + " (give --free amortized, or leave " + flag + " out)");
-        }
-    }
-    const std::pair<const char*, const std::string*> paths[] = {
-        {"--timeline", &c.timeline_path}, {"--garbage-series", &c.garbage_series_path}};
-    for (const auto& [flag, path] : paths) {
-        if (given(app, flag) && path->empty()) {
-            throw bad_input(std::string(flag) +
-                            ": an empty path (give a file name, or leave the option out)");
         }
     }
 }
@@ -562,7 +559,7 @@ parse_outcome parse_command_line(int argc, char** argv) {
         check_pool(app.count("--on-empty") != 0, texts.at("on-empty"), c);
         check_allocator_available(c.alloc);
         check_thread_limit(c);
-        check_outputs(c);
+        check_outputs(app, c);
     } catch (const CLI::CallForHelp&) {
         std::cout << app.help();
         outcome.what = parse_outcome::action::exit;
