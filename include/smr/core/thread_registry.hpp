@@ -58,7 +58,15 @@ class thread_registry {
 
     /// One past the highest slot ever claimed: loops over threads stop here,
     /// so a domain sized for 1024 threads but used by 4 scans 4 slots.
-    int scan_limit() const noexcept { return scan_limit_.load(std::memory_order_acquire); }
+    ///
+    /// seq_cst, pairing with raise_scan_limit's seq_cst CAS: a thread that
+    /// has just claimed a slot raises the limit, announces (seq_cst) and reads
+    /// a node. A scanner that unlinked the node (or advanced the epoch) and
+    /// then loads the limit either sees the raise or precedes it in S, and
+    /// then the new thread's read follows the unlink and cannot return the
+    /// node. With an acquire load the scanner could read the old limit after
+    /// the new thread's read, skip its slot and free the node it holds.
+    int scan_limit() const noexcept { return scan_limit_.load(std::memory_order_seq_cst); }
 
     std::size_t capacity() const noexcept { return capacity_; }
 

@@ -148,9 +148,16 @@ class debra_domain : public domain_base<debra_domain, detail::debra_local> {
         const int limit = threads().scan_limit();
         if (me.next_to_check == tid) ++me.next_to_check;
         if (me.next_to_check < limit) {
-            // acquire: pairs with the other thread's announcement stores.
+            // seq_cst: the other half of begin_op's Dekker pair (announce,
+            // then re-read the epoch). With an acquire load, two checkers
+            // could each read a reader's stale quiescent announcement after
+            // it had announced e and read e, and advance to e + 2 while it
+            // still holds a node retired in e - 1. In S, the reader's store
+            // precedes its load of e, which precedes the CAS to e + 1, which
+            // precedes the second checker's load: that load sees the store.
+            // Its acquire half pairs with end_op's release.
             const std::uint64_t seen =
-                local(me.next_to_check).announce.load(std::memory_order_acquire);
+                local(me.next_to_check).announce.load(std::memory_order_seq_cst);
             const bool quiescent = (seen & 1) != 0;
             if (!quiescent && (seen >> 1) != epoch) return;  // it still lags: look again later
             ++me.next_to_check;
@@ -159,8 +166,10 @@ class debra_domain : public domain_base<debra_domain, detail::debra_local> {
         }
         // Every thread was seen quiescent or in `epoch`.
         std::uint64_t expected = epoch;
-        // acq_rel: release publishes our checks to whoever sees epoch + 1.
-        if (global_epoch_.compare_exchange_strong(expected, epoch + 1, std::memory_order_acq_rel,
+        // seq_cst: in S after the announcement loads above (the Dekker
+        // argument there needs it); release publishes what the checks saw to
+        // every thread that reads epoch + 1.
+        if (global_epoch_.compare_exchange_strong(expected, epoch + 1, std::memory_order_seq_cst,
                                                   std::memory_order_relaxed)) {
             note_epoch_advanced(tid, epoch + 1);
         }

@@ -517,6 +517,16 @@ class basic_nbr_domain : public domain_base<basic_nbr_domain<Plus>, detail::nbr_
                 if (!me.watching) {
                     me.watching = true;
                     me.bookmark = size;
+                    // seq_cst fence: the bookmarked nodes' unlinks (the
+                    // structure's release or acq_rel CASes, outside S) come
+                    // before the snapshot's loads. Without it an unlink still
+                    // in our store buffer could become visible after thread
+                    // j's RGP began; the snapshot counts that RGP as covering
+                    // the node, j's broadcast restarts a reader that then
+                    // finds the node still linked, and we free it under the
+                    // reader. With it, the fence precedes in S j's RMW that
+                    // begins any RGP the snapshot counts.
+                    std::atomic_thread_fence(std::memory_order_seq_cst);
                     const int limit = threads().scan_limit();
                     for (int i = 0; i < limit; ++i) {
                         me.seen(i) = local(i).announce.load(std::memory_order_seq_cst);

@@ -340,8 +340,9 @@ class token_domain : public domain_base<token_domain<V>, detail::token_local> {
         return no_holder;
     }
 
-    /// One past the highest slot that ever joined. Our own, not the registry's
-    /// scan_limit(), whose acquire load would not be ordered in S.
+    /// One past the highest slot that ever joined the ring, raised in S just
+    /// before the joiner's membership store, which the joining argument orders
+    /// (class comment): a bound for the ring, not for the registry's slots.
     void raise_ring_limit(int limit) noexcept {
         int current = ring_limit_.load(std::memory_order_relaxed);
         // seq_cst: precedes the joiner's membership store in S.
