@@ -115,6 +115,21 @@ TEST(lfrc, a_retire_after_the_operation_ended_fails_a_debug_assertion) {
         "caller does not hold");
 }
 
+// The owned array has four places: a fifth allocation in one operation would
+// write past it, so it stops the program in every build, release included.
+TEST(lfrc, a_fifth_allocation_in_one_operation_stops_the_program_in_every_build) {
+    GTEST_FLAG_SET(death_test_style, "threadsafe");
+    EXPECT_DEATH(
+        {
+            lfrc_domain d{smr::domain_config{}};
+            smr::thread_handle handle(d);
+            const int tid = handle.tid();
+            smr::op_guard guard(d, tid);
+            for (std::uint64_t i = 0; i < 5; ++i) d.allocate<link_node>(tid, i);
+        },
+        "smr: lfrc: more than 4 allocations in one operation");
+}
+
 TEST(lfrc, links_hold_counts_and_the_last_release_frees) {
     lfrc_domain d{smr::domain_config{}};
     smr::thread_handle handle(d);

@@ -83,6 +83,7 @@
 #include <utility>
 
 #include "smr/alloc/pool_resource.hpp"
+#include "smr/core/check.hpp"
 #include "smr/core/limbo_bag.hpp"
 #include "smr/core/mutant.hpp"
 #include "smr/core/padded.hpp"
@@ -210,6 +211,17 @@ class lfrc_domain : private lfrc_memory,
             requires { T::counted_links(); },
             "lfrc: a node type must list its links (static counted_links())");
         static_assert(T::counted_links().size() <= detail::lfrc_max_links);
+        // `T()` value-initializes: for a type without a user-provided default
+        // constructor it first zeroes the whole object, count word included,
+        // racing with the stray increments type-stable memory receives (top
+        // of file); their decrements would then free a live node. An
+        // aggregate is refused here; a non-aggregate whose default
+        // constructor is defaulted cannot be told apart (the rule is in
+        // docs/library.md).
+        static_assert(sizeof...(Args) > 0 || !std::is_aggregate_v<T>,
+                      "lfrc: allocate<T>() would zero the node's reference count (value-"
+                      "initialization of a type without a user-provided constructor); give "
+                      "the node type a constructor");
         T* node;
         {
             constructing scope;
@@ -367,8 +379,9 @@ class lfrc_domain : private lfrc_memory,
 
     void own(int tid, header* h) noexcept {
         detail::lfrc_local& me = local(tid);
-        assert(me.owned_count < detail::lfrc_max_owned &&
-               "lfrc: too many allocations in one operation");
+        // Checked in every build: past the array it would write out of bounds.
+        SMR_CHECK(me.owned_count < detail::lfrc_max_owned,
+                  "lfrc: more than 4 allocations in one operation (detail::lfrc_max_owned)");
         me.owned[me.owned_count++] = h;
     }
     void disown(int tid, header* h) noexcept {
