@@ -252,8 +252,8 @@ constexpr std::array table{
         "check-every", "debra, qsbr: operations between checks of another thread", 1, two_to(30),
         "operations"),
     tuning<&bench_config::epoch_freq, &smr::domain_config::epoch_freq>(
-        "epoch-freq", "rcu, he, ibr, wfe: allocations per global epoch (era) increment", 1,
-        two_to(30), "allocations"),
+        "epoch-freq", "rcu, he, ibr, wfe: allocations per thread per global epoch (era) increment",
+        1, two_to(30), "allocations"),
     tuning<&bench_config::hp_scan_factor, &smr::domain_config::hp_scan_factor>(
         "hp-scan-factor",
         "hp: scan at max(bag size, factor x hazard slots of registered threads + offset)", 0,

@@ -229,8 +229,9 @@ void run_round_robin(Domain& domain, cells<Domain>& shared, int workers, std::ui
 //  - he, ibr, wfe: the nodes alive in a reserved era. The stall reserves one
 //    era (nothing allocates while it protects) and the scanning worker at
 //    most the era it began in and the current one. An era lasts at most
-//    epoch_freq allocations of each worker, so it sees at most the cells'
-//    nodes plus workers x epoch_freq new ones.
+//    epoch_freq x T allocations of each worker (T threads registered: the
+//    workers and the staller), so it sees at most the cells' nodes plus
+//    workers x epoch_freq x T new ones.
 // Amortized mode adds a freeable list: each scan moves at most R + P nodes
 // to it and one is freed per operation, one retirement per operation, so it
 // too stays within R + P. Workers take turns on one thread, so the bound is
@@ -260,7 +261,8 @@ TYPED_TEST(reservation_test, stalled_thread_keeps_garbage_bounded) {
     };
     const std::uint64_t without = peak(false);
     const std::uint64_t with = peak(true);
-    const std::uint64_t per_era = cell_count + workers * config.epoch_freq;
+    const std::uint64_t registered = workers + 1;
+    const std::uint64_t per_era = cell_count + workers * config.epoch_freq * registered;
     const std::uint64_t pinned = D::traits.name == "hp" ? smr::max_protect_slots + 2 : 3 * per_era;
     const std::uint64_t lists = config.bag_threshold + pinned;
     const bool amortized = TestFixture::config().free.mode == smr::free_mode::amortized;
@@ -282,7 +284,7 @@ TYPED_TEST(reservation_test, protected_node_survives_until_end_op) {
     smr::domain_config config = TestFixture::config();
     config.bag_threshold = 1;
     config.hp_scan_factor = 0;  // hp: scan at every retirement too
-    config.epoch_freq = 1;      // every allocation moves the era
+    config.epoch_freq = 1;      // every 2 allocations (epoch_freq x 2 threads) move the era
     D domain(config);
     using node = test_node<D>;
     // ibr reserves, at begin_op, every node alive then: the node the writer
@@ -292,6 +294,11 @@ TYPED_TEST(reservation_test, protected_node_survives_until_end_op) {
     const int reader = domain.register_thread();
     const int writer = domain.register_thread();
     std::atomic<node*> cell{domain.template allocate<node>(writer, 1)};
+    // Allocations (discarded) that move the era on at least once.
+    auto move_era = [&] {
+        for (int i = 0; i < 2; ++i)
+            domain.discard(writer, domain.template allocate<node>(writer, 0));
+    };
     // One writer operation: replace the cell's node and retire it. Then move
     // the era on between operations, and run one more operation (amortized
     // free frees at begin_op).
@@ -299,7 +306,7 @@ TYPED_TEST(reservation_test, protected_node_survives_until_end_op) {
         domain.begin_op(writer);
         domain.retire(writer, cell.exchange(domain.template allocate<node>(writer, 2)));
         domain.end_op(writer);
-        domain.discard(writer, domain.template allocate<node>(writer, 0));
+        move_era();
         domain.begin_op(writer);
         domain.end_op(writer);
     };
@@ -309,8 +316,8 @@ TYPED_TEST(reservation_test, protected_node_survives_until_end_op) {
     // Move the era past the reader's reservation, so the nodes allocated
     // below are born after it (era schemes pin every node alive in a
     // reserved era, not only the one the reader holds).
-    domain.discard(writer, domain.template allocate<node>(writer, 0));
-    domain.discard(writer, domain.template allocate<node>(writer, 0));
+    move_era();
+    move_era();
     for (int i = 0; i < 21; ++i) replace();  // retires `held`, then 20 more
     check(held);
     EXPECT_EQ(bad_reads.load(), 0u);

@@ -456,24 +456,26 @@ TEST(Cli, StalledThreadMakesDebraGarbageGrow) {
 // Each worker reclaims once its list has grown by a bag (512) and keeps only
 // what reservations pin. A reservation pins at most the nodes alive in one
 // era: the list's live nodes (at most the key range) plus the nodes
-// allocated while the era lasts (epoch_freq per worker); hazard pointers
-// and NBR pin fewer, one node per slot. The staller holds one era; each
-// worker's traversal at most two. So the peak is at most
-//   workers x bag + (1 + 2 x workers) x (key range + workers x epoch_freq),
+// allocated while the era lasts (epoch_freq x T per worker, T the threads
+// registered: the workers and the staller); hazard pointers and NBR pin
+// fewer, one node per slot. The staller holds one era; each worker's
+// traversal at most two. So the peak is at most
+//   workers x bag + (1 + 2 x workers) x (key range + workers x epoch_freq x T),
 // a bound no timing can break, and under a quarter of the retirements, where an
 // epoch scheme with the same stall holds all of them (the test above).
 TEST(Cli, StalledThreadLeavesBoundedReclaimersBounded) {
     const auto list = nlohmann::json::parse(smrbench("--list --json").out);
     int checked = 0;
-    const double workers = 2, bag = 512, key_range = 256, epoch_freq = 150;
-    const double bound = workers * bag + (1 + 2 * workers) * (key_range + workers * epoch_freq);
+    const double workers = 2, bag = 512, key_range = 256, epoch_freq = 50, registered = 3;
+    const double bound =
+        workers * bag + (1 + 2 * workers) * (key_range + workers * epoch_freq * registered);
     for (const auto& reclaimer : list["reclaimers"]) {
         if (!reclaimer["garbage_bounded"].get<bool>()) continue;
         const std::string name = reclaimer["name"];
         // A fixed operation count (about 20,000 retirements), not a duration.
         const std::string base = "--ds hm_list --reclaimer " + name +
                                  " --threads 2 --key-range 256 --bag-size 512 --ops 40000"
-                                 " --epoch-freq 150 --quiet --json";
+                                 " --epoch-freq 50 --quiet --json";
         const run_result free_running = smrbench(base);
         ASSERT_EQ(free_running.exit_code, 0) << base << "\n" << free_running.err;
         const run_result stalled = smrbench(base + " --stall");

@@ -104,8 +104,8 @@ TYPED_TEST(user_object_test, each_object_reaches_its_deleter_once) {
     EXPECT_EQ(counts.wrong_tag.load(), 0u);
 }
 
-// rcu, he, ibr and wfe advance their epoch or era every epoch_freq
-// allocations; a program that allocates its own objects must still see them
+// rcu, he, ibr and wfe advance their epoch or era every epoch_freq x T
+// allocations of a thread; a program that allocates its own objects must still see them
 // freed while it runs, not only at a barrier (without obj_base::retire's
 // clock tick, none of them was). liburcu frees on its own call_rcu thread,
 // whenever that runs, and none frees nothing while the domain lives: for

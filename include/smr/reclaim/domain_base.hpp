@@ -7,6 +7,7 @@
 // nothing after inlining. docs/design.md describes the hook contract.
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <cassert>
 #include <csignal>
@@ -71,8 +72,11 @@ struct domain_config {
     /// sooner but, with few threads, spends more of each operation on epoch
     /// changes (alone, a thread advances the epoch every check_every operations).
     std::uint32_t check_every = 10;
-    /// rcu, he, ibr, wfe: allocations by one thread between increments of the
-    /// global epoch / era (the IBR benchmark's epoch frequency).
+    /// rcu, he, ibr, wfe: a thread increments the global epoch / era every
+    /// `epoch_freq` x T of its allocations, T the thread slots in use (the
+    /// IBR benchmark's and the Epochs artifact's epochFreq x task_num), so
+    /// the era moves every `epoch_freq` allocations per thread whatever the
+    /// thread count.
     std::uint32_t epoch_freq = 150;
     /// hp: a thread scans its retire list when it reaches
     /// max(bag_threshold, hp_scan_factor x H + hp_scan_offset), H the hazard
@@ -334,8 +338,9 @@ class domain_base {
 
     /// One allocation's worth of the scheme's clock, for an object the domain
     /// did not allocate (smr::obj_base::retire): rcu, he, ibr and wfe advance
-    /// their epoch or era every `epoch_freq` allocations, so a program that
-    /// retires only its own objects would otherwise never free any.
+    /// their epoch or era every `epoch_freq` x T allocations (domain_config),
+    /// so a program that retires only its own objects would otherwise never
+    /// free any.
     void tick_clock(int) noexcept {}
 
     /// As allocate, for a caller that is between operations: it holds no
@@ -537,9 +542,15 @@ class domain_base {
     }
 
     /// Counts one allocation of a thread (`allocations` is its own count):
-    /// true on every `epoch_freq`-th, when the scheme's tick_clock advances.
+    /// true on every (`epoch_freq` x T)-th, T the slots in use, when the
+    /// scheme's tick_clock advances. The common path compares with
+    /// `epoch_freq` alone; T is read once the count has passed it.
     bool clock_due(std::uint32_t& allocations) const noexcept {
         if (++allocations < config_.epoch_freq) return false;
+        const int threads = registry_.scan_limit();
+        const std::uint64_t period = std::uint64_t{config_.epoch_freq} *
+                                     static_cast<std::uint64_t>(threads > 1 ? threads : 1);
+        if (allocations < std::min<std::uint64_t>(period, UINT32_MAX)) return false;
         allocations = 0;
         return true;
     }

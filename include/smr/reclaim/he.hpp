@@ -2,9 +2,9 @@
 // Non-Blocking Memory Reclamation", SPAA 2017).
 //
 // Hazard pointers with eras in place of addresses. A global era counter
-// advances every `epoch_freq` allocations of a thread (the IBR benchmark's
-// rule) and whenever a thread scans (as the IBR benchmark's HE does, so a
-// retire-only phase still moves eras). Every node carries the era it was
+// advances every `epoch_freq` x T allocations of a thread, T the threads
+// registered (the IBR benchmark's epochFreq x task_num) and whenever a thread scans (as the IBR
+// benchmark's HE does, so a retire-only phase still moves eras). Every node carries the era it was
 // allocated in (birth, stamped in on_allocate) and the era read after its
 // unlink (retire). protect(tid, slot, src) announces the current era in the
 // slot and re-reads the era until it is stable, so the node it returns was
@@ -125,7 +125,8 @@ class he_domain : public domain_base<he_domain, detail::he_local, era_node_heade
         me.used = 0;
     }
 
-    /// Every `epoch_freq` allocations of this thread advance the era.
+    /// Every `epoch_freq` x T allocations of this thread advance the era
+    /// (domain_config::epoch_freq).
     void tick_clock(int tid) noexcept {
         if (clock_due(local(tid).allocations)) advance_era(tid);
     }

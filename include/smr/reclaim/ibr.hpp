@@ -8,7 +8,8 @@
 // to the current era whenever the era has moved since the last raise, and
 // re-reads the source until the era is stable. A node may be freed when its
 // [birth, retire] intersects no thread's reservation. The global era advances
-// every `epoch_freq` allocations of a thread (the IBR benchmark's rule);
+// every `epoch_freq` x T allocations of a thread, T the threads registered
+// (the IBR benchmark's epochFreq x task_num);
 // threads scan their retire lists at `bag_threshold` nodes.
 //
 // Trade-offs. One reservation per thread instead of one per pointer: protect
@@ -137,7 +138,8 @@ class ibr_domain : public domain_base<ibr_domain, detail::ibr_local, era_node_he
         local(tid).lower.store(none, std::memory_order_release);
     }
 
-    /// Every `epoch_freq` allocations of this thread advance the era.
+    /// Every `epoch_freq` x T allocations of this thread advance the era
+    /// (domain_config::epoch_freq).
     void tick_clock(int tid) noexcept {
         if (!clock_due(local(tid).allocations)) return;
         // seq_cst: era increments are in S, which the stamp argument needs.

@@ -28,10 +28,10 @@
 //   That is safe, but the bound on garbage is an epoch scheme's too: a
 //   reader stalled inside an operation keeps every user object retired
 //   after its era (nodes from allocate stay bounded as before).
-// - rcu, he, ibr and wfe advance their clock every `epoch_freq`
-//   allocations; obj_base::retire counts one in place of the allocation the
-//   domain did not see, so a program that retires only its own objects
-//   still frees them.
+// - rcu, he, ibr and wfe advance their clock every `epoch_freq` x T
+//   allocations of a thread (T threads registered); obj_base::retire counts one in place of the
+//   allocation the domain did not see, so a program that retires only its own objects still frees
+//   them.
 // - lfrc cannot take them: its counts live in its type-stable pool, and a
 //   header it did not allocate is a pinned sentinel (a static assertion).
 #pragma once

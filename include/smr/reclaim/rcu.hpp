@@ -48,13 +48,12 @@ struct rcu_local {
 }  // namespace detail
 
 /// RCU-style EBR (IBR benchmark). A global epoch counter is incremented by a
-/// thread every `epoch_freq` of its allocations. An operation reserves the
-/// epoch it starts in (begin_op) and drops the reservation when it ends
-/// (end_op). A retired node is stamped with the global epoch read after its
-/// unlink and appended to the thread's retire list; when the list reaches
-/// `bag_threshold` nodes the thread scans: every node whose retire epoch is
-/// below the minimum reservation of all threads is safe. (The class is not
-/// called rcu_domain: that name is kept for a future C++26-style API.)
+/// thread every `epoch_freq` x T of its allocations, T the threads registered. An operation
+/// reserves the epoch it starts in (begin_op) and drops the reservation when it ends (end_op). A
+/// retired node is stamped with the global epoch read after its unlink and appended to the thread's
+/// retire list; when the list reaches `bag_threshold` nodes the thread scans: every node whose
+/// retire epoch is below the minimum reservation of all threads is safe. (The class is not called
+/// rcu_domain: that name is kept for a future C++26-style API.)
 ///
 /// Why it is safe. Reader T: load the global epoch (value e), store the
 /// reservation e, fence, then read shared nodes. Retirer R: unlink node X,
@@ -126,7 +125,8 @@ class rcu_epoch_domain : public domain_base<rcu_epoch_domain, detail::rcu_local,
 
     void on_allocate(int tid, rcu_node_header&) noexcept { tick_clock(tid); }
 
-    /// Every `epoch_freq` allocations of this thread advance the global epoch.
+    /// Every `epoch_freq` x T allocations of this thread advance the global
+    /// epoch (domain_config::epoch_freq).
     void tick_clock(int tid) noexcept {
         if (!clock_due(local(tid).allocations)) return;
         // seq_cst: the safety argument needs increments in S.

@@ -3,7 +3,8 @@
 //
 // Hazard Eras (he.hpp) made wait-free. HE's protect loops until the global
 // era stops moving while it reads the source; a thread that allocates in a
-// tight loop (each `epoch_freq` allocations advance the era) can starve it.
+// tight loop (each `epoch_freq` x T allocations advance the era) can starve
+// it.
 // WFE bounds that loop:
 //
 //  - Fast path: HE's protect, at most `wfe_fast_attempts` times (16).
@@ -245,7 +246,8 @@ class wfe_domain : public domain_base<wfe_domain, detail::wfe_local, era_node_he
         me.used = 0;
     }
 
-    /// Every `epoch_freq` allocations of this thread advance the era.
+    /// Every `epoch_freq` x T allocations of this thread advance the era
+    /// (domain_config::epoch_freq).
     void tick_clock(int tid) noexcept {
         if (clock_due(local(tid).allocations)) advance_era(tid);
     }
