@@ -74,12 +74,8 @@ class nebr_domain : public domain_base<nebr_domain, detail::nebr_local> {
         // acquire: pairs with the CAS that advanced the epoch, so the bags this
         // makes safe are freed after everything the advancer's scan covered.
         const std::uint64_t epoch = global_epoch_.load(std::memory_order_acquire);
-        if (epoch != me.epoch) {
-            enter_epoch(tid, epoch);
-            // release: the reads of this thread's earlier operations happen
-            // before any advance by a scanner that reads this announcement.
-            // No fence: see the class comment.
-            me.announce.store((epoch << 1) | 1, std::memory_order_release);
+        if (epoch != me.epoch) [[unlikely]] {
+            announce_epoch(tid, epoch);
         }
         amortized_step(tid);
         if (++me.ops_since_attempt >= config().advance_every) {
@@ -120,7 +116,8 @@ class nebr_domain : public domain_base<nebr_domain, detail::nebr_local> {
         auto& me = local(tid);
         // acquire: as in begin_op.
         std::uint64_t epoch = global_epoch_.load(std::memory_order_acquire);
-        if (epoch != me.epoch) enter_epoch(tid, epoch);
+        core::limbo_bag safe;
+        if (epoch != me.epoch) enter_epoch(tid, epoch, safe);
         for (;;) {
             // seq_cst store + seq_cst re-read: a Dekker pair with the
             // advancer's seq_cst announcement loads and CAS (either it sees us
@@ -131,8 +128,9 @@ class nebr_domain : public domain_base<nebr_domain, detail::nebr_local> {
             const std::uint64_t now = global_epoch_.load(std::memory_order_seq_cst);
             if (now == epoch) break;
             epoch = now;
-            enter_epoch(tid, epoch);
+            enter_epoch(tid, epoch, safe);
         }
+        dispose_safe(tid, safe);  // after the announcement, as in announce_epoch
     }
 
     /// Clears the flag (thread_offline, after which the garbage is handed over).
@@ -154,12 +152,27 @@ class nebr_domain : public domain_base<nebr_domain, detail::nebr_local> {
         hand_over_if_offline(tid);
     }
 
-    void enter_epoch(int tid, std::uint64_t epoch) noexcept {
+    /// An operation that found a new epoch: enter it, announce it, and only
+    /// then free what became safe. While this thread frees, the others may
+    /// already advance; freeing first would hold the epoch for as long as
+    /// the batch takes, the very cost the batch-against-amortized
+    /// comparison measures.
+    SMR_SLOW_PATH void announce_epoch(int tid, std::uint64_t epoch) noexcept {
+        auto& me = local(tid);
+        core::limbo_bag safe;
+        enter_epoch(tid, epoch, safe);
+        // release: the reads of this thread's earlier operations happen
+        // before any advance by a scanner that reads this announcement. No
+        // fence: see the class comment.
+        me.announce.store((epoch << 1) | 1, std::memory_order_release);
+        dispose_safe(tid, safe);
+    }
+
+    /// Takes `epoch` as the local epoch; adds what it makes safe to `safe`.
+    void enter_epoch(int tid, std::uint64_t epoch, core::limbo_bag& safe) noexcept {
         auto& me = local(tid);
         me.epoch = epoch;
-        core::limbo_bag safe;
         me.bags.advance(epoch, safe, orphans(), adopter(tid));
-        dispose_safe(tid, safe);
     }
 
     void try_advance(int tid) noexcept {

@@ -92,11 +92,7 @@ class qsbr_domain : public domain_base<qsbr_domain, detail::qsbr_local> {
         // after the advancer saw every thread announce the previous epoch.
         const std::uint64_t epoch = global_epoch_.load(std::memory_order_acquire);
         if (epoch != me.epoch) [[unlikely]] {
-            enter_epoch(tid, epoch);
-            // release: this thread's reads of shared nodes so far happen
-            // before a checker that sees the announcement lets the epoch move
-            // on. No fence: see the class comment.
-            me.announce.store(epoch << 1, std::memory_order_release);
+            announce_epoch(tid, epoch);
         }
         if (me.until_check-- == 0) [[unlikely]] {
             check_next_thread(tid, epoch);
@@ -121,7 +117,8 @@ class qsbr_domain : public domain_base<qsbr_domain, detail::qsbr_local> {
         auto& me = local(tid);
         // acquire: as in quiescent().
         std::uint64_t epoch = global_epoch_.load(std::memory_order_acquire);
-        if (epoch != me.epoch) enter_epoch(tid, epoch);
+        core::limbo_bag safe;
+        if (epoch != me.epoch) enter_epoch(tid, epoch, safe);
         for (;;) {
             // seq_cst store + seq_cst re-read: a Dekker pair with the
             // checker's seq_cst announcement load and CAS; either the checker
@@ -130,8 +127,9 @@ class qsbr_domain : public domain_base<qsbr_domain, detail::qsbr_local> {
             const std::uint64_t now = global_epoch_.load(std::memory_order_seq_cst);
             if (now == epoch) break;
             epoch = now;
-            enter_epoch(tid, epoch);
+            enter_epoch(tid, epoch, safe);
         }
+        dispose_safe(tid, safe);  // after the announcement, as in announce_epoch
     }
 
     /// Enters an extended quiescent state: never blocks, holds up nobody.
@@ -154,13 +152,28 @@ class qsbr_domain : public domain_base<qsbr_domain, detail::qsbr_local> {
         hand_over_if_offline(tid);
     }
 
-    SMR_SLOW_PATH void enter_epoch(int tid, std::uint64_t epoch) noexcept {
+    /// A quiescent state that found a new epoch: enter it, announce it, and
+    /// only then free what became safe. While this thread frees, the others
+    /// may already advance; freeing first would hold every thread's epoch
+    /// (and so every bag) for as long as the batch takes, the very cost the
+    /// batch-against-amortized comparison measures.
+    SMR_SLOW_PATH void announce_epoch(int tid, std::uint64_t epoch) noexcept {
+        auto& me = local(tid);
+        core::limbo_bag safe;
+        enter_epoch(tid, epoch, safe);
+        // release: this thread's reads of shared nodes so far happen before a
+        // checker that sees the announcement lets the epoch move on. No
+        // fence: see the class comment.
+        me.announce.store(epoch << 1, std::memory_order_release);
+        dispose_safe(tid, safe);
+    }
+
+    /// Takes `epoch` as the local epoch; adds what it makes safe to `safe`.
+    void enter_epoch(int tid, std::uint64_t epoch, core::limbo_bag& safe) noexcept {
         auto& me = local(tid);
         me.epoch = epoch;
         me.next_to_check = 0;
-        core::limbo_bag safe;
         me.bags.advance(epoch, safe, orphans(), adopter(tid));
-        dispose_safe(tid, safe);
     }
 
     /// One step of the fuzzy barrier: look at one thread; when all have been
