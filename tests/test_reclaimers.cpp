@@ -521,7 +521,9 @@ TYPED_TEST(token_ring_test, frees_at_the_second_receipt) {
 }
 
 // Periodic: while freeing a large bag, a thread that gets the token back
-// passes it on again mid-batch (every token_check_every frees).
+// passes it on again mid-batch (every token_check_every frees), without
+// rotating its bags: as in the paper's variant, those passes free nothing
+// more; what it retired since its receipt waits for its next one.
 TEST(token_periodic, passes_again_while_freeing) {
     using D = smr::token_periodic_domain;
     smr::domain_config config = test_config(smr::free_mode::batch);
@@ -532,12 +534,17 @@ TEST(token_periodic, passes_again_while_freeing) {
     for (int i = 0; i < 1000; ++i) domain.retire(a, domain.allocate<test_node<D>>(a, 1));
     domain.end_op(a);
     domain.begin_op(a);  // receipt 2: the 1000 nodes become previous
+    for (int i = 0; i < 5; ++i) domain.retire(a, domain.allocate<test_node<D>>(a, 1));
     domain.end_op(a);
     EXPECT_EQ(domain.stats().epochs, 2u);
     domain.begin_op(a);  // receipt 3 frees them; every 10 frees the token is back: 100 more rounds
     domain.end_op(a);
     EXPECT_EQ(domain.stats().freed, 1000u);
     EXPECT_EQ(domain.stats().epochs, 3u + 100u);
+    EXPECT_EQ(domain.garbage(), 5u) << "a pass while freeing rotates nothing";
+    domain.begin_op(a);  // receipt 104: the 5 were previous since receipt 3
+    domain.end_op(a);
+    EXPECT_EQ(domain.stats().freed, 1005u);
     domain.unregister_thread(a);
 }
 

@@ -81,7 +81,8 @@ inline constexpr std::string_view token_name(token_variant v) noexcept {
 ///    gets the token back while still freeing keeps it until done; batch frees
 ///    and epochs still grow.
 ///  - periodic also checks for the token every `token_check_every` frees
-///    (default 100) and passes it on mid-batch, but a single slow free call
+///    (default 100) and passes it on mid-batch (rotating no bag: what became
+///    safe meanwhile waits for the next receipt), but a single slow free call
 ///    (an allocator flushing a remote batch free) still holds the token.
 ///  - with `free_policy amortized` the safe bag is only queued and freed k per
 ///    operation, so the token never waits on frees: token_periodic + amortized
@@ -207,10 +208,10 @@ class token_domain : public domain_base<token_domain<V>, detail::token_local> {
                     // seq_cst: as in begin_op.
                     const std::uint64_t again = token_.load(std::memory_order_seq_cst);
                     if (holder_of(again) != as_holder(tid)) return;
-                    // Received again while freeing: the same receipt step,
-                    // with the newly safe bag appended to what we free.
-                    safe.splice_back(me.previous);
-                    me.previous = std::move(me.current);
+                    // Received again while freeing: pass it on at once, and
+                    // rotate nothing, as the paper's variant does (token3 in
+                    // its artifact). Safe: a receipt that rotates nothing
+                    // only makes the next rotation later.
                     pass(tid, again);
                 });
             }
