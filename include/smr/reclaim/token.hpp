@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <optional>
 #include <stdexcept>
 #include <string_view>
 
@@ -28,6 +29,10 @@ struct token_local {
     /// In the ring: set from registration (or thread_online) to
     /// unregistration (or thread_offline). Read by passers; alone on its lines.
     alignas(core::false_sharing_range) std::atomic<bool> member{false};
+    /// Set by whoever hands this slot the token, polled by its owner at every
+    /// operation: the owner reads its own line, written once per receipt,
+    /// instead of the shared token word that every pass writes.
+    alignas(core::false_sharing_range) std::atomic<bool> inbox{false};
     /// Nodes retired since this slot's last receipt of the token.
     alignas(core::false_sharing_range) core::limbo_bag current;
     /// Nodes retired between its last two receipts: safe at the next one.
@@ -59,6 +64,16 @@ inline constexpr std::string_view token_name(token_variant v) noexcept {
 /// current. At the start of each operation a thread checks whether it holds
 /// the token; if so, its previous bag is safe, current becomes previous, and
 /// it passes the token on. `epochs` counts rounds of the ring.
+///
+/// Where the token is. As in the paper's artifact, a thread polls a flag of
+/// its own (its inbox, alone on its cache line) at every operation, and the
+/// passer sets the receiver's flag: an operation reads no line that other
+/// threads write, except once per receipt. Unlike the artifact, whose ring
+/// is fixed, threads join and leave here, so the token itself is one word
+/// (holder and pass count) that each pass moves with a CAS; the inbox says
+/// "look at the word". The CAS is once per pass, and it is what keeps a
+/// leaving receiver and its passer from both moving the token on, or
+/// neither (below).
 ///
 /// Why it is safe (Section 4, correctness sketch). The previous bag holds nodes
 /// retired before the thread's previous receipt, so unlinked before it passed
@@ -133,13 +148,9 @@ class token_domain : public domain_base<token_domain<V>, detail::token_local> {
     }
 
     void begin_op(int tid) noexcept {
-        // seq_cst: acquire pairs with the pass (a seq_cst CAS) that handed us
-        // the token; seq_cst (the same instruction as acquire on x86 and
-        // ARMv8) places the receipt in S before the membership loads of our
-        // pass, which the joining argument needs (class comment).
-        const std::uint64_t seen = token_.load(std::memory_order_seq_cst);
-        if (holder_of(seen) == as_holder(tid)) [[unlikely]] {
-            receive(tid, seen);  // once per round with others in the ring
+        // relaxed: a hint; check_inbox's token load carries the ordering.
+        if (this->local(tid).inbox.load(std::memory_order_relaxed)) [[unlikely]] {
+            if (const auto seen = check_inbox(tid)) receive(tid, *seen);  // once per round
         }
         this->amortized_step(tid);
     }
@@ -185,6 +196,29 @@ class token_domain : public domain_base<token_domain<V>, detail::token_local> {
         return (((token >> holder_bits) + 1) << holder_bits) | to;
     }
 
+    /// The token word, if the inbox was set and the token names tid; clears
+    /// the inbox. The exchange and the token load are seq_cst: a pass to tid
+    /// that the load misses comes later in S, and so does the store into the
+    /// inbox that follows its CAS, which the exchange therefore cannot erase
+    /// (a lost notification would park the token here for good).
+    std::optional<std::uint64_t> check_inbox(int tid) noexcept {
+        this->local(tid).inbox.exchange(false, std::memory_order_seq_cst);
+        // seq_cst: acquire pairs with the pass (a seq_cst CAS) that handed us
+        // the token; seq_cst (the same instruction as acquire on x86 and
+        // ARMv8) places the receipt in S before the membership loads of our
+        // pass, which the joining argument needs (class comment).
+        const std::uint64_t seen = token_.load(std::memory_order_seq_cst);
+        if (holder_of(seen) != as_holder(tid)) return std::nullopt;  // stale: we left meanwhile
+        return seen;
+    }
+
+    /// After a CAS that moved the token to `to`: tells its owner.
+    void notify(std::uint64_t to) noexcept {
+        // seq_cst: after the CAS in S (check_inbox's argument).
+        if (to == no_holder || SMR_MUTANT("token_pass_notifies_nobody")) return;
+        this->local(static_cast<int>(to)).inbox.store(true, std::memory_order_seq_cst);
+    }
+
     /// A receipt: the previous bag is safe; rotate the bags, pass the token,
     /// and free (or queue, under amortized free) what became safe, with the
     /// orphaned bags that have become safe too.
@@ -205,14 +239,15 @@ class token_domain : public domain_base<token_domain<V>, detail::token_local> {
                 this->dispose_safe(tid, safe);
             } else {
                 this->dispose_safe(tid, safe, this->config().token_check_every, [&] {
-                    // seq_cst: as in begin_op.
-                    const std::uint64_t again = token_.load(std::memory_order_seq_cst);
-                    if (holder_of(again) != as_holder(tid)) return;
+                    // relaxed: as in begin_op.
+                    if (!me.inbox.load(std::memory_order_relaxed)) return;
+                    const auto again = check_inbox(tid);
+                    if (!again) return;
                     // Received again while freeing: pass it on at once, and
                     // rotate nothing, as the paper's variant does (token3 in
                     // its artifact). Safe: a receipt that rotates nothing
                     // only makes the next rotation later.
-                    pass(tid, again);
+                    pass(tid, *again);
                 });
             }
         }
@@ -263,6 +298,7 @@ class token_domain : public domain_base<token_domain<V>, detail::token_local> {
                                             std::memory_order_relaxed)) {
             return;
         }
+        notify(to);
         this->record_event(tid, trace::event_kind::token_pass, to);
         // A pass that wraps around the ring ends a round: Token-EBR's epoch.
         // The timeline value is the token's pass count.
@@ -314,6 +350,7 @@ class token_domain : public domain_base<token_domain<V>, detail::token_local> {
                                                 std::memory_order_relaxed)) {
                 return;
             }
+            notify(to);
             this->record_event(tid, trace::event_kind::token_pass, to);
             if (from != no_holder && to != no_holder && to <= from) {
                 this->note_epoch_advanced(tid, next >> holder_bits);
