@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 
 from conftest import FAKE_LISTING
+from smrlab import runner
 from smrlab.cli import main
 from smrlab.errors import UsageError
 from smrlab.grid import load_experiment
@@ -632,3 +633,24 @@ def test_the_stm_experiments_run_and_draw_the_papers_figures_and_tables(
     heading = text.index('<h2 id="stm">')
     assert text.count('<h2 id="stm">') == 1
     assert all(text.index(f'id="exp-{name}"') > heading for name in ("stm_list", "stm_rbtree"))
+
+
+def test_a_signal_while_a_trial_starts_stops_that_trial(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Ctrl-C between Popen's fork and its return: without holding the signal until the
+    # process object exists, KeyboardInterrupt left smrbench running in its own session.
+    started: list[int] = []
+    real_popen = subprocess.Popen
+
+    def popen_then_interrupted(*args: Any, **kwargs: Any) -> subprocess.Popen:
+        process = real_popen(*args, **kwargs)
+        started.append(process.pid)
+        os.kill(os.getpid(), signal.SIGINT)
+        time.sleep(0.2)  # where a handler acting at once would raise
+        return process
+
+    monkeypatch.setattr(runner.subprocess, "Popen", popen_then_interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        runner._execute(["sleep", "30"], timeout=60, outputs=[])
+    monkeypatch.undo()
+    with pytest.raises(ProcessLookupError):
+        os.kill(started[0], 0)

@@ -13,6 +13,7 @@ import json
 import os
 import signal
 import subprocess
+import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -229,19 +230,60 @@ def _signals_deferred() -> Iterator[None]:
         signal.pthread_sigmask(signal.SIG_SETMASK, previous)
 
 
+@contextlib.contextmanager
+def _signals_held() -> Iterator[list[int]]:
+    """While a trial's process is being created, SIGINT, SIGTERM and SIGHUP are only recorded
+    (in the list it yields), for the caller to raise again once it holds the process. One
+    raised inside Popen after its fork would leave smrbench running in a session of its own,
+    with nobody holding its pid. Handlers, not a blocked signal mask: the child would inherit
+    the mask and ignore the SIGTERM that stops it, while a caught signal is reset to its
+    default at exec. An ignored signal stays ignored; outside the main thread (where no
+    handler can be set) nothing changes."""
+    caught: list[int] = []
+    previous: dict[int, Any] = {}
+    if threading.current_thread() is threading.main_thread():
+        for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+            if signal.getsignal(signum) not in (signal.SIG_IGN, None):
+                previous[signum] = signal.signal(signum, lambda s, _f: caught.append(s))
+    try:
+        yield caught
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+
+
+def _start(argv: list[str], outputs: list[Path]) -> subprocess.Popen:
+    """Starts one trial's smrbench in a session of its own; a stop signal that arrives
+    meanwhile acts once the process is returned, never before (_signals_held)."""
+    with _signals_held() as caught:
+        process = subprocess.Popen(
+            argv,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            start_new_session=True,
+        )
+    for signum in caught[:1]:
+        # Raised where the caller's `process` is assigned and its cleanup runs.
+        _raise_after_start(process, outputs, signum)
+    return process
+
+
+def _raise_after_start(process: subprocess.Popen, outputs: list[Path], signum: int) -> None:
+    """Stops the process just started, then acts on the signal as it would have."""
+    with _signals_deferred():
+        _kill_group(process, outputs)
+        process.communicate()
+    signal.raise_signal(signum)
+
+
 def _execute(argv: list[str], timeout: float, outputs: list[Path]) -> _Outcome:
     """Runs one trial and classifies what happened."""
     process: subprocess.Popen | None = None
     try:
         try:
-            process = subprocess.Popen(
-                argv,
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                text=True,
-                start_new_session=True,
-            )
+            process = _start(argv, outputs)
         except OSError as error:
             return _Outcome(None, "exit", f"cannot start smrbench: {error.strerror}")
         stdout, stderr = process.communicate(timeout=timeout)
