@@ -148,9 +148,8 @@ class token_domain : public domain_base<token_domain<V>, detail::token_local> {
     }
 
     void begin_op(int tid) noexcept {
-        // relaxed: a hint; check_inbox's token load carries the ordering.
-        if (this->local(tid).inbox.load(std::memory_order_relaxed)) [[unlikely]] {
-            if (const auto seen = check_inbox(tid)) receive(tid, *seen);  // once per round
+        if (const auto seen = received(tid)) [[unlikely]] {
+            receive(tid, *seen);  // once per round with others in the ring
         }
         this->amortized_step(tid);
     }
@@ -196,12 +195,20 @@ class token_domain : public domain_base<token_domain<V>, detail::token_local> {
         return (((token >> holder_bits) + 1) << holder_bits) | to;
     }
 
-    /// The token word, if the inbox was set and the token names tid; clears
-    /// the inbox. The exchange and the token load are seq_cst: a pass to tid
-    /// that the load misses comes later in S, and so does the store into the
-    /// inbox that follows its CAS, which the exchange therefore cannot erase
-    /// (a lost notification would park the token here for good).
-    std::optional<std::uint64_t> check_inbox(int tid) noexcept {
+    /// The token word if tid holds it, else nothing. The common case is one
+    /// load of tid's own inbox (relaxed: a hint; check_inbox's token load
+    /// carries the ordering).
+    std::optional<std::uint64_t> received(int tid) noexcept {
+        if (!this->local(tid).inbox.load(std::memory_order_relaxed)) [[likely]]
+            return std::nullopt;
+        return check_inbox(tid);
+    }
+
+    /// The token word, if the token names tid; clears the inbox. The exchange and the token load
+    /// are seq_cst: a pass to tid that the load misses comes later in S, and so does the store into
+    /// the inbox that follows its CAS, which the exchange therefore cannot erase (a lost
+    /// notification would park the token here for good).
+    SMR_SLOW_PATH std::optional<std::uint64_t> check_inbox(int tid) noexcept {
         this->local(tid).inbox.exchange(false, std::memory_order_seq_cst);
         // seq_cst: acquire pairs with the pass (a seq_cst CAS) that handed us
         // the token; seq_cst (the same instruction as acquire on x86 and
@@ -239,9 +246,7 @@ class token_domain : public domain_base<token_domain<V>, detail::token_local> {
                 this->dispose_safe(tid, safe);
             } else {
                 this->dispose_safe(tid, safe, this->config().token_check_every, [&] {
-                    // relaxed: as in begin_op.
-                    if (!me.inbox.load(std::memory_order_relaxed)) return;
-                    const auto again = check_inbox(tid);
+                    const auto again = received(tid);
                     if (!again) return;
                     // Received again while freeing: pass it on at once, and
                     // rotate nothing, as the paper's variant does (token3 in
