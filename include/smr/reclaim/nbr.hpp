@@ -172,6 +172,7 @@
 #include <type_traits>
 
 #include "smr/core/compiler.hpp"
+#include "smr/core/fence.hpp"
 #include "smr/core/limbo_bag.hpp"
 #include "smr/core/mutant.hpp"
 #include "smr/core/padded.hpp"
@@ -525,8 +526,10 @@ class basic_nbr_domain : public domain_base<basic_nbr_domain<Plus>, detail::nbr_
                     // the node, j's broadcast restarts a reader that then
                     // finds the node still linked, and we free it under the
                     // reader. With it, the fence precedes in S j's RMW that
-                    // begins any RGP the snapshot counts.
-                    std::atomic_thread_fence(std::memory_order_seq_cst);
+                    // begins any RGP the snapshot counts. (TSan need not see
+                    // it: the free's happens-before edge is the later seq_cst
+                    // load of j's counter, which TSan checks.)
+                    core::fence();
                     const int limit = threads().scan_limit();
                     for (int i = 0; i < limit; ++i) {
                         me.seen(i) = local(i).announce.load(std::memory_order_seq_cst);
