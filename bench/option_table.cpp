@@ -249,7 +249,7 @@ constexpr std::array table{
         "advance-every", "ebr, nebr: operations between epoch-advance attempts", 1, two_to(30),
         "operations"),
     tuning<&bench_config::check_every, &smr::domain_config::check_every>(
-        "check-every", "debra, qsbr: operations between checks of another thread", 1, two_to(30),
+        "check-every", "debra: operations between checks of another thread", 1, two_to(30),
         "operations"),
     tuning<&bench_config::epoch_freq, &smr::domain_config::epoch_freq>(
         "epoch-freq", "rcu, he, ibr, wfe: allocations per thread per global epoch (era) increment",

@@ -548,6 +548,44 @@ TEST(token_periodic, passes_again_while_freeing) {
     domain.unregister_thread(a);
 }
 
+// Hart's QSBR: every quiescent state tries to advance the epoch (a fuzzy
+// barrier entry), which succeeds once every online thread has announced the
+// current epoch; an online thread that declares none holds everyone up, an
+// offline one nobody.
+TEST(qsbr, every_quiescent_state_tries_to_advance) {
+    using D = smr::qsbr_domain;
+    D domain(test_config(smr::free_mode::batch));
+    const int a = domain.register_thread();
+    const auto state = [&](int tid, bool retire) {
+        if (retire) domain.retire(tid, domain.template allocate<test_node<D>>(tid, 1));
+        domain.quiescent(tid);
+    };
+    const std::uint64_t start = domain.stats().epochs;
+    state(a, true);
+    EXPECT_EQ(domain.stats().epochs, start + 1) << "alone, each state advances";
+    state(a, false);
+    state(a, false);
+    EXPECT_EQ(domain.garbage(), 1u) << "retired in e, safe in e + 3";
+    state(a, false);
+    EXPECT_EQ(domain.garbage(), 0u);
+    EXPECT_EQ(domain.stats().epochs, start + 4);
+
+    const int b = domain.register_thread();  // online, in the current epoch
+    state(a, false);                         // the epoch moves once: b announced it
+    state(a, false);
+    state(a, false);
+    EXPECT_EQ(domain.stats().epochs, start + 5) << "b lags and holds a up";
+    state(b, false);  // b enters the new epoch and, with a in it too, advances
+    EXPECT_EQ(domain.stats().epochs, start + 6);
+    domain.thread_offline(b);
+    state(a, false);
+    state(a, false);
+    EXPECT_EQ(domain.stats().epochs, start + 8) << "an offline thread holds up nobody";
+    domain.thread_online(b);
+    domain.unregister_thread(b);
+    domain.unregister_thread(a);
+}
+
 // ---- the list itself ----------------------------------------------------------
 
 TEST(measured_domains, order_and_names) {

@@ -66,7 +66,7 @@ struct domain_config {
     /// ebr, nebr: critical-region entries between epoch-advance attempts
     /// (Hart et al. use 100).
     std::uint32_t advance_every = 100;
-    /// debra, qsbr: operations between looks at the next thread's announcement.
+    /// debra: operations between looks at the next thread's announcement.
     /// 10 is MIN_OPS_BEFORE_READ of the DEBRA in the Epochs paper's artifact
     /// (Brown's original used 20): checking more often advances the epoch
     /// sooner but, with few threads, spends more of each operation on epoch

@@ -20,25 +20,24 @@ struct qsbr_local {
     alignas(core::false_sharing_range) std::atomic<std::uint64_t> announce{1};
     alignas(core::false_sharing_range) std::uint64_t epoch = 0;  // owner's copy
     epoch_bags bags;
-    /// Operations (quiescent states) left before the next look at another
-    /// thread; counts down so the common path reads no configuration.
-    std::uint32_t until_check = 0;
-    int next_to_check = 0;
 
     void drain_into(core::limbo_bag& out) noexcept { bags.drain_into(out); }
 };
 }  // namespace detail
 
-/// QSBR. The application declares quiescent states, points where the thread
-/// holds no reference to a shared node, by calling quiescent(tid) (smrbench
-/// does after every operation, Hart's Listing 1). At each one the thread enters
-/// a fuzzy barrier: it reads the global epoch, and if it moved, frees its bags
-/// three epochs old and announces the new epoch. Every `check_every` quiescent
-/// states it looks at one other thread's announcement, round robin (as DEBRA
-/// does); the thread that finds every online thread announced in the current
-/// epoch advances it. Operations themselves do no epoch work: begin_op only
-/// runs amortized free's step, end_op nothing. thread_offline declares an
-/// extended quiescent state (the thread holds up nobody until thread_online).
+/// QSBR as Hart et al. define it. The application declares quiescent states,
+/// points where the thread holds no reference to a shared node, by calling
+/// quiescent(tid) (smrbench does every `quiescent_every` operations; Hart's
+/// Listing 4 once per loop of 100). Each one enters a fuzzy barrier: the
+/// thread reads the global epoch, and if it moved, announces the new epoch and
+/// frees its bags three epochs old; then it tries to advance the epoch, which
+/// succeeds if every online thread has announced the current one. Hart et al.
+/// use EBR's fuzzy barrier for both schemes (Section 4), so the attempt is the
+/// same full scan as ebr's, made at every quiescent state where ebr makes it
+/// every `advance_every` critical regions. Operations themselves do no epoch
+/// work: begin_op only runs amortized free's step, end_op nothing.
+/// thread_offline declares an extended quiescent state (the thread holds up
+/// nobody until thread_online).
 ///
 /// Why a release store suffices to announce (no fence): an announcement of
 /// epoch e says "since my previous announcement I passed a quiescent state".
@@ -52,11 +51,10 @@ struct qsbr_local {
 /// permits). Only going from offline to online needs the Dekker fence.
 ///
 /// Progress: begin_op, end_op, retire and quiescent are wait-free (quiescent
-/// reads one other slot). Blocking for reclamation: an online thread that
-/// stops declaring quiescent states, even outside any operation, stalls every
-/// other thread's reclamation (Hart, Fig. 3). Memory: about three epochs of
-/// retirements per thread while all online threads keep declaring quiescent
-/// states; unbounded otherwise.
+/// reads every registered thread's slot: O(threads)). Blocking for reclamation: an online thread
+/// that stops declaring quiescent states, even outside any operation, stalls every other thread's
+/// reclamation (Hart, Fig. 3). Memory: about three epochs of retirements per thread while all
+/// online threads keep declaring quiescent states; unbounded otherwise.
 class qsbr_domain : public domain_base<qsbr_domain, detail::qsbr_local> {
   public:
     static constexpr reclaimer_traits traits{
@@ -94,9 +92,7 @@ class qsbr_domain : public domain_base<qsbr_domain, detail::qsbr_local> {
         if (epoch != me.epoch) [[unlikely]] {
             announce_epoch(tid, epoch);
         }
-        if (me.until_check-- == 0) [[unlikely]] {
-            check_next_thread(tid, epoch);
-        }
+        try_advance(tid, epoch);
     }
 
     void on_thread_enter(int tid) noexcept { thread_online(tid); }
@@ -172,39 +168,30 @@ class qsbr_domain : public domain_base<qsbr_domain, detail::qsbr_local> {
     void enter_epoch(int tid, std::uint64_t epoch, core::limbo_bag& safe) noexcept {
         auto& me = local(tid);
         me.epoch = epoch;
-        me.next_to_check = 0;
         me.bags.advance(epoch, safe, orphans(), adopter(tid));
     }
 
-    /// One step of the fuzzy barrier: look at one thread; when all have been
-    /// seen offline or in `epoch`, advance.
-    SMR_SLOW_PATH void check_next_thread(int tid, std::uint64_t epoch) noexcept {
-        auto& me = local(tid);
-        me.until_check = config().check_every > 0 ? config().check_every - 1 : 0;
+    /// The fuzzy barrier's attempt: advance only if every online thread has
+    /// announced `epoch` (this one just did). Out of line: a loop over the
+    /// registered threads, run at every quiescent state.
+    SMR_SLOW_PATH void try_advance(int tid, std::uint64_t epoch) noexcept {
+        // seq_cst (the same instruction as quiescent()'s acquire load on x86
+        // and ARMv8): thread_online's Dekker argument needs the epoch we check
+        // against to precede the announcement loads in S.
+        if (global_epoch_.load(std::memory_order_seq_cst) != epoch) return;
         const int limit = threads().scan_limit();
-        if (me.next_to_check == tid) ++me.next_to_check;
-        if (me.next_to_check < limit) {
-            // seq_cst (the same instruction as quiescent()'s acquire load on
-            // x86 and ARMv8): thread_online's Dekker argument needs the epoch
-            // we check against to precede the announcement load in S.
-            if (global_epoch_.load(std::memory_order_seq_cst) != epoch) return;
+        for (int i = 0; i < limit; ++i) {
+            if (i == tid) continue;
             // seq_cst: the other half of thread_online's Dekker pair; the
             // acquire half pairs with quiescent()'s and thread_offline's
             // release stores.
-            const std::uint64_t seen =
-                local(me.next_to_check).announce.load(std::memory_order_seq_cst);
+            const std::uint64_t seen = local(i).announce.load(std::memory_order_seq_cst);
             const bool offline = (seen & 1) != 0;
-            if (!offline && (seen >> 1) != epoch) return;  // it lags: look again later
-            ++me.next_to_check;
-            if (me.next_to_check == tid) ++me.next_to_check;
-            if (me.next_to_check < limit) return;
+            if (!offline && (seen >> 1) != epoch) return;  // i lags: try again at the next state
         }
-        me.next_to_check = 0;
-        // Every thread was seen offline or in `epoch` (possibly over several
-        // quiescent states, all in `epoch`: an epoch change resets the round).
         std::uint64_t expected = epoch;
         // seq_cst: ordered after the announcement loads in S (Dekker); release
-        // publishes the round of checks to every thread that reads epoch + 1.
+        // publishes the scan to every thread that reads epoch + 1.
         if (global_epoch_.compare_exchange_strong(expected, epoch + 1, std::memory_order_seq_cst,
                                                   std::memory_order_relaxed)) {
             note_epoch_advanced(tid, epoch + 1);
