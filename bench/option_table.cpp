@@ -134,10 +134,12 @@ constexpr std::array table{
            "(Hart et al.; 0: no pool)",
            0, two_to(32), "blocks"),
     option_spec{.name = "on-empty",
-                .field = text_option{"yield", "yield spin fail"},
+                .field = text_option{"yield", "yield spin spin_idle fail"},
                 .help = "with --pool-nodes, an allocation that finds the pool empty: yield "
-                        "(sched_yield and retry) | spin (busy-wait and retry) | fail (the "
-                        "operation gives up)",
+                        "(sched_yield and retry, holding up no grace period: Hart et al.'s Fig. "
+                        "13) | spin (busy-wait, holding up the grace periods it held: their Fig. "
+                        "14) | spin_idle (busy-wait, holding up none) | fail (the operation gives "
+                        "up)",
                 .json = [](const bench_config& c) -> json {
                     if (c.pool_nodes == 0) return nullptr;
                     return smr::alloc::to_string(c.on_empty);

@@ -476,13 +476,14 @@ TEST(pool, the_shared_word_is_zeroed_once_kept_across_reuse_and_never_poisoned) 
     EXPECT_THROW(pool_resource{options}, std::invalid_argument) << "not a multiple of 8";
 }
 
-/// Hart's Figure 13 needs this: a thread that waits for pool memory between
-/// operations (ms_queue's enqueue allocates before it starts) must let QSBR's
-/// grace periods end, or the memory it waits for, retired by another thread,
-/// is never freed. Without allocate_outside_op the producer would wait until
-/// the deadline and give up.
-TEST(allocation_hook, a_thread_waiting_between_operations_holds_up_no_grace_period) {
-    pool_resource pool(pool_of(64, on_empty::yield));
+/// A producer enqueues into a 64-block pool under QSBR until the pool runs dry
+/// and it waits; a consumer dequeues, retires and declares quiescent states.
+/// The blocks the producer waits for come back only after a grace period
+/// that its wait spans. Returns whether the producer's enqueues all went
+/// through; `consumer_states` bounds the consumer's quiescent states in a row
+/// that find the queue empty (0: until the producer is done, or 20 s).
+bool producer_waiting_under_qsbr_finishes(on_empty when_empty, int consumer_states) {
+    pool_resource pool(pool_of(64, when_empty));
     smr::qsbr_domain domain(config_with(&pool));
     smr::ds::ms_queue<smr::qsbr_domain> queue(domain);
     constexpr int items = 500;
@@ -506,19 +507,40 @@ TEST(allocation_hook, a_thread_waiting_between_operations_holds_up_no_grace_peri
         // Only once the producer waits: the first block it gets must then come
         // from a node retired here and freed after a grace period its wait spans.
         while (pool.waiting() == 0 && !gave_up) std::this_thread::yield();
+        int idle_states = 0;
         while (enqueued.load(std::memory_order_acquire) < items && !gave_up) {
-            (void)queue.dequeue(handle.tid());
+            idle_states = queue.dequeue(handle.tid()) ? 0 : idle_states + 1;
             domain.quiescent(handle.tid());
-            if (std::chrono::steady_clock::now() > deadline) pool.stop_waiting();
+            if (std::chrono::steady_clock::now() > deadline ||
+                (consumer_states > 0 && idle_states >= consumer_states)) {
+                pool.stop_waiting();
+            }
         }
         while (queue.dequeue(handle.tid())) {
         }
     }
     producer.join();
-    EXPECT_FALSE(gave_up)
-        << "the producer waited for memory that its own wait kept from being freed";
-    EXPECT_EQ(enqueued.load(), items);
     EXPECT_GT(pool.stats().failures, 0u) << "the pool never ran out: the test proved nothing";
+    return !gave_up && enqueued.load() == items;
+}
+
+/// Hart's Figure 13 needs this: a thread that yields while it waits for pool
+/// memory between operations (ms_queue's enqueue allocates before it starts)
+/// must let QSBR's grace periods end, or the memory it waits for, retired by
+/// another thread, is never freed. Without allocate_outside_op the producer
+/// would wait until the deadline and give up. spin_idle spins the same way.
+TEST(allocation_hook, a_thread_waiting_between_operations_holds_up_no_grace_period) {
+    EXPECT_TRUE(producer_waiting_under_qsbr_finishes(on_empty::yield, 0))
+        << "the producer waited for memory that its own wait kept from being freed";
+    EXPECT_TRUE(producer_waiting_under_qsbr_finishes(on_empty::spin_idle, 0));
+}
+
+/// Hart's Figure 14: a thread that busy-waits for memory holds up the grace
+/// periods it held when it began to wait, so under QSBR the memory it waits
+/// for never comes back: 100000 quiescent states of the consumer in a row
+/// free nothing (with the spinner idle, a few free its nodes).
+TEST(allocation_hook, a_spinning_thread_holds_up_grace_periods) {
+    EXPECT_FALSE(producer_waiting_under_qsbr_finishes(on_empty::spin, 100000));
 }
 
 /// Threads allocate and free blocks of several sizes at random from a pool

@@ -39,12 +39,14 @@
 // Exhaustion. When a thread finds its magazines, the depot and the budget all
 // empty, `on_empty` decides: `yield` calls sched_yield() and retries (Hart's
 // default: a preempted thread gets the CPU and can end its grace period),
-// `spin` busy-waits and retries (Hart's Figure 14), `fail` throws
-// std::bad_alloc at once. Before every retry the waiting thread calls its
-// wait_observer, if it installed one (a domain's allocate_outside_op does:
-// the waiting thread then runs empty operations and holds up no grace
-// period). A waiting thread also gives up, with std::bad_alloc, once
-// stop_waiting() was called: a benchmark's stop flag reaches every waiting
+// `spin` busy-waits and retries (Hart's Figure 14), `spin_idle` busy-waits
+// like an idle thread, `fail` throws std::bad_alloc at once. Before every
+// retry a yielding or spin_idle thread calls its wait_observer, if it
+// installed one (a domain's allocate_outside_op does: the waiting thread then
+// runs empty operations and holds up no grace period). A `spin` thread does
+// not: as in Hart's Section 5.4.2, it holds up the grace periods it held when
+// it began to wait, and the epoch schemes stall. A waiting thread also gives up, with
+// std::bad_alloc, once stop_waiting() was called: a benchmark's stop flag reaches every waiting
 // loop, so a trial whose threads all wait for memory that only a stalled
 // thread could release still ends.
 //
@@ -99,11 +101,15 @@
 
 namespace smr::alloc {
 
-/// What an allocation does when the pool has no free block.
+/// What an allocation does when the pool has no free block. A waiting
+/// thread (yield, spin_idle) calls its wait_observer before every retry, so
+/// it holds up no grace period; a spinning one (spin) does not, and holds up
+/// every grace period it held when it began to wait.
 enum class on_empty : std::uint8_t {
-    yield,  ///< sched_yield() and retry (Hart's default)
-    spin,   ///< busy-wait and retry (Hart's Figure 14)
-    fail,   ///< throw std::bad_alloc at once
+    yield,      ///< sched_yield() and retry, idle meanwhile (Hart's default, Figure 13)
+    spin,       ///< busy-wait and retry, holding up grace periods (Hart's Figure 14)
+    spin_idle,  ///< busy-wait and retry, idle meanwhile (ours: spin without Figure 14's stall)
+    fail,       ///< throw std::bad_alloc at once
 };
 
 inline constexpr std::string_view to_string(on_empty policy) noexcept {
@@ -112,6 +118,8 @@ inline constexpr std::string_view to_string(on_empty policy) noexcept {
             return "yield";
         case on_empty::spin:
             return "spin";
+        case on_empty::spin_idle:
+            return "spin_idle";
         case on_empty::fail:
             return "fail";
     }
@@ -121,6 +129,7 @@ inline constexpr std::string_view to_string(on_empty policy) noexcept {
 inline constexpr std::optional<on_empty> parse_on_empty(std::string_view name) noexcept {
     if (name == "yield") return on_empty::yield;
     if (name == "spin") return on_empty::spin;
+    if (name == "spin_idle") return on_empty::spin_idle;
     if (name == "fail") return on_empty::fail;
     return std::nullopt;
 }
@@ -464,7 +473,12 @@ class pool_resource final : public std::pmr::memory_resource {
                 give_up(cache);
             }
             cache.retries.add();
-            if (wait_observer* observer = observe_waits::current()) observer->between_retries();
+            // Hart's spinners (Figure 14) do nothing but spin: whatever grace
+            // period the thread held up when it began to wait, it holds up
+            // still, and that is the stall the figure shows.
+            if (policy != on_empty::spin || SMR_MUTANT("pool_spinner_waits_idle")) {
+                if (wait_observer* observer = observe_waits::current()) observer->between_retries();
+            }
             if (policy == on_empty::yield) {
                 sched_yield();
             } else {

@@ -346,11 +346,13 @@ class domain_base {
     /// As allocate, for a caller that is between operations: it holds no
     /// reference to a shared node (ms_queue's enqueue allocates before it
     /// reads the queue). If the allocator waits for memory (a pool that ran
-    /// out), the thread waits as an idle thread would: before every retry it
-    /// runs an empty operation, so it holds up no grace period and frees its
-    /// own garbage once that is safe (Hart et al.'s Figure 13: threads that
-    /// yield while memory is short let the epoch schemes recover). Calling it
-    /// inside an operation would end that operation's protection.
+    /// out, on_empty yield or spin_idle), the thread waits as an idle thread
+    /// would: before every retry it runs an empty operation, so it holds up no
+    /// grace period and frees its own garbage once that is safe (Hart et al.'s
+    /// Figure 13: threads that yield while memory is short let the epoch
+    /// schemes recover). A pool that spins (on_empty::spin, their Figure 14)
+    /// skips that step. Calling it inside an operation would end that
+    /// operation's protection.
     template <class T, class... Args>
     T* allocate_outside_op(int tid, Args&&... args) {
         if (memory_ == nullptr) [[likely]]
