@@ -109,8 +109,10 @@ constexpr std::array table{
     tuning<&bench_config::free_catchup_divisor, &smr::domain_config::free,
            &smr::free_policy::catchup_divisor>(
         "free-catchup-div",
-        "amortized: also free len/N per operation when the freeable list is long (0: off)", 0,
-        two_to(30), "divisor"),
+        "amortized: also free len/N per operation when the freeable list is long (0: off, the "
+        "Epochs paper's k per operation; 1024 bounds the list of a structure that retires more "
+        "than k per operation)",
+        0, two_to(30), "divisor"),
     option_spec{.name = "alloc",
                 .field = text_option{"glibc"},
                 .help = "allocator: glibc | jemalloc | tcmalloc | mimalloc | tbbmalloc",

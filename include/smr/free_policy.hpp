@@ -36,15 +36,16 @@ struct free_policy {
     /// Amortized: nodes freed at each operation start (the paper uses 1).
     std::uint32_t k = 1;
 
-    /// Amortized catch-up. A data structure that retires more than k nodes
-    /// per operation (the (a,b)-tree retires up to two) would grow the
-    /// freeable list without bound at k frees per operation. So each
-    /// operation frees k + len / catchup_divisor nodes, len being the freeable
-    /// list's length: a proportional controller whose steady state is a
-    /// list of about catchup_divisor x (retire rate - k) nodes, bounded, and
-    /// still spread out (a freshly spliced 32K-node bag is freed over
-    /// thousands of operations, never at once). 0 turns catch-up off.
-    std::uint32_t catchup_divisor = 1024;
+    /// Amortized catch-up, off by default (the paper frees k per operation).
+    /// A data structure that retires more than k nodes per operation (the
+    /// (a,b)-tree retires up to two) grows the freeable list without bound
+    /// at k frees per operation. With a divisor, each operation frees
+    /// k + len / catchup_divisor nodes, len being the freeable list's length:
+    /// a proportional controller whose steady state is a list of about
+    /// catchup_divisor x (retire rate - k) nodes, bounded, and still spread
+    /// out (with 1024, a freshly spliced 32K-node bag is freed over thousands
+    /// of operations, never at once). 0: the paper's k per operation.
+    std::uint32_t catchup_divisor = 0;
 };
 
 }  // namespace smr

@@ -364,11 +364,13 @@ class domain_base {
 
     /// Frees a node that was allocated but never made reachable (a failed
     /// insert): no other thread can hold it, so no grace period is needed.
+    /// Not timed: free_seconds and the free latency histogram cover the
+    /// frees counted as freed (retired garbage), so time per freed node is
+    /// their ratio.
     template <class T>
     void discard(int tid, T* node) noexcept {
-        slot& s = slot_of(tid);
-        s.discarded.add();
-        free_timed(tid, node);
+        slot_of(tid).discarded.add();
+        release_memory(node);
     }
 
     /// Frees a node that no thread can reach any more, outside any thread
@@ -650,6 +652,9 @@ class domain_base {
             do {
                 core::retired_node* const next = node->next_retired;  // before it is freed
                 free_timed<Traced>(tid, node);
+                // Per node: a sample taken while a long batch runs counts
+                // what it freed so far as freed.
+                if (!SMR_MUTANT("batch_counts_freed_at_its_end")) s.freed.add();
                 ++batch_size;
                 node = next;
                 if (every != 0 && ++since_check == every) {
@@ -658,9 +663,7 @@ class domain_base {
                 }
             } while (node != nullptr);
         }
-        // Counted once per batch, not per node: garbage() (retired - freed)
-        // counts a batch in progress as unfreed until it ends.
-        s.freed.add(batch_size);
+        if (SMR_MUTANT("batch_counts_freed_at_its_end")) s.freed.add(batch_size);
         if constexpr (Traced) {
             if (batch_size != 0) {
                 timeline_->record(tid, trace::event_kind::batch_free, batch_start,
@@ -799,11 +802,10 @@ class domain_base {
 
     /// The one place a node goes back to the allocator while threads run:
     /// timed into the thread's latency histogram (which also sums the time in
-    /// free). Callers count it as freed (retired garbage) or discarded (never
-    /// published). It runs for every node, so it is kept to two rdtsc, a
-    /// fixed-point conversion and a histogram increment, inlined into the
-    /// freeing loops (a call frame per node cost ~14 instructions).
-    /// MaybeTraced = false: the caller knows no timeline is attached.
+    /// free). Callers count it as freed (retired garbage). It runs for every node, so it is kept to
+    /// two rdtsc, a fixed-point conversion and a histogram increment, inlined into the freeing
+    /// loops (a call frame per node cost ~14 instructions). MaybeTraced = false: the caller knows
+    /// no timeline is attached.
     template <bool MaybeTraced = true>
     [[gnu::always_inline]] void free_timed(int tid, core::retired_node* node) noexcept {
         const core::node_memory memory = node->destroy(node);
