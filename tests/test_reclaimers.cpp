@@ -586,6 +586,40 @@ TEST(qsbr, every_quiescent_state_tries_to_advance) {
     domain.unregister_thread(a);
 }
 
+// Brown's DEBRA frees a bag at the third epoch change its owner observes,
+// however far each change moved the epoch: a thread that finds the epoch two
+// ahead rotates once. (Labelled with the epoch it was retired in, x would be
+// freed at the first change here: the epoch moved three.)
+TEST(debra, frees_at_the_third_epoch_change_it_observes) {
+    using D = smr::debra_domain;
+    smr::domain_config config = test_config(smr::free_mode::batch);
+    config.check_every = 1;  // b, checking a (quiescent) each operation, advances each time
+    D domain(config);
+    const int a = domain.register_thread();
+    const int b = domain.register_thread();
+    const auto op = [&](int tid, bool retire) {
+        domain.begin_op(tid);
+        if (retire) domain.retire(tid, domain.template allocate<test_node<D>>(tid, 1));
+        domain.end_op(tid);
+    };
+    const auto advance_to = [&](std::uint64_t target) {
+        for (int i = 0; i < 100 && domain.global_epoch() < target; ++i) op(b, false);
+        ASSERT_GE(domain.global_epoch(), target);
+    };
+    op(a, true);  // x
+    advance_to(domain.global_epoch() + 2);
+    op(a, false);  // change 1, by two epochs or more
+    EXPECT_EQ(domain.garbage(), 1u) << "freed at the first observed change";
+    advance_to(domain.global_epoch() + 1);
+    op(a, false);  // change 2
+    EXPECT_EQ(domain.garbage(), 1u) << "freed at the second observed change";
+    advance_to(domain.global_epoch() + 1);
+    op(a, false);  // change 3
+    EXPECT_EQ(domain.garbage(), 0u);
+    domain.unregister_thread(b);
+    domain.unregister_thread(a);
+}
+
 // ---- the list itself ----------------------------------------------------------
 
 TEST(measured_domains, order_and_names) {

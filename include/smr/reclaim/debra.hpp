@@ -4,6 +4,7 @@
 #include <atomic>
 #include <cstdint>
 
+#include "smr/core/fence.hpp"
 #include "smr/core/limbo_bag.hpp"
 #include "smr/core/padded.hpp"
 #include "smr/reclaim/domain_base.hpp"
@@ -17,7 +18,9 @@ struct debra_local {
     /// (epoch << 1) | quiescent. Read by other threads; alone on its lines so
     /// the owner's bag updates do not evict it from their caches.
     alignas(core::false_sharing_range) std::atomic<std::uint64_t> announce{1};
-    alignas(core::false_sharing_range) std::uint64_t epoch = 0;  // local epoch
+    alignas(core::false_sharing_range) std::uint64_t epoch = 0;  // last epoch announced
+    /// Epoch changes observed: the bags' labels (epoch_bags::rotate_to).
+    std::uint64_t rotations = 0;
     epoch_bags bags;
     /// Operations (quiescent states) left before the next look at another
     /// thread; counts down so the common path reads no configuration.
@@ -28,18 +31,27 @@ struct debra_local {
 };
 }  // namespace detail
 
-/// DEBRA. Each operation announces the global epoch in the thread's own slot
-/// (a single-writer, multi-reader array), and every `check_every` operations
-/// looks at *one* other thread's announcement, round robin. The thread that
-/// finds every thread either quiescent or in the current epoch advances the
-/// global epoch. Scanning cost is spread over many operations, which keeps
-/// per-operation overhead near QSBR's while, unlike QSBR, needing no
-/// application-placed quiescent states. Between operations a thread is
+/// DEBRA as Brown defines it (PODC 2015, Figure 2). Each operation reads the
+/// global epoch and announces it in the thread's own slot (a single-writer,
+/// multi-reader array); when the epoch differs from the one it last
+/// announced, it first rotates its three limbo bags, freeing the oldest: a
+/// node is freed at the third epoch change its retirer observes after
+/// retiring it, however far each change moved the epoch. Every `check_every`
+/// operations it looks at *one* other thread's announcement, round robin; the
+/// thread that finds every thread either quiescent or in the current epoch
+/// advances the global epoch. Scanning cost is spread over many operations,
+/// which keeps per-operation overhead near QSBR's while, unlike QSBR, needing
+/// no application-placed quiescent states. Between operations a thread is
 /// quiescent and holds up nobody.
 ///
-/// Progress: begin_op/end_op/retire are lock-free (begin_op retries only if
-/// the epoch advances while it announces). Memory: unbounded if a thread
-/// stalls inside an operation (the epoch cannot advance).
+/// Brown's proof assumes sequential consistency. Two fences carry it to the
+/// C++ model (the argument is at each): one after every announcement, and one
+/// before the epoch load that a rotation counts. The announcement is not
+/// re-read: a thread that read epoch e while quiescent may announce e after
+/// the epoch moved on, which the rotation count tolerates.
+///
+/// Progress: begin_op, end_op and retire are wait-free. Memory: unbounded if
+/// a thread stalls inside an operation (the epoch cannot advance).
 class debra_domain : public domain_base<debra_domain, detail::debra_local> {
   public:
     static constexpr reclaimer_traits traits{
@@ -63,18 +75,21 @@ class debra_domain : public domain_base<debra_domain, detail::debra_local> {
         // which happened after every thread's announcement was checked.
         std::uint64_t epoch = global_epoch_.load(std::memory_order_acquire);
         if (epoch != me.epoch) [[unlikely]] {
-            enter_epoch(tid, epoch);  // frees while still quiescent
+            epoch = rotate(tid);  // frees while still quiescent
         }
         amortized_step(tid, s);
-        // seq_cst store + seq_cst load: the announcement is visible before
-        // this operation reads any shared node (store-load order), and the
-        // re-read proves the epoch did not move past us while we were
-        // quiescent; otherwise our bags would be labelled two epochs stale
-        // and freed one epoch early.
-        me.announce.store(epoch << 1, std::memory_order_seq_cst);
-        if (global_epoch_.load(std::memory_order_seq_cst) != epoch) [[unlikely]] {
-            epoch = announce_again(tid);
-        }
+        // Brown's plain store of the announcement, in C++. Release: a checker
+        // that reads it knows our earlier operations' reads are done (end_op's
+        // release store does not carry over to a later plain store). Then a
+        // seq_cst fence before this operation reads shared nodes, the Dekker
+        // pair with the checker's seq_cst load (check_next_thread): a checker
+        // that read our stale quiescent announcement precedes the fence in S,
+        // and so did the epoch it advanced from, which the next rotation of
+        // any thread that unlinks a node we reach will see (rotate). (The
+        // Epochs artifact stores relaxed, with no fence: on x86 the store
+        // drains long before three epoch changes, which C++ does not promise.)
+        me.announce.store(epoch << 1, std::memory_order_release);
+        core::fence();
         if (me.until_check-- == 0) [[unlikely]] {
             check_next_thread(tid, epoch);
         }
@@ -102,7 +117,14 @@ class debra_domain : public domain_base<debra_domain, detail::debra_local> {
     }
 
     void on_thread_exit(int tid) noexcept { end_op(tid); }
-    void hand_over_garbage(int tid) noexcept { local(tid).bags.orphan_into(orphans()); }
+    /// Orphans carry global epochs. Every node here was unlinked before the
+    /// fence, so the epoch read after it is at least the epoch any reader of
+    /// them announced, as in rotate; an adopter frees them three epochs on.
+    void hand_over_garbage(int tid) noexcept {
+        core::fence();
+        // acquire: as in begin_op.
+        local(tid).bags.orphan_into(orphans(), global_epoch_.load(std::memory_order_acquire));
+    }
 
     std::uint64_t global_epoch() const noexcept {
         return global_epoch_.load(std::memory_order_relaxed);
@@ -120,26 +142,30 @@ class debra_domain : public domain_base<debra_domain, detail::debra_local> {
         hand_over_if_offline(tid);
     }
 
-    /// begin_op's announcement raced with an epoch change: enter the new
-    /// epoch and announce again until the re-read agrees. Returns the epoch.
-    SMR_SLOW_PATH std::uint64_t announce_again(int tid) noexcept {
+    /// The epoch moved since our last announcement: one rotation, however
+    /// far it moved (Brown's rotateAndReclaim). Returns the epoch to announce.
+    ///
+    /// The fence orders this thread's earlier unlinks before the epoch load
+    /// that the rotation counts. Without it (store-load reordering: ARM,
+    /// POWER, and x86 for an unlink that is a plain store under a lock) the
+    /// load may return an epoch older than the one a reader of the unlinked
+    /// node announced, and the two rotations left would free the node once
+    /// the epoch passed the reader's by one, which the reader's announcement
+    /// allows. With it: a reader whose fence follows ours in S sees the
+    /// unlink; otherwise every epoch the reader let pass was written before
+    /// its fence, hence before ours, and this load returns it or later, so
+    /// the third rotation needs an advance the reader blocks.
+    SMR_SLOW_PATH std::uint64_t rotate(int tid) noexcept {
         auto& me = local(tid);
-        for (;;) {
-            const std::uint64_t epoch = global_epoch_.load(std::memory_order_seq_cst);
-            enter_epoch(tid, epoch);
-            // seq_cst: as in begin_op.
-            me.announce.store(epoch << 1, std::memory_order_seq_cst);
-            if (global_epoch_.load(std::memory_order_seq_cst) == epoch) return epoch;
-        }
-    }
-
-    SMR_SLOW_PATH void enter_epoch(int tid, std::uint64_t epoch) noexcept {
-        auto& me = local(tid);
+        core::fence();
+        // acquire: as in begin_op. At least the epoch begin_op saw (coherence).
+        const std::uint64_t epoch = global_epoch_.load(std::memory_order_acquire);
         me.epoch = epoch;
         me.next_to_check = 0;
         core::limbo_bag safe;
-        me.bags.advance(epoch, safe, orphans(), adopter(tid));
+        me.bags.rotate_to(++me.rotations, epoch, safe, orphans(), adopter(tid));
         dispose_safe(tid, safe);
+        return epoch;
     }
 
     SMR_SLOW_PATH void check_next_thread(int tid, std::uint64_t epoch) noexcept {
@@ -149,13 +175,12 @@ class debra_domain : public domain_base<debra_domain, detail::debra_local> {
         if (me.next_to_check == tid) ++me.next_to_check;
         if (me.next_to_check < limit) {
             // seq_cst: the other half of begin_op's Dekker pair (announce,
-            // then re-read the epoch). With an acquire load, two checkers
-            // could each read a reader's stale quiescent announcement after
-            // it had announced e and read e, and advance to e + 2 while it
-            // still holds a node retired in e - 1. In S, the reader's store
-            // precedes its load of e, which precedes the CAS to e + 1, which
-            // precedes the second checker's load: that load sees the store.
-            // Its acquire half pairs with end_op's release.
+            // fence); our own announcement's fence precedes it, so the epoch
+            // we check against was written before this load in S. With an
+            // acquire load, two checkers could each read a reader's stale
+            // quiescent announcement and advance twice past the epoch it
+            // announced while it holds a node retired one epoch earlier. Its
+            // acquire half pairs with end_op's and begin_op's release stores.
             const std::uint64_t seen =
                 local(me.next_to_check).announce.load(std::memory_order_seq_cst);
             const bool quiescent = (seen & 1) != 0;

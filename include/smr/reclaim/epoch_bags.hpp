@@ -48,16 +48,26 @@ class epoch_bags {
     /// bag the current one. Call on every change of local epoch.
     void advance(std::uint64_t epoch, core::limbo_bag& safe, core::orphanage& orphans,
                  int taker) noexcept {
+        rotate_to(epoch, epoch, safe, orphans, taker);
+    }
+
+    /// As advance, for bags labelled with the owner's count of epoch changes
+    /// it observed (`rotations`, Brown's DEBRA: a bag is freed at the third
+    /// rotation after it was current) rather than with epochs; orphans carry
+    /// global epochs and are judged against `global_epoch`.
+    void rotate_to(std::uint64_t rotations, std::uint64_t global_epoch, core::limbo_bag& safe,
+                   core::orphanage& orphans, int taker) noexcept {
         for (std::size_t i = 0; i < 3; ++i) {
-            if (!bags_[i].empty() && safe_at(epoch_of_[i], epoch)) safe.splice_back(bags_[i]);
+            if (!bags_[i].empty() && safe_at(epoch_of_[i], rotations)) safe.splice_back(bags_[i]);
         }
         orphans.take_safe(
-            safe, [epoch](std::uint64_t label) { return safe_at(label, epoch); }, taker);
-        // epoch's bag held epoch - 3 or older (same residue, lower epoch): it
-        // was just emptied into `safe`.
-        const std::size_t i = epoch % 3;
+            safe, [global_epoch](std::uint64_t label) { return safe_at(label, global_epoch); },
+            taker);
+        // rotations' bag held rotations - 3 or older (same residue, lower
+        // label): it was just emptied into `safe`.
+        const std::size_t i = rotations % 3;
         current_ = &bags_[i];
-        epoch_of_[i] = epoch;
+        epoch_of_[i] = rotations;
     }
 
     /// The owner unregisters: every non-empty bag goes to `orphans`, labelled
@@ -65,6 +75,11 @@ class epoch_bags {
     /// owner).
     void orphan_into(core::orphanage& orphans) noexcept {
         for (std::size_t i = 0; i < 3; ++i) orphans.give(bags_[i], epoch_of_[i]);
+    }
+    /// The same with one `label` for every bag: for bags labelled by
+    /// rotations (rotate_to), the global epoch that bounds them all.
+    void orphan_into(core::orphanage& orphans, std::uint64_t label) noexcept {
+        for (auto& bag : bags_) orphans.give(bag, label);
     }
 
     void drain_into(core::limbo_bag& out) noexcept {
