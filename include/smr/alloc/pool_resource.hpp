@@ -45,10 +45,10 @@
 // installed one (a domain's allocate_outside_op does: the waiting thread then
 // runs empty operations and holds up no grace period). A `spin` thread does
 // not: as in Hart's Section 5.4.2, it holds up the grace periods it held when
-// it began to wait, and the epoch schemes stall. A waiting thread also gives up, with
-// std::bad_alloc, once stop_waiting() was called: a benchmark's stop flag reaches every waiting
-// loop, so a trial whose threads all wait for memory that only a stalled
-// thread could release still ends.
+// it began to wait, and the epoch schemes stall. A waiting thread also gives
+// up, with std::bad_alloc, once stop_waiting() was called: a benchmark's stop
+// flag reaches every waiting loop, so a trial whose threads all wait for
+// memory that only a stalled thread could release still ends.
 //
 // Shared word. A pool made with pool_options::shared_word_offset keeps one
 // 8-byte word per block out of its own hands: zeroed when the block is

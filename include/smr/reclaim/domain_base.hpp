@@ -802,10 +802,11 @@ class domain_base {
 
     /// The one place a node goes back to the allocator while threads run:
     /// timed into the thread's latency histogram (which also sums the time in
-    /// free). Callers count it as freed (retired garbage). It runs for every node, so it is kept to
-    /// two rdtsc, a fixed-point conversion and a histogram increment, inlined into the freeing
-    /// loops (a call frame per node cost ~14 instructions). MaybeTraced = false: the caller knows
-    /// no timeline is attached.
+    /// free). Callers count it as freed (retired garbage). It runs for every
+    /// node, so it is kept to two rdtsc, a fixed-point conversion and a
+    /// histogram increment, inlined into the freeing loops (a call frame per
+    /// node cost ~14 instructions). MaybeTraced = false: the caller knows no
+    /// timeline is attached.
     template <bool MaybeTraced = true>
     [[gnu::always_inline]] void free_timed(int tid, core::retired_node* node) noexcept {
         const core::node_memory memory = node->destroy(node);

@@ -51,10 +51,11 @@ struct qsbr_local {
 /// permits). Only going from offline to online needs the Dekker fence.
 ///
 /// Progress: begin_op, end_op, retire and quiescent are wait-free (quiescent
-/// reads every registered thread's slot: O(threads)). Blocking for reclamation: an online thread
-/// that stops declaring quiescent states, even outside any operation, stalls every other thread's
-/// reclamation (Hart, Fig. 3). Memory: about three epochs of retirements per thread while all
-/// online threads keep declaring quiescent states; unbounded otherwise.
+/// reads every registered thread's slot: O(threads)). Blocking for
+/// reclamation: an online thread that stops declaring quiescent states, even
+/// outside any operation, stalls every other thread's reclamation
+/// (Hart, Fig. 3). Memory: about three epochs of retirements per thread while
+/// all online threads keep declaring quiescent states; unbounded otherwise.
 class qsbr_domain : public domain_base<qsbr_domain, detail::qsbr_local> {
   public:
     static constexpr reclaimer_traits traits{
