@@ -128,18 +128,25 @@ struct bitset {
     }
 };
 
+/// A configuration with its hash, computed once: a queue's state hashes in
+/// time linear in its length, and the memo rehashes every entry as it grows.
+/// The hash comes first, so that most unequal entries differ at once.
 template <class Spec>
 struct configuration {
+    std::size_t hash;
     bitset done;
     typename Spec::state state;
+
+    configuration(bitset done_, typename Spec::state state_)
+        : hash(done_.hash() ^ (Spec::hash(state_) * 0x9e3779b97f4a7c15u)),
+          done(std::move(done_)),
+          state(std::move(state_)) {}
     bool operator==(const configuration&) const = default;
 };
 
 template <class Spec>
 struct configuration_hash {
-    std::size_t operator()(const configuration<Spec>& c) const noexcept {
-        return c.done.hash() ^ (Spec::hash(c.state) * 0x9e3779b97f4a7c15u);
-    }
+    std::size_t operator()(const configuration<Spec>& c) const noexcept { return c.hash; }
 };
 
 }  // namespace detail
