@@ -129,8 +129,8 @@ struct access {
     /// The table is the structure's own (not const); its STM offers only a
     /// read-only view of it.
     template <class Domain>
-    static std::atomic<std::uint64_t>& versioned_lock(detail::stm_structure<Domain>& s,
-                                                      std::size_t index) {
+    static std::atomic_ref<std::uint64_t> versioned_lock(detail::stm_structure<Domain>& s,
+                                                         std::size_t index) {
         return const_cast<::smr::stm::orec_table&>(s.stm_.orecs()).lock(index);
     }
 };
@@ -441,7 +441,7 @@ template <class S>
 void expect_held_versioned_lock_detected() {
     filled<S> f;
     ASSERT_NO_FATAL_FAILURE(f.fill());
-    std::atomic<std::uint64_t>& lock = internals::versioned_lock(f.s, 0);
+    const auto lock = internals::versioned_lock(f.s, 0);
     const std::uint64_t before = lock.load(relaxed);
     ASSERT_FALSE(smr::stm::orec_table::is_locked(before));
     expect_caught(

@@ -36,12 +36,23 @@
 // the owner's lock record for this entry (the rest), so the owner finds its
 // buffered writes without a search and nobody ever dereferences another
 // thread's memory to learn who owns an entry.
+//
+// ---- Storage ----------------------------------------------------------------
+//
+// The table is plain words from calloc, reached through std::atomic_ref: for
+// a table of any size the allocator hands out fresh pages that the kernel
+// zeroes when first touched, so a table costs the memory of the entries used,
+// as TinySTM's static lock array (zero pages of the BSS) does. An array of
+// std::atomic would be written whole by its constructors: 2^30 entries, 16
+// GiB, took 28 s and all of that memory before a 1-s run began.
 #pragma once
 
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
 #include <memory>
+#include <new>
 #include <stdexcept>
 #include <string>
 
@@ -72,6 +83,25 @@ struct stm_config {
 /// last taken for. Entries are packed (8 bytes each), as in TinySTM: a padded
 /// entry would multiply the table's cache footprint by 8 or 16.
 class orec_table {
+    using lock_ref = std::atomic_ref<std::uint64_t>;
+    using owner_ref = std::atomic_ref<std::uintptr_t>;
+    // calloc's alignment is max_align_t's; the words need no more, and every
+    // access is a plain load, store or CAS, never a lock inside the library.
+    static_assert(lock_ref::required_alignment <= alignof(std::max_align_t) &&
+                  owner_ref::required_alignment <= alignof(std::max_align_t));
+    static_assert(lock_ref::is_always_lock_free && owner_ref::is_always_lock_free);
+
+    struct free_words {
+        void operator()(void* words) const noexcept { std::free(words); }
+    };
+    /// n zeroed words (calloc creates the array of an implicit-lifetime type).
+    template <class Word>
+    static std::unique_ptr<Word[], free_words> zeroed_words(std::size_t n) {
+        auto* words = static_cast<Word*>(std::calloc(n, sizeof(Word)));
+        if (words == nullptr) throw std::bad_alloc();
+        return std::unique_ptr<Word[], free_words>(words);
+    }
+
   public:
     /// Bits of a lock word that hold the owner's thread id.
     static constexpr unsigned owner_bits = 20;
@@ -122,8 +152,8 @@ class orec_table {
     explicit orec_table(const stm_config& config)
         : shift_((config.validate(), config.shift)),
           mask_((std::size_t{1} << config.ort_bits) - 1),
-          locks_(std::make_unique<std::atomic<std::uint64_t>[]>(mask_ + 1)),
-          owner_words_(std::make_unique<std::atomic<std::uintptr_t>[]>(mask_ + 1)) {}
+          locks_(zeroed_words<std::uint64_t>(mask_ + 1)),
+          owner_words_(zeroed_words<std::uintptr_t>(mask_ + 1)) {}
 
     orec_table(const orec_table&) = delete;
     orec_table& operator=(const orec_table&) = delete;
@@ -145,10 +175,12 @@ class orec_table {
 
     // ---- entries ------------------------------------------------------------
 
-    std::atomic<std::uint64_t>& lock(std::size_t index) noexcept { return locks_[index]; }
+    /// Entry `index`'s versioned lock. Every access to an entry goes through
+    /// such a reference (a plain access beside it would be a data race).
+    lock_ref lock(std::size_t index) noexcept { return lock_ref(locks_[index]); }
     /// A recent value of entry `index` (relaxed): for tests and diagnostics.
     std::uint64_t word(std::size_t index) const noexcept {
-        return locks_[index].load(std::memory_order_relaxed);
+        return lock_ref(locks_[index]).load(std::memory_order_relaxed);
     }
 
     /// Entries locked now (relaxed reads of the whole table): zero whenever
@@ -165,10 +197,10 @@ class orec_table {
     /// value only classifies an abort, so a stale one (the previous owner's word, read between the
     /// new owner's CAS and its store here) misclassifies that one abort and nothing else.
     void set_owner_word(std::size_t index, std::uintptr_t recorded) noexcept {
-        owner_words_[index].store(recorded, std::memory_order_relaxed);
+        owner_ref(owner_words_[index]).store(recorded, std::memory_order_relaxed);
     }
     std::uintptr_t owner_word(std::size_t index) const noexcept {
-        return owner_words_[index].load(std::memory_order_relaxed);
+        return owner_ref(owner_words_[index]).load(std::memory_order_relaxed);
     }
 
     /// How an access to `address`, which met a lock held by another
@@ -211,8 +243,8 @@ class orec_table {
   private:
     unsigned shift_;
     std::size_t mask_;
-    std::unique_ptr<std::atomic<std::uint64_t>[]> locks_;         // zero: unlocked, version 0
-    std::unique_ptr<std::atomic<std::uintptr_t>[]> owner_words_;  // zero: no owner yet
+    std::unique_ptr<std::uint64_t[], free_words> locks_;         // zero: unlocked, version 0
+    std::unique_ptr<std::uintptr_t[], free_words> owner_words_;  // zero: no owner yet
 };
 
 }  // namespace smr::stm

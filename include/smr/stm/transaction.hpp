@@ -142,7 +142,7 @@ class alignas(core::false_sharing_range) transaction {
     T load(const T* address) {
         check_word<T>(address);
         const std::size_t index = orecs_->index_of(address);
-        std::atomic<std::uint64_t>& lock = orecs_->lock(index);
+        const auto lock = orecs_->lock(index);
         for (unsigned attempt = 0; attempt != read_attempts; ++attempt) {
             // acquire: pairs with the release store that unlocked the entry at
             // a commit, so that commit's data, and everything its committer
@@ -411,7 +411,7 @@ class alignas(core::false_sharing_range) transaction {
     /// entry for (recorded for the classification of others' conflicts; 0:
     /// the word at `address`, its object unknown).
     std::size_t lock_for_write(std::size_t index, const void* address, std::uintptr_t words = 0) {
-        std::atomic<std::uint64_t>& lock = orecs_->lock(index);
+        const auto lock = orecs_->lock(index);
         // acquire: as in load (memory under the lock is read from here on).
         std::uint64_t word = lock.load(std::memory_order_acquire);
         for (;;) {
