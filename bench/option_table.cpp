@@ -63,6 +63,41 @@ constexpr option_spec tuning(std::string_view name, std::string_view help, doubl
     return spec;
 }
 
+/// Whether a reclaimer reads the smr::domain_config member Read names.
+template <bool smr::tunings_read::*Read>
+bool reads(const smr::reclaimer_traits& reclaimer) {
+    return reclaimer.reads.*Read;
+}
+
+/// A reclaimer tuning's value in the JSON config, or null in a run whose
+/// reclaimer does not read it.
+template <auto Field, bool (*ReadBy)(const smr::reclaimer_traits&)>
+json tuning_json(const bench_config& c) {
+    const auto reclaimer = reclaimer_named(c.reclaimer);
+    if (reclaimer && !ReadBy(*reclaimer)) return nullptr;
+    return c.*Field;
+}
+
+/// `spec` (bench_config's Field), an option of the reclaimers ReadBy accepts.
+template <auto Field, bool (*ReadBy)(const smr::reclaimer_traits&)>
+constexpr option_spec read_by(option_spec spec) {
+    spec.read_by = ReadBy;
+    spec.json = &tuning_json<Field, ReadBy>;
+    return spec;
+}
+
+/// A parameter of the reclaimers whose traits.reads has Read: bench_config's
+/// From, passed on as the smr::domain_config member To....
+template <bool smr::tunings_read::*Read, auto From, auto... To>
+constexpr option_spec reclaimer_tuning(std::string_view name, std::string_view help, double minimum,
+                                       double maximum, std::string_view unit) {
+    return read_by<From, &reads<Read>>(tuning<From, To...>(name, help, minimum, maximum, unit));
+}
+
+bool needs_quiescent_states(const smr::reclaimer_traits& reclaimer) {
+    return reclaimer.needs_quiescent_states;
+}
+
 /// A transactional structure's option: its value, or null for the others
 /// (layout maps its blocks to the same table).
 template <std::uint32_t bench_config::*Field>
@@ -246,51 +281,59 @@ constexpr std::array table{
         "transactional structures (stm_*): addresses map to versioned locks by (address >> N) "
         "mod 2^ort-bits, so a stripe of 2^N bytes shares a lock (TinySTM's default, 5: 32 bytes)",
         0, 12),
-    tuning<&bench_config::bag_size, &smr::domain_config::bag_threshold>(
-        "bag-size", "scan-based reclaimers: retire-list length that triggers a scan", 1, two_to(32),
-        "nodes"),
-    tuning<&bench_config::advance_every, &smr::domain_config::advance_every>(
-        "advance-every", "ebr, nebr: operations between epoch-advance attempts", 1, two_to(30),
-        "operations"),
-    tuning<&bench_config::check_every, &smr::domain_config::check_every>(
-        "check-every", "debra: operations between checks of another thread", 1, two_to(30),
-        "operations"),
-    tuning<&bench_config::epoch_freq, &smr::domain_config::epoch_freq>(
-        "epoch-freq", "rcu, he, ibr, wfe: allocations per thread per global epoch (era) increment",
-        1, two_to(30), "allocations"),
-    tuning<&bench_config::hp_scan_factor, &smr::domain_config::hp_scan_factor>(
+    reclaimer_tuning<&smr::tunings_read::bag_threshold, &bench_config::bag_size,
+                     &smr::domain_config::bag_threshold>(
+        "bag-size", "retire-list length that triggers a scan", 1, two_to(32), "nodes"),
+    reclaimer_tuning<&smr::tunings_read::advance_every, &bench_config::advance_every,
+                     &smr::domain_config::advance_every>(
+        "advance-every", "operations between epoch-advance attempts", 1, two_to(30), "operations"),
+    reclaimer_tuning<&smr::tunings_read::check_every, &bench_config::check_every,
+                     &smr::domain_config::check_every>(
+        "check-every", "operations between checks of another thread", 1, two_to(30), "operations"),
+    reclaimer_tuning<&smr::tunings_read::epoch_freq, &bench_config::epoch_freq,
+                     &smr::domain_config::epoch_freq>(
+        "epoch-freq", "allocations per thread per global epoch (era) increment", 1, two_to(30),
+        "allocations"),
+    reclaimer_tuning<&smr::tunings_read::hp_scan_factor, &bench_config::hp_scan_factor,
+                     &smr::domain_config::hp_scan_factor>(
         "hp-scan-factor",
-        "hp: scan at max(bag size, factor x hazard slots of registered threads + offset)", 0,
+        "scan at max(bag size, factor x hazard slots of registered threads + offset)", 0,
         two_to(20), "x hazard slots"),
-    tuning<&bench_config::hp_scan_offset, &smr::domain_config::hp_scan_offset>(
+    reclaimer_tuning<&smr::tunings_read::hp_scan_offset, &bench_config::hp_scan_offset,
+                     &smr::domain_config::hp_scan_offset>(
         "hp-scan-offset",
-        "hp: add N to factor x hazard slots (Hart et al.'s R = 2H + 100: --hp-scan-factor 2 "
+        "add N to factor x hazard slots (Hart et al.'s R = 2H + 100: --hp-scan-factor 2 "
         "--hp-scan-offset 100 --bag-size 1)",
         0, two_to(30), "nodes"),
-    tuning<&bench_config::wfe_fast_attempts, &smr::domain_config::wfe_fast_attempts>(
-        "wfe-fast-attempts", "wfe: fast-path attempts of protect before the wait-free slow path", 1,
+    reclaimer_tuning<&smr::tunings_read::wfe_fast_attempts, &bench_config::wfe_fast_attempts,
+                     &smr::domain_config::wfe_fast_attempts>(
+        "wfe-fast-attempts", "fast-path attempts of protect before the wait-free slow path", 1,
         two_to(20), "attempts"),
-    tuning<&bench_config::token_check_every, &smr::domain_config::token_check_every>(
-        "token-check-every", "token_periodic: frees between token checks", 1, two_to(30), "frees"),
-    tuning<&bench_config::nbr_signal, &smr::domain_config::nbr_signal>(
-        "signal", "nbr, nbrplus: neutralization signal number (default SIGUSR1)", 1, 64, "signal"),
-    tuning<&bench_config::nbr_low_watermark, &smr::domain_config::nbr_low_watermark>(
+    reclaimer_tuning<&smr::tunings_read::token_check_every, &bench_config::token_check_every,
+                     &smr::domain_config::token_check_every>(
+        "token-check-every", "frees between token checks", 1, two_to(30), "frees"),
+    reclaimer_tuning<&smr::tunings_read::nbr_signal, &bench_config::nbr_signal,
+                     &smr::domain_config::nbr_signal>(
+        "signal", "neutralization signal number (default SIGUSR1)", 1, 64, "signal"),
+    reclaimer_tuning<&smr::tunings_read::nbr_low_watermark, &bench_config::nbr_low_watermark,
+                     &smr::domain_config::nbr_low_watermark>(
         "nbr-low-watermark",
-        "nbrplus: bag size at which a thread waits for another's broadcast (0: half the "
-        "high watermark)",
-        0, two_to(32), "nodes"),
-    tuning<&bench_config::nbr_high_watermark, &smr::domain_config::nbr_high_watermark>(
+        "bag size at which a thread waits for another's broadcast (0: half the high watermark)", 0,
+        two_to(32), "nodes"),
+    reclaimer_tuning<&smr::tunings_read::nbr_high_watermark, &bench_config::nbr_high_watermark,
+                     &smr::domain_config::nbr_high_watermark>(
         "nbr-high-watermark",
-        "nbrplus: bag size at which a thread signals everyone (0: --bag-size)", 0, two_to(32),
-        "nodes"),
+        "bag size at which a thread signals everyone (nbr: its bag size; 0: --bag-size)", 0,
+        two_to(32), "nodes"),
     option_spec{.name = "timeline",
                 .field = &bench_config::timeline_path,
                 .help = "record per-thread events to FILE (docs/timeline-format.md)",
                 .metavar = "FILE"},
-    number("quiescent-every", &bench_config::quiescent_every,
-           "qsbr, urcu_qsbr: operations between a worker's quiescent states (Hart et al.: 100, "
-           "one per iteration of their 100-operation loop)",
-           1, two_to(20), "operations"),
+    read_by<&bench_config::quiescent_every, &needs_quiescent_states>(
+        number("quiescent-every", &bench_config::quiescent_every,
+               "operations between a worker's quiescent states (Hart et al.: 100, one per "
+               "iteration of their 100-operation loop)",
+               1, two_to(20), "operations")),
     number("timeline-min-ns", &bench_config::timeline_min_free_ns,
            "record free() calls at least this long (0: all)", 0, two_to(40), "ns"),
     number("timeline-capacity", &bench_config::timeline_capacity,
@@ -421,11 +464,18 @@ CLI::Validator one_of(std::string_view choices) {
         "");
 }
 
+/// What --help and --list --json say of `spec`: its help, after the
+/// reclaimers that read it for a reclaimer's tuning.
+std::string help_of(const option_spec& spec) {
+    return spec.read_by == nullptr ? std::string(spec.help)
+                                   : readers_of(spec) + ": " + std::string(spec.help);
+}
+
 /// Adds one number, flag or string option writing `config.*member`.
 template <class T>
 void add_member(CLI::App& app, const option_spec& spec, T& value) {
     const std::string flag = "--" + std::string(spec.name);
-    const std::string help(spec.help);
+    const std::string help = help_of(spec);
     if constexpr (std::is_same_v<T, bool>) {
         app.add_flag(flag, value, help);
     } else {
@@ -443,6 +493,15 @@ void add_member(CLI::App& app, const option_spec& spec, T& value) {
 }  // namespace
 
 std::span<const option_spec> option_table() { return table; }
+
+std::string readers_of(const option_spec& spec) {
+    std::string out;
+    if (spec.read_by == nullptr) return out;
+    for (const smr::reclaimer_traits& reclaimer : reclaimers()) {
+        if (spec.read_by(reclaimer)) out += (out.empty() ? "" : ", ") + std::string(reclaimer.name);
+    }
+    return out;
+}
 
 void add_table_options(CLI::App& app, bench_config& config, option_texts& texts,
                        bench_command command) {
@@ -489,7 +548,7 @@ json options_description() {
                  {"key", json_key(spec.name)},
                  {"target", target_name(spec.target)},
                  {"unit", spec.unit},
-                 {"help", spec.help},
+                 {"help", help_of(spec)},
                  {"minimum", spec.ranged ? json(spec.minimum) : json(nullptr)},
                  {"maximum", spec.ranged ? json(spec.maximum) : json(nullptr)},
                  {"choices", nullptr}};
@@ -525,6 +584,15 @@ json options_description() {
             if (belongs_to(spec.commands, command)) commands.push_back(to_string(command));
         }
         row["commands"] = std::move(commands);
+        // A reclaimer's tuning: the reclaimers that read it (smrlab gives it to their runs only).
+        row["reclaimers"] = nullptr;
+        if (spec.read_by != nullptr) {
+            json readers = json::array();
+            for (const smr::reclaimer_traits& reclaimer : reclaimers()) {
+                if (spec.read_by(reclaimer)) readers.push_back(std::string(reclaimer.name));
+            }
+            row["reclaimers"] = std::move(readers);
+        }
         out.push_back(std::move(row));
     }
     return out;

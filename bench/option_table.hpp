@@ -20,6 +20,7 @@
 #include <variant>
 
 #include "options.hpp"
+#include "smr/reclaim/traits.hpp"
 
 namespace smrbench {
 
@@ -83,7 +84,15 @@ struct option_spec {
     void (*to_domain)(smr::domain_config&, const bench_config&) = nullptr;
     /// The commands that take it (command_set bits).
     std::uint8_t commands = for_set;
+    /// A reclaimer's tuning: whether reclaimer `traits` reads it (null: an
+    /// option of every reclaimer). smrbench refuses a tuning given with a
+    /// reclaimer that would ignore it, --help and --list name those that read
+    /// it, and the JSON config records null for the others.
+    bool (*read_by)(const smr::reclaimer_traits&) = nullptr;
 };
+
+/// The reclaimers that read option `spec`, e.g. "hp, he" (empty: every one).
+std::string readers_of(const option_spec& spec);
 
 /// Every option, in --help order.
 std::span<const option_spec> option_table();

@@ -21,6 +21,7 @@
 #include "output_file.hpp"
 #include "recording.hpp"
 #include "registry.hpp"
+#include "smr/core/mutant.hpp"
 #include "smr/reclaim/nbr.hpp"
 
 namespace smrbench {
@@ -52,21 +53,38 @@ std::string structures_with(bool combination::*flag) {
     return join(names);
 }
 
-/// The NBR family reads the watermarks (nbrplus both, nbr the high one as
-/// its bag size); an unknown name is refused later, by check_names.
-bool uses_watermarks(std::string_view reclaimer) {
-    for (const auto& traits : reclaimers()) {
-        if (traits.name == reclaimer) {
-            return traits.family == smr::reclaimer_family::neutralization;
-        }
-    }
-    return false;
-}
-
 /// Whether `app` has the option `flag` and the command line gave it.
 bool given(const CLI::App& app, const std::string& flag) {
     const CLI::Option* option = app.get_option_no_throw(flag);
     return option != nullptr && option->count() != 0;
+}
+
+/// A reclaimer's tuning given with a reclaimer that does not read it would
+/// change nothing, so it is refused, as --free-k is without amortized free,
+/// naming the reclaimers that read it (smrlab gives a grid's tunings to their
+/// runs only). An unknown reclaimer is refused later, by check_names.
+void check_reclaimer_tunings(const CLI::App& app, const bench_config& c) {
+    const auto reclaimer = reclaimer_named(c.reclaimer);
+    if (!reclaimer) return;
+    for (const option_spec& spec : option_table()) {
+        const std::string flag = "--" + std::string(spec.name);
+        if (spec.read_by == nullptr || spec.read_by(*reclaimer) || !given(app, flag) ||
+            SMR_MUTANT("smrbench_accepts_unread_tunings")) {
+            continue;
+        }
+        throw bad_input(flag + " is read only by " + readers_of(spec) + ", and --reclaimer " +
+                        c.reclaimer + " would ignore it: leave it out");
+    }
+    // nbrplus's watermarks (nbr reads the high one alone, as its bag size).
+    if (reclaimer->reads.nbr_low_watermark) {
+        const std::uint64_t high = c.nbr_high_watermark != 0 ? c.nbr_high_watermark : c.bag_size;
+        const std::uint64_t low =
+            c.nbr_low_watermark != 0 ? c.nbr_low_watermark : std::max<std::uint64_t>(high / 2, 1);
+        if (low >= high) {
+            throw bad_input("--nbr-low-watermark " + std::to_string(low) +
+                            " must be below the high watermark " + std::to_string(high));
+        }
+    }
 }
 
 /// --timeline and --garbage-series: each given one names a file (an empty
@@ -528,6 +546,7 @@ parse_outcome parse_command_line(int argc, char** argv) {
         if (c.list) return outcome;
         if (c.stall_hold) c.stall = true;
         check_option_pairs(app, c, texts);
+        check_reclaimer_tunings(app, c);
         if (c.insert_pct + c.erase_pct > 100) {
             throw bad_input("--insert " + std::to_string(c.insert_pct) + " + --erase " +
                             std::to_string(c.erase_pct) + " exceed 100 percent");
@@ -540,17 +559,6 @@ parse_outcome parse_command_line(int argc, char** argv) {
         }
         if (const std::string problem = smr::nbr_signal_problem(c.nbr_signal); !problem.empty()) {
             throw bad_input("--signal: " + problem);
-        }
-        if (uses_watermarks(c.reclaimer)) {  // other reclaimers ignore them: --bag-size 1 is fine
-            const std::uint64_t high =
-                c.nbr_high_watermark != 0 ? c.nbr_high_watermark : c.bag_size;
-            const std::uint64_t low = c.nbr_low_watermark != 0
-                                          ? c.nbr_low_watermark
-                                          : std::max<std::uint64_t>(high / 2, 1);
-            if (low >= high) {
-                throw bad_input("--nbr-low-watermark " + std::to_string(low) +
-                                " must be below the high watermark " + std::to_string(high));
-            }
         }
         if (c.key_range == 0) c.key_range = default_key_range_of(c.ds);  // not given
         parse_prefill(texts.at("prefill"), c);

@@ -62,9 +62,13 @@ std::int64_t default_key_range_of(std::string_view ds) {
     return other_default_key_range;
 }
 
-bool is_reclaimer_name(std::string_view name) {
-    const auto all = reclaimers();
-    return std::any_of(all.begin(), all.end(), [&](const auto& r) { return r.name == name; });
+std::optional<smr::reclaimer_traits> reclaimer_named(std::string_view name) {
+    for (const auto& c : combinations()) {
+        if (c.reclaimer.name == name) return c.reclaimer;
+    }
+    return std::nullopt;
 }
+
+bool is_reclaimer_name(std::string_view name) { return reclaimer_named(name).has_value(); }
 
 }  // namespace smrbench

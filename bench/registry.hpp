@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -73,6 +74,8 @@ const std::vector<combination>& combinations();
 const combination* find_combination(std::string_view ds, std::string_view reclaimer);
 std::vector<std::string_view> ds_names();
 std::vector<smr::reclaimer_traits> reclaimers();
+/// The traits of reclaimer `name`; none for a name that is not one.
+std::optional<smr::reclaimer_traits> reclaimer_named(std::string_view name);
 bool is_ds_name(std::string_view name);
 /// --key-range's default for structure `ds` (other_default_key_range for a name
 /// that is not one: check_names refuses it).

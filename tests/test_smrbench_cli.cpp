@@ -57,6 +57,21 @@ INSTANTIATE_TEST_SUITE_P(
         bad_input_case{"--reclaimer nbrplus --signal 15", "could no longer be interrupted"},
         bad_input_case{"--reclaimer nbr --signal 11", "reports a fault"},
         bad_input_case{"--reclaimer nbr --signal 9", "cannot be caught"},
+        // A reclaimer's tuning given with a reclaimer that would ignore it.
+        bad_input_case{"--reclaimer ebr --check-every 5",
+                       "--check-every is read only by debra, and --reclaimer ebr would ignore "
+                       "it: leave it out"},
+        bad_input_case{"--reclaimer debra --bag-size 64",
+                       "--bag-size is read only by rcu, hp, he, ibr, wfe, nbr, nbrplus"},
+        bad_input_case{"--reclaimer debra --quiescent-every 100",
+                       "--quiescent-every is read only by qsbr, urcu_qsbr"},
+        bad_input_case{"--ds hm_list --reclaimer hp --epoch-freq 50",
+                       "--epoch-freq is read only by rcu, he, ibr, wfe"},
+        bad_input_case{"--reclaimer token_naive --token-check-every 5",
+                       "--token-check-every is read only by token_periodic"},
+        bad_input_case{"--reclaimer nbr --nbr-low-watermark 4",
+                       "--nbr-low-watermark is read only by nbrplus"},
+        bad_input_case{"--reclaimer qsbr --signal 12", "--signal is read only by nbr, nbrplus"},
         bad_input_case{"--ds lazylist --restart-from-head", "--restart-from-head"},
         bad_input_case{"--ds harris_list --restart-from-head", "--restart-from-head"},
         bad_input_case{"--ds ms_queue --restart-from-head", "--restart-from-head"},
@@ -86,8 +101,8 @@ INSTANTIATE_TEST_SUITE_P(
         bad_input_case{"--pool-nodes -1", "--pool-nodes"},
         bad_input_case{"--pool-nodes lots", "--pool-nodes"},
         bad_input_case{"--reclaimer nbrplus --bag-size 1", "--nbr-low-watermark"},
-        bad_input_case{"--reclaimer nbr --nbr-low-watermark 9 --nbr-high-watermark 8",
-                       "--nbr-low-watermark"},
+        bad_input_case{"--reclaimer nbrplus --nbr-low-watermark 9 --nbr-high-watermark 8",
+                       "--nbr-low-watermark 9 must be below the high watermark 8"},
         // One option of a pair would silently lose to the other.
         bad_input_case{"--ops 100 --duration 1", "give one of them"},
         bad_input_case{"threadtest --ops 100 --duration 1", "give one of them"},
@@ -107,15 +122,35 @@ INSTANTIATE_TEST_SUITE_P(
 
 // ---- good input -------------------------------------------------------------
 
-// Only the NBR family reads the watermarks: Hart's HPBR setting (--bag-size 1,
-// R = 2H + 100) must not be refused for a watermark hp never uses.
-TEST(Cli, WatermarksAreCheckedOnlyForTheNbrFamily) {
-    for (const char* reclaimer : {"hp", "qsbr", "lfrc"}) {
-        const run_result r = smrbench(std::string("--ds hm_list --reclaimer ") + reclaimer +
-                                      " --bag-size 1 --hp-scan-offset 100 --key-range 16 "
-                                      "--ops 1000 --threads 1 --quiet");
-        EXPECT_EQ(r.exit_code, 0) << reclaimer << ": " << r.err;
+// Only nbrplus reads the low watermark: Hart's HPBR setting (--bag-size 1,
+// R = 2H + 100) must not be refused for a watermark hp never uses, nor nbr's
+// bag of 1 for a low watermark it has not.
+TEST(Cli, WatermarksAreCheckedOnlyForNbrplus) {
+    for (const char* tuned : {"hp --hp-scan-offset 100", "nbr"}) {
+        const run_result r = smrbench(std::string("--ds hm_list --reclaimer ") + tuned +
+                                      " --bag-size 1 --key-range 16 --ops 1000 --threads 1 "
+                                      "--quiet");
+        EXPECT_EQ(r.exit_code, 0) << tuned << ": " << r.err;
     }
+}
+
+// The JSON config holds a tuning's value where the run's reclaimer reads it,
+// and null where it would not (given or not: a default is not a setting).
+TEST(Cli, TheConfigRecordsOnlyTheTuningsTheReclaimerReads) {
+    const std::string base = "--ds hm_list --key-range 16 --ops 100 --threads 1 --quiet --json ";
+    const run_result debra = smrbench(base + "--reclaimer debra --check-every 7");
+    const run_result hp = smrbench(base + "--reclaimer hp --bag-size 9");
+    ASSERT_EQ(debra.exit_code, 0) << debra.err;
+    ASSERT_EQ(hp.exit_code, 0) << hp.err;
+    const auto d = nlohmann::json::parse(debra.out)["config"];
+    const auto h = nlohmann::json::parse(hp.out)["config"];
+    EXPECT_EQ(d["check_every"], 7);
+    EXPECT_TRUE(d["bag_size"].is_null());
+    EXPECT_TRUE(d["epoch_freq"].is_null());
+    EXPECT_EQ(h["bag_size"], 9);
+    EXPECT_EQ(h["hp_scan_factor"], 2);
+    EXPECT_TRUE(h["check_every"].is_null());
+    EXPECT_TRUE(h["epoch_freq"].is_null());
 }
 
 TEST(Cli, HelpExitsZero) {
@@ -463,6 +498,20 @@ TEST(Cli, StalledThreadMakesDebraGarbageGrow) {
 //   workers x bag + (1 + 2 x workers) x (key range + workers x epoch_freq x T),
 // a bound no timing can break, and under a quarter of the retirements, where an
 // epoch scheme with the same stall holds all of them (the test above).
+/// Whether --list --json says that reclaimer `name` reads option `key`.
+bool reads(const nlohmann::json& list, const std::string& key, const std::string& name) {
+    for (const auto& option : list["options"]) {
+        if (option["key"] != key) continue;
+        if (option["reclaimers"].is_null()) return true;
+        for (const auto& reader : option["reclaimers"]) {
+            if (reader == name) return true;
+        }
+        return false;
+    }
+    ADD_FAILURE() << "no option " << key;
+    return false;
+}
+
 TEST(Cli, StalledThreadLeavesBoundedReclaimersBounded) {
     const auto list = nlohmann::json::parse(smrbench("--list --json").out);
     int checked = 0;
@@ -473,9 +522,11 @@ TEST(Cli, StalledThreadLeavesBoundedReclaimersBounded) {
         if (!reclaimer["garbage_bounded"].get<bool>()) continue;
         const std::string name = reclaimer["name"];
         // A fixed operation count (about 20,000 retirements), not a duration.
+        // --epoch-freq for the era schemes only: smrbench refuses it with the others.
         const std::string base = "--ds hm_list --reclaimer " + name +
-                                 " --threads 2 --key-range 256 --bag-size 512 --ops 40000"
-                                 " --epoch-freq 50 --quiet --json";
+                                 " --threads 2 --key-range 256 --bag-size 512 --ops 40000" +
+                                 (reads(list, "epoch_freq", name) ? " --epoch-freq 50" : "") +
+                                 " --quiet --json";
         const run_result free_running = smrbench(base);
         ASSERT_EQ(free_running.exit_code, 0) << base << "\n" << free_running.err;
         const run_result stalled = smrbench(base + " --stall");
@@ -503,10 +554,12 @@ TEST(Cli, StalledThreadLeavesBoundedReclaimersBounded) {
 // nothing (--stall) it pins nothing; hazard pointers pin the one node.
 TEST(Cli, AHeldQueueNodeKeepsEveryLaterNodeUnderLfrcOnly) {
     const std::string base =
-        "--ds ms_queue --threads 2 --key-range 256 --ops 20000 --bag-size 64 "
-        "--hp-scan-factor 1 --quiet --json --reclaimer ";
+        "--ds ms_queue --threads 2 --key-range 256 --ops 20000 --quiet --json --reclaimer ";
     auto garbage_share = [&](const std::string& args) {
-        const run_result r = smrbench(base + args);
+        // hp scans at every 64 retirements (the others read neither tuning).
+        const bool hp = args.starts_with("hp ");
+        const run_result r =
+            smrbench(base + args + (hp ? " --bag-size 64 --hp-scan-factor 1" : ""));
         EXPECT_EQ(r.exit_code, 0) << args << "\n" << r.err;
         const auto run = nlohmann::json::parse(r.out);
         EXPECT_TRUE(run["validated"].get<bool>()) << args;
@@ -621,9 +674,9 @@ TEST(Cli, EachStructureHasTheKeyRangeItsListingGives) {
     EXPECT_NE(smrbench("--list").out.find("hm_list (10000)"), std::string::npos);
 }
 
-// The STM's lock table (16 bytes a lock, all written when it is made) that
-// cannot fit in the address space smrbench may use is refused up front, with
-// the estimate, as a prefill that cannot fit is.
+// The STM's lock table (16 bytes a lock, of address space reserved when it is
+// made) that cannot fit in the address space smrbench may use is refused up
+// front, with the estimate, as a prefill that cannot fit is.
 TEST(Cli, AnStmLockTableThatCannotFitIsRefusedBeforeItStarts) {
     const run_result r = run_binary("ulimit -v 4000000; exec " + std::string(SMRBENCH_PATH),
                                     "--ds stm_list --ort-bits 30 --ops 1 --quiet");
@@ -633,6 +686,21 @@ TEST(Cli, AnStmLockTableThatCannotFitIsRefusedBeforeItStarts) {
               std::string::npos)
         << r.err;
     EXPECT_LT(r.seconds, 5.0) << "refused, not attempted";
+}
+
+// The lock table costs the memory of the entries a run touches (zero pages
+// until then, as TinySTM's static array): 2^28 locks, 4 GiB of address space,
+// were 4 GiB of resident memory written before the run began.
+TEST(Cli, AnStmLockTableCostsOnlyTheEntriesItUses) {
+    const run_result r =
+        smrbench("--ds stm_list --ort-bits 28 --threads 1 --key-range 256 --ops 2000 --json");
+    if (r.exit_code == 2 && r.err.find("more than the") != std::string::npos) {
+        GTEST_SKIP() << "less than 4 GiB of memory here: " << r.err;
+    }
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const auto run = nlohmann::json::parse(r.out);
+    EXPECT_TRUE(run["validated"].get<bool>());
+    EXPECT_LT(run["peak_rss_bytes"].get<double>(), 256.0 * (1 << 20));
 }
 
 // A run the compatibility table calls unsafe says so in its table, not only

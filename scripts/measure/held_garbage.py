@@ -55,8 +55,15 @@ def main() -> int:
             if c["ds"] == options.ds and c["valid"]]
     reclaimers = options.reclaimers.split(",") if options.reclaimers else safe
     base = ["--ds", options.ds, "--key-range", str(options.key_range), "--ops", str(options.ops),
-            "--threads", str(options.threads), "--bag-size", str(options.bag_size),
-            "--hp-scan-factor", "1", *options.extra]
+            "--threads", str(options.threads), *options.extra]
+    # The batch settings, each given only to the reclaimers that read it (smrbench refuses a
+    # reclaimer's tuning given to another).
+    readers = {row["key"]: row.get("reclaimers") for row in listing["options"]}
+    tunings = {"bag_size": options.bag_size, "hp_scan_factor": 1}
+
+    def tuned(name: str) -> list[str]:
+        return [arg for key, value in tunings.items() if name in (readers.get(key) or ())
+                for arg in ("--" + key.replace("_", "-"), str(value))]
 
     print(f"# {options.ds}, {options.key_range} keys, {options.threads} threads x "
           f"{options.ops} ops, bag {options.bag_size}; garbage when the workers finish, "
@@ -67,7 +74,7 @@ def main() -> int:
     for name in reclaimers:
         cells = []
         for mode, flags in MODES.items():
-            runs = [garbage(options.smrbench, [*base, "--reclaimer", name, *flags])
+            runs = [garbage(options.smrbench, [*base, "--reclaimer", name, *tuned(name), *flags])
                     for _ in range(options.reps)]
             held = statistics.median(g for g, _ in runs)
             retired = statistics.median(r for _, r in runs)

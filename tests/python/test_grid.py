@@ -11,6 +11,8 @@ import pytest
 from smrlab.cli import main
 from smrlab.errors import UsageError
 from smrlab.grid import config_key, expand, jobs, load_experiment, parse_experiment, parse_threads
+from smrlab.options import OPTIONS
+from smrlab.plan import make_plan
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -27,6 +29,61 @@ ds = "dgt_bst"
 duration = 0.5
 trials = 3
 """
+
+
+TUNINGS = """
+[experiment]
+name = "tunings"
+[grid]
+reclaimer = ["ebr", "debra", "hp", "qsbr"]
+check_every = [5, 10]
+[fixed]
+ds = "hm_list"
+advance_every = 50
+bag_size = 64
+quiescent_every = 20
+"""
+
+
+def test_a_tuning_goes_only_to_the_reclaimers_that_read_it() -> None:
+    # smrbench refuses --check-every with ebr; an experiment that fixes several schemes'
+    # settings at once still runs, each reclaimer given its own.
+    plan = make_plan(parse_experiment(TUNINGS), None, cpus=2)
+    configs = [job.options for job in plan.jobs]
+    by_reclaimer: dict[str, list[dict]] = {}
+    for config in configs:
+        by_reclaimer.setdefault(str(config["reclaimer"]), []).append(config)
+    assert sorted(c["check_every"] for c in by_reclaimer["debra"]) == [5, 10]
+    for reclaimer in ("ebr", "hp", "qsbr"):
+        assert len(by_reclaimer[reclaimer]) == 1, "the check_every axis collapses"
+    assert by_reclaimer["ebr"][0]["advance_every"] == 50
+    assert by_reclaimer["hp"][0]["bag_size"] == 64
+    assert by_reclaimer["qsbr"][0]["quiescent_every"] == 20
+    given = {r: set(c[0]) for r, c in by_reclaimer.items()}
+    assert given["ebr"].isdisjoint({"check_every", "bag_size", "quiescent_every"})
+    assert given["debra"].isdisjoint({"advance_every", "bag_size", "quiescent_every"})
+    assert given["hp"].isdisjoint({"check_every", "advance_every", "quiescent_every"})
+    assert given["qsbr"].isdisjoint({"check_every", "advance_every", "bag_size"})
+    assert all(c["ds"] == "hm_list" for c in configs)
+    assert "check_every is read only by debra: left out of the runs of ebr, hp, qsbr" in (
+        plan.notes
+    )
+    assert any(n.startswith("bag_size is read only by ") for n in plan.notes)
+
+
+def test_the_tunings_each_reclaimer_reads() -> None:
+    # From smrbench's description (generated from each domain's traits.reads).
+    readers = {key: option.reclaimers for key, option in OPTIONS.items()}
+    assert readers["check_every"] == ("debra",)
+    assert readers["advance_every"] == ("ebr", "nebr")
+    assert readers["quiescent_every"] == ("qsbr", "urcu_qsbr")
+    assert readers["token_check_every"] == ("token_periodic",)
+    assert set(readers["bag_size"]) == {"rcu", "hp", "he", "ibr", "wfe", "nbr", "nbrplus"}
+    assert set(readers["epoch_freq"]) == {"rcu", "he", "ibr", "wfe"}
+    assert readers["nbr_low_watermark"] == ("nbrplus",)
+    assert readers["nbr_high_watermark"] == ("nbr", "nbrplus")
+    for key in ("ds", "threads", "free", "free_k", "alloc", "key_range"):
+        assert readers[key] is None
 
 
 def test_grid_is_the_product_merged_with_fixed() -> None:

@@ -61,6 +61,7 @@ class debra_domain : public domain_base<debra_domain, detail::debra_local> {
         .needs_restart_from_root = false,
         .uses_signals = false,
         .needs_quiescent_states = false,
+        .reads = {.check_every = true},
     };
 
     using domain_base::domain_base;

@@ -53,6 +53,7 @@ class ebr_domain : public domain_base<ebr_domain, detail::ebr_local> {
         .needs_restart_from_root = false,
         .uses_signals = false,
         .needs_quiescent_states = false,
+        .reads = {.advance_every = true},
     };
 
     using domain_base::domain_base;

@@ -76,6 +76,7 @@ class he_domain : public domain_base<he_domain, detail::he_local, era_node_heade
         .needs_quiescent_states = false,
         .protect_uses_slots = true,
         .nests = false,
+        .reads = {.bag_threshold = true, .epoch_freq = true},
     };
 
     using node_header = era_node_header;

@@ -161,6 +161,7 @@ class hp_domain : public domain_base<hp_domain, detail::hp_local> {
         .needs_quiescent_states = false,
         .protect_uses_slots = true,
         .nests = false,
+        .reads = {.bag_threshold = true, .hp_scan_factor = true, .hp_scan_offset = true},
     };
 
     using base::base;

@@ -86,6 +86,7 @@ class ibr_domain : public domain_base<ibr_domain, detail::ibr_local, era_node_he
         .needs_restart_from_root = false,
         .uses_signals = false,
         .needs_quiescent_states = false,
+        .reads = {.bag_threshold = true, .epoch_freq = true},
     };
 
     using node_header = era_node_header;

@@ -372,6 +372,10 @@ class basic_nbr_domain : public domain_base<basic_nbr_domain<Plus>, detail::nbr_
         .uses_signals = true,
         .needs_quiescent_states = false,
         .nests = false,
+        .reads = {.bag_threshold = true,
+                  .nbr_signal = true,
+                  .nbr_low_watermark = Plus,
+                  .nbr_high_watermark = true},
     };
     static constexpr std::size_t max_reservations = detail::nbr_max_reservations;
 

@@ -65,6 +65,7 @@ class nebr_domain : public domain_base<nebr_domain, detail::nebr_local> {
         .needs_restart_from_root = false,
         .uses_signals = false,
         .needs_quiescent_states = false,
+        .reads = {.advance_every = true},
     };
 
     using domain_base::domain_base;

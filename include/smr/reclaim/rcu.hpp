@@ -96,6 +96,7 @@ class rcu_epoch_domain : public domain_base<rcu_epoch_domain, detail::rcu_local,
         .needs_restart_from_root = false,
         .uses_signals = false,
         .needs_quiescent_states = false,
+        .reads = {.bag_threshold = true, .epoch_freq = true},
     };
 
     using node_header = rcu_node_header;

@@ -139,6 +139,7 @@ class token_domain : public domain_base<token_domain<V>, detail::token_local> {
         .needs_restart_from_root = false,
         .uses_signals = false,
         .needs_quiescent_states = false,
+        .reads = {.token_check_every = V == token_variant::periodic},
     };
 
     explicit token_domain(const domain_config& config) : base(config) {

@@ -47,6 +47,25 @@ inline constexpr bool protects_whole_operation(reclaimer_family family) noexcept
            family == reclaimer_family::external;
 }
 
+/// The members of smr::domain_config a scheme reads besides those every
+/// scheme reads (max_threads, memory, free, time_frees): a tuning set for a
+/// scheme that does not read it changes nothing, so smrbench refuses it and
+/// smrlab gives a grid's tunings only to the runs of the schemes that read
+/// them. One flag per member, named after it.
+struct tunings_read {
+    bool bag_threshold = false;
+    bool advance_every = false;
+    bool check_every = false;
+    bool epoch_freq = false;
+    bool hp_scan_factor = false;
+    bool hp_scan_offset = false;
+    bool wfe_fast_attempts = false;
+    bool token_check_every = false;
+    bool nbr_signal = false;
+    bool nbr_low_watermark = false;
+    bool nbr_high_watermark = false;
+};
+
 struct reclaimer_traits {
     std::string_view name;
     reclaimer_family family;
@@ -75,6 +94,8 @@ struct reclaimer_traits {
     /// NBR's one checkpoint; a nested guard then fails a debug-build
     /// assertion (docs/design.md, "Nested operations").
     bool nests = true;
+    /// The tunings of domain_config the scheme reads.
+    tunings_read reads{};
 };
 
 }  // namespace smr

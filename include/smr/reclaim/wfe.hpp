@@ -198,6 +198,7 @@ class wfe_domain : public domain_base<wfe_domain, detail::wfe_local, era_node_he
         .needs_quiescent_states = false,
         .protect_uses_slots = true,
         .nests = false,
+        .reads = {.bag_threshold = true, .epoch_freq = true, .wfe_fast_attempts = true},
     };
 
     using node_header = era_node_header;

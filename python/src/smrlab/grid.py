@@ -273,6 +273,42 @@ def expand(experiment: Experiment, cpus: int | None = None) -> list[Options]:
     return configurations
 
 
+def leave_out_unread_tunings(
+    configurations: list[Options], options: dict[str, Option], default_reclaimer: str
+) -> tuple[list[Options], list[str]]:
+    """Gives each reclaimer's tunings only to the runs of the reclaimers that read them.
+
+    smrbench refuses a tuning its reclaimer would ignore (``--check-every`` is debra's), while
+    an experiment may fix the settings of several schemes at once (Hart et al.'s quiescent
+    states for qsbr, advance attempts for ebr, scan threshold for hp, in one file). A tuning
+    is left out of the other reclaimers' configurations, which keep what else they set; those
+    that become identical (a tuning's values as a grid axis) appear once. Returns the
+    configurations and one note per tuning left out, naming the runs it was left out of.
+    """
+    kept: list[Options] = []
+    seen: set[str] = set()
+    left_out: dict[str, set[str]] = {}
+    for configuration in configurations:
+        reclaimer = str(configuration.get("reclaimer", default_reclaimer))
+        trimmed: Options = {}
+        for key, value in configuration.items():
+            readers = options[key].reclaimers if key in options else None
+            if readers is not None and reclaimer not in readers:
+                left_out.setdefault(key, set()).add(reclaimer)
+            else:
+                trimmed[key] = value
+        signature = json.dumps(trimmed, sort_keys=True)
+        if signature not in seen:
+            seen.add(signature)
+            kept.append(trimmed)
+    notes = [
+        f"{key} is read only by {', '.join(options[key].reclaimers or ())}: left out of the "
+        f"runs of {', '.join(sorted(reclaimers))}"
+        for key, reclaimers in sorted(left_out.items())
+    ]
+    return kept, notes
+
+
 def jobs(experiment: Experiment, configurations: list[Options]) -> list[Job]:
     """One job per configuration and trial, trial-major.
 

@@ -27,6 +27,9 @@ class Option:
     maximum: float | None = None
     # Options smrlab interprets itself instead of passing them through (trials, workload).
     passed: bool = True
+    # A reclaimer's tuning (--check-every, --bag-size, ...): the reclaimers that read it, which
+    # are the only ones smrbench accepts it with; None for an option of every reclaimer.
+    reclaimers: tuple[str, ...] | None = None
 
     @property
     def flag(self) -> str:
@@ -90,6 +93,7 @@ def options_from_description(
             minimum=row["minimum"],
             maximum=row["maximum"],
             passed=key not in _NOT_PASSED,
+            reclaimers=tuple(row["reclaimers"]) if row.get("reclaimers") is not None else None,
         )
     if command == "set":
         for option in _SMRLAB_OPTIONS:
@@ -111,6 +115,10 @@ OPTIONS_BY_BENCHMARK: dict[str, dict[str, Option]] = {
 }
 # The set benchmark's, which most of smrlab reads.
 OPTIONS: dict[str, Option] = OPTIONS_BY_BENCHMARK["set"]
+# The reclaimer of a run that names none (smrbench's default).
+DEFAULT_RECLAIMER: str = next(
+    str(row["default"]) for row in load_description()["options"] if row["key"] == "reclaimer"
+)
 
 # Options whose value is a name smrbench --list knows, and the --list --json field holding them.
 NAMED_OPTIONS = {

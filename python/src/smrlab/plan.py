@@ -14,8 +14,16 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 from smrlab.errors import UsageError
-from smrlab.grid import Experiment, Job, Options, check_value, expand, jobs
-from smrlab.options import NAMED_OPTIONS, OPTIONS_BY_BENCHMARK
+from smrlab.grid import (
+    Experiment,
+    Job,
+    Options,
+    check_value,
+    expand,
+    jobs,
+    leave_out_unread_tunings,
+)
+from smrlab.options import DEFAULT_RECLAIMER, NAMED_OPTIONS, OPTIONS_BY_BENCHMARK
 from smrlab.smrbench import Smrbench, command
 
 
@@ -32,6 +40,11 @@ def make_plan(experiment: Experiment, bench: Smrbench | None, cpus: int | None =
     without a build), in which case nothing is filtered."""
     configurations = expand(experiment, cpus)
     notes: list[str] = []
+    if experiment.benchmark == "set":
+        described = bench.options_for("set") if bench is not None else None
+        configurations, notes = leave_out_unread_tunings(
+            configurations, described or OPTIONS_BY_BENCHMARK["set"], DEFAULT_RECLAIMER
+        )
     if bench is not None:
         configurations = _check_against(experiment, configurations, bench, notes)
     if not configurations:
