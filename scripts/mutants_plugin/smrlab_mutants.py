@@ -22,11 +22,25 @@ def _numpy_with_mean_for_median() -> types.ModuleType:
     return proxy
 
 
+def _every_tuning_to_every_reclaimer() -> types.FunctionType:
+    """smrlab.plan's leave_out_unread_tunings, but leaving nothing out."""
+
+    def keep_all(configurations, options, default_reclaimer):
+        return configurations, []
+
+    return keep_all
+
+
 # mutant name -> (module, attribute, replacement factory)
 MUTANTS = {
     "py_plots_median_is_mean": ("smrlab.plots", "np", _numpy_with_mean_for_median),
     "py_report_median_is_mean": ("smrlab.report", "np", _numpy_with_mean_for_median),
     "py_hart_median_is_mean": ("smrlab.hart", "np", _numpy_with_mean_for_median),
+    "py_plan_gives_every_tuning": (
+        "smrlab.plan",
+        "leave_out_unread_tunings",
+        _every_tuning_to_every_reclaimer,
+    ),
 }
 
 
