@@ -511,8 +511,9 @@ trial_result run_trial(const bench_config& config, int trial_index) {
     const std::uint64_t start_ns = smr::core::now_ns();
     const std::uint64_t start_ticks = smr::core::now_ticks();
 
-    // Peak garbage: sampled every millisecond as well as at every epoch
-    // change; with --sample-ms, also a memory time series for the JSON.
+    // Peak garbage: sampled here every millisecond and once when the workers
+    // stop (the schemes do not sample; with --garbage-series, also at every
+    // epoch change); with --sample-ms, also a memory time series for the JSON.
     threads.start([&, start_ns] {  // the sampler, joined last; start_ns dies before it
         using clock = std::chrono::steady_clock;
         const auto period = std::chrono::milliseconds(config.sample_ms != 0 ? config.sample_ms : 1);

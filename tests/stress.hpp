@@ -176,6 +176,7 @@ stress_result run_stress(const stress_options& options) {
         std::vector<detail::thread_totals> totals(options.threads);
         std::atomic<bool> round_over{false};  // stop_together only
         std::latch ready(options.threads);
+        std::atomic<int> running{options.threads};  // the main thread samples until 0
         std::vector<std::thread> threads;
         threads.reserve(options.threads);
         for (int t = 0; t < options.threads; ++t) {
@@ -215,7 +216,14 @@ stress_result run_stress(const stress_options& options) {
                     std::lock_guard lock(error_mutex);
                     if (result.error.empty()) result.error = std::string("thread: ") + e.what();
                 }
+                running.fetch_sub(1, std::memory_order_relaxed);  // only ends the sampling
             });
+        }
+        // Peak garbage is what samples see (schemes do not sample): the main
+        // thread samples while the workers run, as smrbench's sampler does.
+        while (running.load(std::memory_order_relaxed) != 0) {
+            domain.sample_garbage();
+            std::this_thread::sleep_for(std::chrono::microseconds(200));
         }
         for (std::thread& thread : threads) thread.join();
 

@@ -216,7 +216,10 @@ void run_round_robin(Domain& domain, cells<Domain>& shared, int workers, std::ui
         rngs.push_back(0x1234 + static_cast<std::uint64_t>(i) * 7919);
     }
     for (std::uint64_t round = 0; round < rounds; ++round) {
-        for (int i = 0; i < workers; ++i) shared.operate(handles[i].tid(), rngs[i]);
+        for (int i = 0; i < workers; ++i) {
+            shared.operate(handles[i].tid(), rngs[i]);
+            domain.sample_garbage();  // the peak is what samples see: after every step here
+        }
     }
 }
 

@@ -119,6 +119,12 @@ struct reclaimer_stats {
     std::uint64_t freed = 0;
     std::uint64_t discarded = 0;  ///< allocated, never published, freed at once
     std::uint64_t garbage = 0;
+    /// The most garbage any sample_garbage() call saw, or `garbage` if more.
+    /// Schemes never sample on their own: summing every thread's counters at
+    /// each epoch change or scan would add a cross-thread read per thread to
+    /// the very path that is measured (and more with more threads). A
+    /// program samples from a thread of its own (smrbench: every millisecond,
+    /// and when the workers stop; with a garbage series, at every epoch change).
     std::uint64_t garbage_peak = 0;
     std::uint64_t epochs = 0;  ///< global epoch advances (or token rounds)
     std::uint64_t signals = 0;
@@ -424,9 +430,8 @@ class domain_base {
         return out;
     }
 
-    /// Reads garbage() and raises the recorded peak. Reclaimers call it at
-    /// every epoch change (garbage is highest just before frees); samplers may
-    /// call it from any thread.
+    /// Reads garbage() and raises the recorded peak (reclaimer_stats::
+    /// garbage_peak). From any thread, registered or not; O(threads).
     std::uint64_t sample_garbage() noexcept {
         const std::uint64_t now = garbage();
         core::raise_to(garbage_peak_, now);
@@ -583,12 +588,12 @@ class domain_base {
     /// Called by the thread whose CAS advanced the global epoch to `epoch`.
     void note_epoch_advanced(int tid, std::uint64_t epoch = 0) {
         slot_of(tid).epochs.add();
-        const std::uint64_t garbage_now = sample_garbage();
         if (timeline_ != nullptr || series_ != nullptr) [[unlikely]] {
             const std::uint64_t now = core::now_ticks();
             if (timeline_ != nullptr)
                 timeline_->record_instant(tid, trace::event_kind::epoch_change, now, epoch);
-            if (series_ != nullptr) series_->record(tid, now, epoch, garbage_now);
+            // The series asks for the sum at every epoch change, and pays for it.
+            if (series_ != nullptr) series_->record(tid, now, epoch, sample_garbage());
         }
     }
 

@@ -188,7 +188,6 @@ class he_domain : public domain_base<he_domain, detail::he_local, era_node_heade
         // As the IBR benchmark's HE: move the era on (unless another thread
         // just did), so readers that start now do not pin our list.
         if (global_era_.load(std::memory_order_relaxed) == last_retire_era) advance_era(tid);
-        sample_garbage();
         // seq_cst fence: the unlinks of our list precede the slot loads,
         // against protect's fence.
         core::fence();

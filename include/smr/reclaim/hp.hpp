@@ -237,7 +237,6 @@ class hp_domain : public domain_base<hp_domain, detail::hp_local> {
   private:
     void scan(int tid) {
         auto& me = local(tid);
-        sample_garbage();  // garbage peaks just before a scan frees
         // seq_cst fence: orders the unlinks of every node in our list before
         // the hazard loads below, against protect's fence.
         core::fence();

@@ -192,7 +192,6 @@ class ibr_domain : public domain_base<ibr_domain, detail::ibr_local, era_node_he
   private:
     void scan(int tid) {
         auto& me = local(tid);
-        sample_garbage();
         // seq_cst fence: the unlinks of our list precede the reservation
         // loads, against begin_op's and protect's fences.
         core::fence();

@@ -145,7 +145,6 @@ struct lfrc_local {
     /// Nodes allocated and still referenced by this thread until end_op.
     lfrc_node_header* owned[lfrc_max_owned] = {};
     int owned_count = 0;
-    std::uint32_t retires_since_sample = 0;
 };
 
 }  // namespace detail
@@ -332,18 +331,12 @@ class lfrc_domain : private lfrc_memory,
         assert(before >= header::live + header::one && (before & header::retired) == 0 &&
                "lfrc: retire of a node the caller does not hold, or retired twice");
         count_retired(tid, node);
-        detail::lfrc_local& me = local(tid);
-        if (++me.retires_since_sample == sample_every) {
-            me.retires_since_sample = 0;
-            sample_garbage();
-        }
     }
 
     void on_thread_exit(int tid) noexcept { end_op(tid); }
 
   private:
     friend base;
-    static constexpr std::uint32_t sample_every = 1024;
 
     /// Sets detail::lfrc_constructing for one construction.
     struct constructing {

@@ -674,7 +674,6 @@ class basic_nbr_domain : public domain_base<basic_nbr_domain<Plus>, detail::nbr_
         }
         kept.splice_back(me.bag);  // reserved (older) nodes first, then the rest
         swap(kept, me.bag);
-        this->sample_garbage();
         this->dispose_safe(tid, safe);
     }
 

@@ -451,7 +451,6 @@ class wfe_domain : public domain_base<wfe_domain, detail::wfe_local, era_node_he
         // As the artifact: move the era on (helping first) unless another
         // thread just did.
         if (global_era_.load(std::memory_order_relaxed) == last_retire_era) advance_era(tid);
-        sample_garbage();
         // seq_cst fence: the unlinks of our list precede every slot load.
         core::fence();
         auto& eras = me.scratch;
