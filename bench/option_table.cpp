@@ -494,12 +494,18 @@ void add_member(CLI::App& app, const option_spec& spec, T& value) {
 
 std::span<const option_spec> option_table() { return table; }
 
-std::string readers_of(const option_spec& spec) {
-    std::string out;
+std::vector<std::string> readers(const option_spec& spec) {
+    std::vector<std::string> out;
     if (spec.read_by == nullptr) return out;
     for (const smr::reclaimer_traits& reclaimer : reclaimers()) {
-        if (spec.read_by(reclaimer)) out += (out.empty() ? "" : ", ") + std::string(reclaimer.name);
+        if (spec.read_by(reclaimer)) out.emplace_back(reclaimer.name);
     }
+    return out;
+}
+
+std::string readers_of(const option_spec& spec) {
+    std::string out;
+    for (const std::string& name : readers(spec)) out += (out.empty() ? "" : ", ") + name;
     return out;
 }
 
@@ -585,14 +591,7 @@ json options_description() {
         }
         row["commands"] = std::move(commands);
         // A reclaimer's tuning: the reclaimers that read it (smrlab gives it to their runs only).
-        row["reclaimers"] = nullptr;
-        if (spec.read_by != nullptr) {
-            json readers = json::array();
-            for (const smr::reclaimer_traits& reclaimer : reclaimers()) {
-                if (spec.read_by(reclaimer)) readers.push_back(std::string(reclaimer.name));
-            }
-            row["reclaimers"] = std::move(readers);
-        }
+        row["reclaimers"] = spec.read_by == nullptr ? json(nullptr) : json(readers(spec));
         out.push_back(std::move(row));
     }
     return out;

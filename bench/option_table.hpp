@@ -18,6 +18,7 @@
 #include <string>
 #include <string_view>
 #include <variant>
+#include <vector>
 
 #include "options.hpp"
 #include "smr/reclaim/traits.hpp"
@@ -91,7 +92,9 @@ struct option_spec {
     bool (*read_by)(const smr::reclaimer_traits&) = nullptr;
 };
 
-/// The reclaimers that read option `spec`, e.g. "hp, he" (empty: every one).
+/// The reclaimers that read option `spec` (a reclaimer's tuning; empty for
+/// an option of every reclaimer), and the same as text: "hp, he".
+std::vector<std::string> readers(const option_spec& spec);
 std::string readers_of(const option_spec& spec);
 
 /// Every option, in --help order.
