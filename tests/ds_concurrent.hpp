@@ -159,6 +159,14 @@ class DsConcurrent : public ::testing::Test {
         // rcu scans its retire list at this length: small, so it frees
         // constantly (the default, 32K, is more than a test retires).
         o.cfg.bag_threshold = 128;
+        // The era schemes (rcu, he, ibr, wfe) advance their clock every
+        // epoch_freq x T allocations of a thread: at the default (150) and 8
+        // threads, every 1,200, more than a thread of ManyRoundsReuseSlots
+        // allocates in a round, so a scan found almost nothing older than
+        // the oldest announcement (9,905 freed of 19,967 retired under TSan
+        // in CI). At 16, a thread's clock moves every 128 allocations, as
+        // often as it scans.
+        o.cfg.epoch_freq = 16;
         // A transactional structure allocates and retires one pointer block
         // per 60 frees: thresholds 60 times smaller keep the scans (and rcu's
         // allocation-counted epoch advances) as frequent.
