@@ -98,6 +98,10 @@ bool needs_quiescent_states(const smr::reclaimer_traits& reclaimer) {
     return reclaimer.needs_quiescent_states;
 }
 
+bool threads_begin_epochs(const smr::reclaimer_traits& reclaimer) {
+    return reclaimer.threads_begin_epochs;
+}
+
 /// A transactional structure's option: its value, or null for the others
 /// (layout maps its blocks to the same table).
 template <std::uint32_t bench_config::*Field>
@@ -338,10 +342,12 @@ constexpr std::array table{
            "record free() calls at least this long (0: all)", 0, two_to(40), "ns"),
     number("timeline-capacity", &bench_config::timeline_capacity,
            "events per thread before recording stops", 1, two_to(28), "events"),
-    option_spec{.name = "garbage-series",
-                .field = &bench_config::garbage_series_path,
-                .help = "record garbage at every epoch change to FILE",
-                .metavar = "FILE"},
+    read_by<&bench_config::garbage_series_path, &threads_begin_epochs>(option_spec{
+        .name = "garbage-series",
+        .field = &bench_config::garbage_series_path,
+        .help = "record to FILE each thread's unreclaimed nodes at every epoch it begins "
+                "(Epochs paper, Figure 4)",
+        .metavar = "FILE"}),
     number("sample-ms", &bench_config::sample_ms,
            "sample RSS, allocator bytes and garbage every N ms into the JSON", 0, 3600000, "ms"),
 };

@@ -65,13 +65,13 @@ void write_garbage_series(const std::string& path, nlohmann::json header,
                           double ns_per_tick) {
     const auto points = series.merged();
     header["format"] = "smrlab-garbage-series";
-    header["version"] = 1;
+    header["version"] = 2;
     header["points"] = points.size();
     write_file_atomically(path, [&](std::ostream& out) {
-        out << header.dump() << "\ntime_ns,epoch,garbage\n";
+        out << header.dump() << "\ntime_ns,epoch,thread,garbage\n";
         for (const auto& p : points) {
             out << relative_ns(p.ticks, start_ticks, ns_per_tick) << ',' << p.epoch << ','
-                << p.garbage << '\n';
+                << p.thread << ',' << p.garbage << '\n';
         }
     });
 }

@@ -16,12 +16,16 @@
 // and then be freed at a step fixed just as exactly.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
+#include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "one_thread_scenarios.hpp"
 #include "smr/reclaim/guards.hpp"
+#include "smr/trace/timeline.hpp"
 
 namespace {
 
@@ -165,6 +169,60 @@ TYPED_TEST(free_epoch_test, a_stalled_operation_keeps_the_node_until_it_ends) {
     }
     s.domain.quiescent(s.b);
     EXPECT_EQ(s.steps_to_free(true), expected) << TypeParam::traits.name;
+}
+
+// The garbage series (the Epochs paper's Figure 4) records each thread's own
+// unreclaimed nodes as it begins an epoch, in the schemes whose threads begin
+// epochs of their own.
+using epoch_beginning_domains = smr::test::gtest_types_of<typename smr::test::domains_where<
+    smr::all_domains, [](smr::reclaimer_traits t) { return t.threads_begin_epochs; }>::type>::type;
+
+template <class Domain>
+class garbage_series_test : public ::testing::Test {};
+TYPED_TEST_SUITE(garbage_series_test, epoch_beginning_domains, domain_names);
+
+// a retires a node in every operation, b none: b's points count no node of
+// a's (a sum over threads would), and a's count at most what a retired.
+TYPED_TEST(garbage_series_test, each_thread_records_its_own_garbage_as_it_begins_an_epoch) {
+    using node = flagged_node<TypeParam>;
+    constexpr int steps = 40;
+    const smr::domain_config config = eager_config();
+    TypeParam domain{config};
+    smr::trace::garbage_series series(config.max_threads);
+    domain.attach_recorders(nullptr, &series);  // before any thread registers
+    int a = 0;
+    int b = 0;
+    {
+        smr::thread_handle<TypeParam> first{domain};
+        smr::thread_handle<TypeParam> second{domain};
+        a = first.tid();
+        b = second.tid();
+        std::atomic<node*> churn{domain.template allocate_outside_op<node>(a, nullptr)};
+        for (int step = 0; step < steps; ++step) {
+            idle_operation(domain, b);
+            replace(domain, a, churn);
+        }
+        domain.free_unshared(churn.load(std::memory_order_relaxed));
+    }
+    std::vector<smr::trace::garbage_series::point> of_a;
+    std::vector<smr::trace::garbage_series::point> of_b;
+    for (const auto& p : series.merged()) {
+        ASSERT_TRUE(p.thread == a || p.thread == b) << p.thread;
+        (p.thread == a ? of_a : of_b).push_back(p);
+    }
+    ASSERT_GE(of_a.size(), 5u);
+    ASSERT_GE(of_b.size(), 5u);
+    std::uint64_t most_of_a = 0;
+    for (const auto* points : {&of_a, &of_b}) {
+        for (std::size_t i = 1; i < points->size(); ++i) {
+            EXPECT_LT((*points)[i - 1].epoch, (*points)[i].epoch)
+                << "a thread begins an epoch once";
+        }
+    }
+    for (const auto& p : of_a) most_of_a = std::max(most_of_a, p.garbage);
+    for (const auto& p : of_b) EXPECT_EQ(p.garbage, 0u) << "b retired nothing; epoch " << p.epoch;
+    EXPECT_GT(most_of_a, 0u);
+    EXPECT_LE(most_of_a, std::uint64_t{steps});
 }
 
 }  // namespace

@@ -72,6 +72,10 @@ INSTANTIATE_TEST_SUITE_P(
         bad_input_case{"--reclaimer nbr --nbr-low-watermark 4",
                        "--nbr-low-watermark is read only by nbrplus"},
         bad_input_case{"--reclaimer qsbr --signal 12", "--signal is read only by nbr, nbrplus"},
+        // rcu's threads only read a global clock: no thread begins an epoch.
+        bad_input_case{"--reclaimer rcu --garbage-series /tmp/smrbench-never.garbage",
+                       "--garbage-series is read only by ebr, nebr, debra, qsbr, token_naive, "
+                       "token_passfirst, token_periodic"},
         bad_input_case{"--ds lazylist --restart-from-head", "--restart-from-head"},
         bad_input_case{"--ds harris_list --restart-from-head", "--restart-from-head"},
         bad_input_case{"--ds ms_queue --restart-from-head", "--restart-from-head"},
@@ -873,7 +877,13 @@ TEST(Cli, RecordingWritesVersionedFiles) {
         EXPECT_EQ(columns, "thread,kind,start_ns,end_ns,value");
         std::ifstream series(dir / ("run.t" + std::to_string(t) + ".garbage"));
         ASSERT_TRUE(std::getline(series, header));
-        EXPECT_EQ(nlohmann::json::parse(header)["format"], "smrlab-garbage-series");
+        const auto g = nlohmann::json::parse(header);
+        EXPECT_EQ(g["format"], "smrlab-garbage-series");
+        EXPECT_EQ(g["version"], 2);
+        std::getline(series, columns);
+        EXPECT_EQ(columns, "time_ns,epoch,thread,garbage");
+        std::string row;
+        EXPECT_TRUE(std::getline(series, row)) << "no thread began an epoch";
     }
     const auto run = nlohmann::json::parse(r.out);
     EXPECT_FALSE(run["trials"][0]["samples"].empty());

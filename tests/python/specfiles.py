@@ -88,10 +88,8 @@ def write_timeline(
     return path
 
 
-def write_garbage_series(
-    path: Path, points: int = 400, *, free: str = "batch", seed: int = 5, config: dict | None = None
-) -> Path:
-    """Writes a garbage-series file: garbage at each epoch change (spiky for batch)."""
+def garbage_totals(points: int, free: str, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """Start times and garbage of epochs 1..points (spiky for batch free)."""
     rng = np.random.default_rng(seed)
     times = np.cumsum(rng.uniform(100_000, 900_000, points)).astype(np.int64)
     base = 40_000 + rng.normal(0, 3000, points)
@@ -99,16 +97,39 @@ def write_garbage_series(
         garbage = base + (rng.random(points) < 0.08) * rng.uniform(50_000, 200_000, points)
     else:
         garbage = base * 1.15 + rng.normal(0, 1500, points)
+    return times, np.maximum(garbage, 0).astype(np.int64)
+
+
+def write_garbage_series(
+    path: Path,
+    points: int = 400,
+    *,
+    free: str = "batch",
+    seed: int = 5,
+    config: dict | None = None,
+    version: int = 2,
+    threads: int = 4,
+) -> Path:
+    """Writes a garbage-series file whose epoch e holds garbage_totals()[1][e - 1] nodes:
+    version 2 splits it over `threads` threads that begin the epoch 1 us apart (the remainder
+    to the last), in time order as smrbench writes them; version 1 has one row per epoch."""
+    times, totals = garbage_totals(points, free, seed)
+    rows = []
+    for epoch, (time, total) in enumerate(zip(times, totals, strict=True), 1):
+        if version == 1:
+            rows.append(f"{time},{epoch},{total}")
+            continue
+        share = int(total) // threads
+        for thread in range(threads):
+            mine = share if thread < threads - 1 else int(total) - share * (threads - 1)
+            rows.append(f"{time + 1000 * thread},{epoch},{thread},{mine}")
     header = {
         "format": "smrlab-garbage-series",
-        "version": 1,
+        "version": version,
         "config": {**CONFIG, "free": free, **(config or {})},
         "trial": 0,
-        "points": points,
+        "points": len(rows),
     }
-    lines = [json.dumps(header), "time_ns,epoch,garbage"]
-    lines += [
-        f"{t},{e},{max(0, int(g))}" for e, (t, g) in enumerate(zip(times, garbage, strict=True), 1)
-    ]
-    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    columns = "time_ns,epoch,garbage" if version == 1 else "time_ns,epoch,thread,garbage"
+    path.write_text("\n".join([json.dumps(header), columns, *rows]) + "\n", encoding="utf-8")
     return path

@@ -108,11 +108,15 @@ def test_timeline_written_by_smrbench_matches_its_counters(recorded: dict[str, A
 
 def test_garbage_series_and_samples_written_by_smrbench(recorded: dict[str, Any]) -> None:
     result, series = recorded["result"], read_garbage_series(recorded["garbage"])
-    assert series.header["format"] == "smrlab-garbage-series" and series.header["version"] == 1
-    epochs = read_timeline(recorded["timeline"]).kind_mask("epoch_change")
-    assert len(series) == int(epochs.sum()) == series.header["points"]  # one point per change
-    assert np.all(np.diff(series.time_ns) >= 0) and np.all(np.diff(series.epoch) > 0)
-    assert 0 < series.garbage.max() <= result["reclaimer"]["garbage_peak"]
+    assert series.header["format"] == "smrlab-garbage-series" and series.header["version"] == 2
+    # One row per thread per epoch it began; each epoch once, begun by 1 to THREADS threads.
+    assert series.threads is not None and int(series.threads.sum()) == series.header["points"]
+    assert np.all(np.diff(series.epoch) > 0)
+    assert series.threads.min() >= 1 and series.threads.max() == THREADS
+    timeline = read_timeline(recorded["timeline"], include_prefill=True)
+    changes = timeline.value[timeline.kind_mask("epoch_change")]
+    assert series.epoch.max() <= changes.max()  # a thread begins only epochs that exist
+    assert series.garbage.max() > 0
     samples = result["trials"][0]["samples"]  # --sample-ms: a memory series in the JSON
     assert samples and all(s["rss_bytes"] > 0 for s in samples)
 

@@ -6,14 +6,13 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 from smrlab.cli import main
 from smrlab.errors import UsageError
 from smrlab.timeline import KINDS, FormatError, read_garbage_series, read_timeline
 from smrlab.timeline_plot import parse_thread_list, plot_timeline
-from specfiles import timeline_events, write_garbage_series, write_timeline
+from specfiles import garbage_totals, timeline_events, write_garbage_series, write_timeline
 
 
 def test_reads_every_event_of_a_spec_file(tmp_path: Path) -> None:
@@ -110,12 +109,36 @@ def test_refuses_non_timeline_and_malformed_rows(tmp_path: Path) -> None:
         read_timeline(path)
 
 
-def test_garbage_series(tmp_path: Path) -> None:
-    series = read_garbage_series(write_garbage_series(tmp_path / "g.garbage", points=50))
+@pytest.mark.parametrize("version", [1, 2])
+def test_garbage_series(tmp_path: Path, version: int) -> None:
+    path = write_garbage_series(tmp_path / "g.garbage", points=50, version=version)
+    series = read_garbage_series(path)
+    times, totals = garbage_totals(50, "batch", 5)
     assert len(series) == 50 and series.epoch.tolist() == list(range(1, 51))
-    assert np.all(np.diff(series.time_ns) > 0) and np.all(series.garbage >= 0)
+    assert series.garbage.tolist() == totals.tolist() and series.time_ns.tolist() == times.tolist()
+    assert series.per_thread == (version == 2)
+    if version == 2:
+        assert series.threads is not None and set(series.threads.tolist()) == {4}
     with pytest.raises(FormatError, match="expected 'smrlab-garbage-series'"):
         read_garbage_series(write_timeline(tmp_path / "t.timeline"))
+
+
+def test_garbage_series_sums_each_epoch_over_the_threads_that_began_it(tmp_path: Path) -> None:
+    # Thread 1 skips epoch 2 (it rotated once over two epochs) and only thread 0 began epoch 3
+    # before the trial ended; rows come in time order, so epochs interleave across threads.
+    path = tmp_path / "g.garbage"
+    rows = ["100,1,0,10", "150,1,1,7", "300,2,0,4", "320,3,0,30", "400,3,1,1"]
+    header = {"format": "smrlab-garbage-series", "version": 2, "points": len(rows)}
+    text = "\n".join([json.dumps(header), "time_ns,epoch,thread,garbage", *rows]) + "\n"
+    path.write_text(text)
+    series = read_garbage_series(path)
+    assert series.epoch.tolist() == [1, 2, 3]
+    assert series.garbage.tolist() == [17, 4, 31]
+    assert series.time_ns.tolist() == [100, 300, 320]
+    assert series.threads is not None and series.threads.tolist() == [2, 1, 2]
+    path.write_text(text.replace('"version": 2', '"version": 3'))
+    with pytest.raises(FormatError, match=r"version 3 is not supported .*reads version 1 and 2"):
+        read_garbage_series(path)
 
 
 def test_big_file_is_read_fast(tmp_path: Path) -> None:

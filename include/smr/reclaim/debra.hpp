@@ -61,6 +61,7 @@ class debra_domain : public domain_base<debra_domain, detail::debra_local> {
         .needs_restart_from_root = false,
         .uses_signals = false,
         .needs_quiescent_states = false,
+        .threads_begin_epochs = true,
         .reads = {.check_every = true},
     };
 
@@ -163,6 +164,7 @@ class debra_domain : public domain_base<debra_domain, detail::debra_local> {
         const std::uint64_t epoch = global_epoch_.load(std::memory_order_acquire);
         me.epoch = epoch;
         me.next_to_check = 0;
+        note_epoch_begun(tid, epoch, me.bags.size());
         core::limbo_bag safe;
         me.bags.rotate_to(++me.rotations, epoch, safe, orphans(), adopter(tid));
         dispose_safe(tid, safe);

@@ -461,8 +461,8 @@ class domain_base {
         return out;
     }
 
-    /// Starts recording events into `timeline` and garbage at every epoch
-    /// change into `series` (either may be null). Both must outlive the
+    /// Starts recording events into `timeline` and each thread's garbage at
+    /// every epoch it begins into `series` (either may be null). Both must outlive the
     /// domain's threads; attach before threads register. Off by default: an
     /// event site then costs one well-predicted branch.
     void attach_recorders(trace::timeline* timeline, trace::garbage_series* series) noexcept {
@@ -588,12 +588,25 @@ class domain_base {
     /// Called by the thread whose CAS advanced the global epoch to `epoch`.
     void note_epoch_advanced(int tid, std::uint64_t epoch = 0) {
         slot_of(tid).epochs.add();
-        if (timeline_ != nullptr || series_ != nullptr) [[unlikely]] {
-            const std::uint64_t now = core::now_ticks();
-            if (timeline_ != nullptr)
-                timeline_->record_instant(tid, trace::event_kind::epoch_change, now, epoch);
-            // The series asks for the sum at every epoch change, and pays for it.
-            if (series_ != nullptr) series_->record(tid, now, epoch, sample_garbage());
+        if (timeline_ != nullptr) [[unlikely]] {
+            timeline_->record_instant(tid, trace::event_kind::epoch_change, core::now_ticks(),
+                                      epoch);
+        }
+    }
+
+    /// Called by a thread of a scheme whose threads begin epochs of their own
+    /// (reclaimer_traits::threads_begin_epochs) as it begins `epoch`, before
+    /// it frees what that makes safe, with the nodes in its limbo bags. The
+    /// garbage series records them with the thread's amortized freeable list:
+    /// the Epochs paper's Figure 4 sums, per epoch, what each thread had
+    /// unreclaimed when it began the epoch. The thread's own counts: no
+    /// other thread's memory is read.
+    void note_epoch_begun(int tid, std::uint64_t epoch, std::size_t limbo) {
+        if (series_ != nullptr) [[unlikely]] {
+            const std::uint64_t mine = SMR_MUTANT("garbage_series_sums_every_thread")
+                                           ? garbage()
+                                           : limbo + freeable_size(tid);
+            series_->record(tid, core::now_ticks(), epoch, mine);
         }
     }
 

@@ -53,6 +53,7 @@ class ebr_domain : public domain_base<ebr_domain, detail::ebr_local> {
         .needs_restart_from_root = false,
         .uses_signals = false,
         .needs_quiescent_states = false,
+        .threads_begin_epochs = true,
         .reads = {.advance_every = true},
     };
 
@@ -133,6 +134,7 @@ class ebr_domain : public domain_base<ebr_domain, detail::ebr_local> {
     void enter_epoch(int tid, std::uint64_t epoch) noexcept {
         auto& me = local(tid);
         me.epoch = epoch;
+        note_epoch_begun(tid, epoch, me.bags.size());
         core::limbo_bag safe;
         me.bags.advance(epoch, safe, orphans(), adopter(tid));
         dispose_safe(tid, safe);

@@ -65,6 +65,7 @@ class nebr_domain : public domain_base<nebr_domain, detail::nebr_local> {
         .needs_restart_from_root = false,
         .uses_signals = false,
         .needs_quiescent_states = false,
+        .threads_begin_epochs = true,
         .reads = {.advance_every = true},
     };
 
@@ -173,6 +174,7 @@ class nebr_domain : public domain_base<nebr_domain, detail::nebr_local> {
     void enter_epoch(int tid, std::uint64_t epoch, core::limbo_bag& safe) noexcept {
         auto& me = local(tid);
         me.epoch = epoch;
+        note_epoch_begun(tid, epoch, me.bags.size());
         me.bags.advance(epoch, safe, orphans(), adopter(tid));
     }
 

@@ -65,6 +65,7 @@ class qsbr_domain : public domain_base<qsbr_domain, detail::qsbr_local> {
         .needs_restart_from_root = false,
         .uses_signals = false,
         .needs_quiescent_states = true,
+        .threads_begin_epochs = true,
     };
 
     using domain_base::domain_base;
@@ -169,6 +170,7 @@ class qsbr_domain : public domain_base<qsbr_domain, detail::qsbr_local> {
     void enter_epoch(int tid, std::uint64_t epoch, core::limbo_bag& safe) noexcept {
         auto& me = local(tid);
         me.epoch = epoch;
+        note_epoch_begun(tid, epoch, me.bags.size());
         me.bags.advance(epoch, safe, orphans(), adopter(tid));
     }
 

@@ -37,6 +37,10 @@ struct token_local {
     alignas(core::false_sharing_range) core::limbo_bag current;
     /// Nodes retired between its last two receipts: safe at the next one.
     core::limbo_bag previous;
+    /// Receipts of the token by this slot: the epochs it began (the owner's).
+    /// The token visits each member once a round, so the k-th receipts of a
+    /// fixed ring's members fall in one round.
+    std::uint64_t receipts = 0;
 
     void drain_into(core::limbo_bag& out) noexcept {
         out.splice_back(previous);
@@ -139,6 +143,7 @@ class token_domain : public domain_base<token_domain<V>, detail::token_local> {
         .needs_restart_from_root = false,
         .uses_signals = false,
         .needs_quiescent_states = false,
+        .threads_begin_epochs = true,
         .reads = {.token_check_every = V == token_variant::periodic},
     };
 
@@ -232,6 +237,7 @@ class token_domain : public domain_base<token_domain<V>, detail::token_local> {
     /// orphaned bags that have become safe too.
     SMR_SLOW_PATH void receive(int tid, std::uint64_t seen) noexcept {
         auto& me = this->local(tid);
+        this->note_epoch_begun(tid, ++me.receipts, me.previous.size() + me.current.size());
         if (SMR_MUTANT("token_free_at_first_receipt")) me.previous.splice_back(me.current);
         if constexpr (V == token_variant::naive) {
             adopt_orphans(tid, me.previous, seen);

@@ -94,6 +94,13 @@ struct reclaimer_traits {
     /// NBR's one checkpoint; a nested guard then fails a debug-build
     /// assertion (docs/design.md, "Nested operations").
     bool nests = true;
+    /// Each thread begins epochs of its own: it moves to a new limbo bag when
+    /// it sees the epoch change (debra, ebr, nebr, qsbr) or receives the token
+    /// (token_*), and tells the domain (note_epoch_begun). The Epochs paper's
+    /// Figure 4 is measured at those moments (smrbench --garbage-series).
+    /// False for schemes whose threads only read a global clock (rcu and the
+    /// era schemes), and for those without epochs.
+    bool threads_begin_epochs = false;
     /// The tunings of domain_config the scheme reads.
     tunings_read reads{};
 };

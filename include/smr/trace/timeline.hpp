@@ -109,14 +109,16 @@ class timeline {
     std::size_t threads_;
 };
 
-/// Garbage at every epoch change (Epochs paper, Figure 4). Per-thread vectors
-/// (only the advancing thread appends), merged by time when saved: no shared
-/// lock, and no limit on the number of epochs.
+/// Each thread's unreclaimed nodes at every epoch it begins (Epochs paper,
+/// Figure 4, sums them per epoch). Per-thread vectors (only their thread
+/// appends), merged by time when saved: no shared lock, and no limit on the
+/// number of epochs.
 class garbage_series {
   public:
     struct point {
         std::uint64_t ticks;
         std::uint64_t epoch;
+        int thread;
         std::uint64_t garbage;
     };
 
@@ -124,8 +126,9 @@ class garbage_series {
         : per_thread_(std::make_unique<core::padded<std::vector<point>>[]>(threads)),
           threads_(threads) {}
 
+    /// Thread `tid` began `epoch` at `ticks` with `garbage` nodes unreclaimed.
     void record(int tid, std::uint64_t ticks, std::uint64_t epoch, std::uint64_t garbage) {
-        per_thread_[static_cast<std::size_t>(tid)]->push_back(point{ticks, epoch, garbage});
+        per_thread_[static_cast<std::size_t>(tid)]->push_back(point{ticks, epoch, tid, garbage});
     }
 
     /// All points in time order; call after the threads have stopped.

@@ -28,7 +28,7 @@ from matplotlib.ticker import EngFormatter
 
 from smrlab import style
 from smrlab.outputs import write_atomically
-from smrlab.statistics import GARBAGE, PEAK_RSS, THROUGHPUT
+from smrlab.statistics import PEAK_RSS, THROUGHPUT
 from smrlab.store import Store
 from smrlab.timeline import read_garbage_series
 
@@ -511,7 +511,12 @@ def _garbage(entries: list[dict[str, Any]], notes: list[str]) -> list[Plot]:
                 alpha=0.25,
                 color=style.reclaimer_color(str(reclaimer)),
             )
-            ax.set_ylabel(GARBAGE.title)
+            # Version 2 files hold the Epochs paper's metric; version 1 a global sum.
+            ax.set_ylabel(
+                "nodes unreclaimed as\neach thread began it"
+                if series.per_thread
+                else "nodes unreclaimed\nat the epoch change"
+            )
             ax.yaxis.set_major_formatter(EngFormatter(sep=""))
             ax.set_ylim(bottom=0)
             ax.set_title(

@@ -1,4 +1,5 @@
-"""Readers of smrbench's timeline and garbage-series files (docs/timeline-format.md, v1).
+"""Readers of smrbench's timeline (format version 1) and garbage-series (versions 1 and 2)
+files, docs/timeline-format.md.
 
 A 192-thread timeline holds up to ~20 million events, so rows are parsed with numpy in bulk
 (kind names replaced by codes, then one numeric parse) rather than line by line; a file that the
@@ -11,6 +12,7 @@ import csv
 import io
 import json
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -21,7 +23,10 @@ from smrlab.errors import UsageError
 
 TIMELINE_FORMAT = "smrlab-timeline"
 GARBAGE_FORMAT = "smrlab-garbage-series"
-SUPPORTED_VERSION = 1
+TIMELINE_VERSIONS = (1,)
+# Version 1: the sum over threads at each global-epoch change (smrlab before 2026-11);
+# version 2: each thread's own garbage at each epoch it began (the Epochs paper's metric).
+GARBAGE_VERSIONS = (1, 2)
 
 # Kinds of format version 1, in code order; readers ignore kinds they do not know.
 KINDS = (
@@ -38,7 +43,7 @@ INSTANT_KINDS = frozenset(
     {"epoch_change", "token_pass", "signal_sent", "neutralized_restart", "alloc_failure"}
 )
 TIMELINE_COLUMNS = ("thread", "kind", "start_ns", "end_ns", "value")
-GARBAGE_COLUMNS = ("time_ns", "epoch", "garbage")
+GARBAGE_COLUMNS = {1: ("time_ns", "epoch", "garbage"), 2: ("time_ns", "epoch", "thread", "garbage")}
 
 
 class FormatError(UsageError):
@@ -123,13 +128,26 @@ class Timeline:
 
 @dataclass(frozen=True)
 class GarbageSeries:
-    """Unreclaimed nodes at each global-epoch change (Epochs paper, Figure 4)."""
+    """Garbage per epoch, one entry per epoch in increasing order.
+
+    From a version 2 file, the Epochs paper's Figure 4 metric: for each epoch, the sum over the
+    threads that began it of the nodes each had unreclaimed (limbo bags and amortized freeable
+    list) when it began it; ``time_ns`` is when the first of them did, ``threads`` how many did
+    (a thread that skipped an epoch adds nothing to it, and the last epochs of a trial were
+    begun by fewer threads). From a version 1 file, the sum over all threads at each
+    global-epoch change, ``threads`` None."""
 
     path: Path
     header: dict[str, Any]
     time_ns: np.ndarray
     epoch: np.ndarray
     garbage: np.ndarray
+    threads: np.ndarray | None = None
+
+    @property
+    def per_thread(self) -> bool:
+        """Whether the sums are of each thread's garbage as it began the epoch (version 2)."""
+        return self.threads is not None
 
     @property
     def config(self) -> dict[str, Any]:
@@ -144,7 +162,7 @@ def read_timeline(path: str | Path, *, include_prefill: bool = False) -> Timelin
     """Reads a timeline file. Prefill events (negative times) are dropped unless asked for."""
     path = Path(path)
     header, columns, body, first_line = _read_parts(
-        path, TIMELINE_FORMAT, TIMELINE_COLUMNS, count_key="events"
+        path, TIMELINE_FORMAT, TIMELINE_VERSIONS, lambda _: TIMELINE_COLUMNS, count_key="events"
     )
     ignored: dict[str, int] = {}
     table = None
@@ -168,19 +186,37 @@ def read_garbage_series(path: str | Path) -> GarbageSeries:
     """Reads a garbage-series file."""
     path = Path(path)
     header, columns, body, first_line = _read_parts(
-        path, GARBAGE_FORMAT, GARBAGE_COLUMNS, count_key="points"
+        path, GARBAGE_FORMAT, GARBAGE_VERSIONS, GARBAGE_COLUMNS.get, count_key="points"
     )
-    data = _parse_ints(body, len(columns)) if columns == GARBAGE_COLUMNS else None
+    required = GARBAGE_COLUMNS[header["version"]]
+    data = _parse_ints(body, len(columns)) if columns == required else None
     if data is None:
         data = _slow_ints(path, columns, body, first_line)
-    index = {name: columns.index(name) for name in GARBAGE_COLUMNS}
-    return GarbageSeries(
-        path, header, data[:, index["time_ns"]], data[:, index["epoch"]], data[:, index["garbage"]]
-    )
+    index = {name: columns.index(name) for name in required}
+    time_ns, epoch, garbage = (data[:, index[name]] for name in ("time_ns", "epoch", "garbage"))
+    if header["version"] == 1:
+        return GarbageSeries(path, header, time_ns, epoch, garbage)
+    return _per_epoch(path, header, time_ns, epoch, garbage)
+
+
+def _per_epoch(
+    path: Path, header: dict[str, Any], time_ns: np.ndarray, epoch: np.ndarray, garbage: np.ndarray
+) -> GarbageSeries:
+    """Sums each thread's points per epoch (version 2 rows are one thread beginning an epoch)."""
+    order = np.lexsort((time_ns, epoch))
+    time_ns, epoch, garbage = time_ns[order], epoch[order], garbage[order]
+    epochs, first, threads = np.unique(epoch, return_index=True, return_counts=True)
+    sums = np.add.reduceat(garbage, first) if epochs.size else garbage[:0]
+    return GarbageSeries(path, header, time_ns[first], epochs, sums, threads)
 
 
 def _read_parts(
-    path: Path, expected_format: str, required: tuple[str, ...], *, count_key: str
+    path: Path,
+    expected_format: str,
+    versions: tuple[int, ...],
+    required_of: Callable[[int], tuple[str, ...] | None],
+    *,
+    count_key: str,
 ) -> tuple[dict, tuple[str, ...], bytes, int]:
     """Header object, CSV column names, the rows' bytes, and the line number of the first row.
     A file with fewer rows than its header's ``count_key`` says, or whose last row lacks its
@@ -202,11 +238,15 @@ def _read_parts(
     if not isinstance(header, dict) or header.get("format") != expected_format:
         found = header.get("format") if isinstance(header, dict) else None
         raise FormatError(f"{path}: format {found!r}, expected {expected_format!r}")
-    if header.get("version") != SUPPORTED_VERSION:
+    version = header.get("version")
+    if isinstance(version, bool) or version not in versions:
+        readable = " and ".join(str(v) for v in versions)
         raise FormatError(
-            f"{path}: {expected_format} version {header.get('version')!r} is "
-            f"not supported (this smrlab reads version {SUPPORTED_VERSION})"
+            f"{path}: {expected_format} version {version!r} is "
+            f"not supported (this smrlab reads version {readable})"
         )
+    required = required_of(version)
+    assert required is not None  # every supported version has its columns
     column_line, _, body = rest.partition(b"\n")
     columns = tuple(name.strip() for name in column_line.decode("utf-8", "replace").split(","))
     missing = [name for name in required if name not in columns]
