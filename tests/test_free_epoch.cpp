@@ -59,6 +59,10 @@ TYPED_TEST_SUITE(free_epoch_test, epoch_domains, domain_names);
 ///  - rcu: X is stamped e, the epoch after its unlink; a scan frees what is
 ///    stamped below every reservation. The owner's next operation reserves
 ///    e itself (step 2); the one after reserves e+1 (step 4).
+///  - qsbr_ibr: as rcu, but each slot reserves at the quiescent state that
+///    ends its step rather than at the step's start; its scans run inside
+///    the owner's steps as rcu's do, and the first that sees both
+///    reservations above X's stamp is again at step 4.
 ///  - Token-EBR: a receipt closes the bag retired since the last one and
 ///    frees the bag the previous receipt closed. The token, at b after the
 ///    warm-up, reaches the owner at step 2 (closing X's bag) and step 4
@@ -67,6 +71,7 @@ constexpr int expected_steps(std::string_view scheme) {
     if (scheme == "ebr" || scheme == "rcu") return 4;
     if (scheme == "nebr" || scheme == "qsbr" || scheme == "debra") return 6;
     if (scheme.starts_with("token_")) return 4;
+    if (scheme == "qsbr_ibr") return 4;
     return -1;
 }
 
@@ -83,12 +88,17 @@ constexpr int expected_steps(std::string_view scheme) {
 ///    step 1, b advances at steps 2 and 4, and the owner enters e+3 at 5.
 ///  - rcu: no reservation is left at or below X's stamp, so the owner's
 ///    first scan frees it.
+///  - qsbr_ibr: b's protection during the stall is the reservation of its
+///    last quiescent state, before X's retirement; the quiescent state that
+///    ends the stall reserves the current epoch, and the owner's first scan
+///    frees X.
 ///  - Token-EBR: as ebr, one step later than without the stall.
 constexpr int expected_after_stall(std::string_view scheme) {
     if (scheme == "ebr" || scheme == "qsbr") return 5;
     if (scheme == "nebr" || scheme == "debra") return 7;
     if (scheme == "rcu") return 1;
     if (scheme.starts_with("token_")) return 5;
+    if (scheme == "qsbr_ibr") return 1;
     return -1;
 }
 
@@ -169,6 +179,29 @@ TYPED_TEST(free_epoch_test, a_stalled_operation_keeps_the_node_until_it_ends) {
     }
     s.domain.quiescent(s.b);
     EXPECT_EQ(s.steps_to_free(true), expected) << TypeParam::traits.name;
+}
+
+// A thread that registers and reads before its first quiescent state holds
+// what it reads: qsbr_ibr reserves when a thread comes online (its artifact
+// leaves the reservation empty until the first operation ends).
+TYPED_TEST(free_epoch_test, a_new_thread_is_protected_before_its_first_quiescent_state) {
+    using node = flagged_node<TypeParam>;
+    bool destroyed = false;  // outlives the domain, which may free X last
+    TypeParam domain{eager_config()};
+    smr::thread_handle<TypeParam> writer{domain};
+    const int a = writer.tid();
+    std::atomic<node*> cell{domain.template allocate_outside_op<node>(a, &destroyed)};
+    std::atomic<node*> churn{domain.template allocate_outside_op<node>(a, nullptr)};
+    for (int op = 0; op < 8; ++op) replace(domain, a, churn);  // the epoch moves on
+    {
+        smr::thread_handle<TypeParam> reader{domain};
+        smr::op_guard reading(domain, reader.tid());  // may read X from here on
+        replace(domain, a, cell);                     // retires X
+        for (int op = 0; op < 100; ++op) replace(domain, a, churn);
+        EXPECT_FALSE(destroyed) << "freed under a new thread's first operation";
+    }
+    domain.free_unshared(cell.load(std::memory_order_relaxed));
+    domain.free_unshared(churn.load(std::memory_order_relaxed));
 }
 
 // The garbage series (the Epochs paper's Figure 4) records each thread's own

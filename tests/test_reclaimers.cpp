@@ -628,9 +628,9 @@ TEST(measured_domains, order_and_names) {
         (names.emplace_back(Ds::traits.name), ...);
     }(std::type_identity<smr::measured_domains>{});
     EXPECT_EQ(names, (std::vector<std::string>{"none", "ebr", "nebr", "debra", "qsbr", "rcu",
-                                               "token_naive", "token_passfirst", "token_periodic",
-                                               "hp", "he", "ibr", "wfe", "lfrc", "nbr", "nbrplus",
-                                               "urcu_qsbr", "urcu_memb"}));
+                                               "qsbr_ibr", "token_naive", "token_passfirst",
+                                               "token_periodic", "hp", "he", "ibr", "wfe", "lfrc",
+                                               "nbr", "nbrplus", "urcu_qsbr", "urcu_memb"}));
     EXPECT_TRUE(smr::qsbr_domain::traits.needs_quiescent_states);
     EXPECT_FALSE(smr::ebr_domain::traits.needs_quiescent_states);
 }

@@ -33,6 +33,7 @@
     X(DS, smr::debra_domain)                 \
     X(DS, smr::qsbr_domain)                  \
     X(DS, smr::rcu_epoch_domain)             \
+    X(DS, smr::qsbr_ibr_domain)              \
     X(DS, smr::token_naive_domain)           \
     X(DS, smr::token_passfirst_domain)       \
     X(DS, smr::token_periodic_domain)        \
@@ -43,7 +44,7 @@
     X(DS, smr::nbr_domain)                   \
     X(DS, smr::nbrplus_domain)
 // The list above and lfrc are every reclaimer of the library.
-static_assert(std::tuple_size_v<smr::all_domains> == 15 + 1);
+static_assert(std::tuple_size_v<smr::all_domains> == 16 + 1);
 
 #define SMR_INSTANTIATE(DS, Domain) template class DS<Domain>;
 

@@ -76,10 +76,19 @@ def test_the_tunings_each_reclaimer_reads() -> None:
     readers = {key: option.reclaimers for key, option in OPTIONS.items()}
     assert readers["check_every"] == ("debra",)
     assert readers["advance_every"] == ("ebr", "nebr")
-    assert readers["quiescent_every"] == ("qsbr", "urcu_qsbr")
+    assert readers["quiescent_every"] == ("qsbr", "qsbr_ibr", "urcu_qsbr")
     assert readers["token_check_every"] == ("token_periodic",)
-    assert set(readers["bag_size"]) == {"rcu", "hp", "he", "ibr", "wfe", "nbr", "nbrplus"}
-    assert set(readers["epoch_freq"]) == {"rcu", "he", "ibr", "wfe"}
+    assert set(readers["bag_size"]) == {
+        "rcu",
+        "qsbr_ibr",
+        "hp",
+        "he",
+        "ibr",
+        "wfe",
+        "nbr",
+        "nbrplus",
+    }
+    assert set(readers["epoch_freq"]) == {"rcu", "qsbr_ibr", "he", "ibr", "wfe"}
     assert readers["nbr_low_watermark"] == ("nbrplus",)
     assert readers["nbr_high_watermark"] == ("nbr", "nbrplus")
     for key in ("ds", "threads", "free", "free_k", "alloc", "key_range"):

@@ -1,6 +1,7 @@
-// rcu: the RCU-style epoch-based reclamation of Wen et al.'s IBR benchmark
-// ("Interval-Based Memory Reclamation", PPoPP 2018), the `rcu` tracker that
-// the NBR and Epochs papers compare against.
+// rcu and qsbr_ibr: the RCU-style epoch-based reclamation and the QSBR of
+// Wen et al.'s IBR benchmark ("Interval-Based Memory Reclamation", PPoPP
+// 2018), the `rcu` tracker that the NBR and Epochs papers compare against and
+// the QSBR of the Epochs paper's Figure 11.
 #pragma once
 
 #include <atomic>
@@ -47,31 +48,33 @@ struct rcu_local {
 
 }  // namespace detail
 
-/// RCU-style EBR (IBR benchmark). A global epoch counter is incremented by a
-/// thread every `epoch_freq` x T of its allocations, T the threads registered. An operation
-/// reserves the epoch it starts in (begin_op) and drops the reservation when it ends (end_op). A
-/// retired node is stamped with the global epoch read after its unlink and appended to the thread's
-/// retire list; when the list reaches `bag_threshold` nodes the thread scans: every node whose
-/// retire epoch is below the minimum reservation of all threads is safe. (The class is not called
-/// rcu_domain: that name is kept for a future C++26-style API.)
+namespace detail {
+
+/// What the IBR benchmark's two epoch schemes share (rcu_epoch_domain and
+/// qsbr_ibr_domain): a global epoch that a thread moves on every
+/// `epoch_freq` x T of its allocations (T the threads registered), retired
+/// nodes stamped with the epoch read after their unlink, one reservation word
+/// per thread, and a scan at every `bag_threshold` retirements that frees what
+/// is stamped below every reservation. They differ only in when a thread
+/// reserves: at each operation (rcu) or at each quiescent state (qsbr_ibr).
 ///
 /// Why it is safe. Reader T: load the global epoch (value e), store the
-/// reservation e, fence, then read shared nodes. Retirer R: unlink node X,
-/// fence, load the global epoch (stamp s), later (after more fences) scan.
-/// Epoch increments are seq_cst RMWs. If T reaches X, T read X's pointer
-/// before the unlink, which with the two fences puts T's fence before R's in
-/// the order S of seq_cst operations ([atomics.order]: a read that is
-/// coherence-ordered before a write, with fences sequenced around them); then
-/// (1) s >= e: the increment that produced e precedes T's fence, hence R's
-/// fence, hence R's stamp load, which must see it; and (2) R's scan, after R's
-/// fence, sees T's reservation or a later value (end_op's "none", or a later
-/// reservation, both release stores that order T's reads before the free). So
-/// X (s >= e >= min) is kept while T may hold it. No re-read of the global
+/// reservation e, fence (reserve()), then read shared nodes. Retirer R:
+/// unlink node X, fence, load the global epoch (stamp s), later (after more
+/// fences) scan. Epoch increments are seq_cst RMWs. If T reaches X, T read
+/// X's pointer before the unlink, which with the two fences puts T's fence
+/// before R's in the order S of seq_cst operations ([atomics.order]: a read
+/// that is coherence-ordered before a write, with fences sequenced around
+/// them); then (1) s >= e: the increment that produced e precedes T's fence,
+/// hence R's fence, hence R's stamp load, which must see it; and (2) R's scan,
+/// after R's fence, sees T's reservation or a later value ("none", or a later
+/// reservation, both release stores that order T's reads before the free).
+/// So X (s >= e >= min) is kept while T may hold it. No re-read of the global
 /// epoch is needed after reserving (unlike ebr/debra): a stale, smaller
 /// reservation only keeps more nodes. The IBR benchmark has no fence in
 /// retire; it relies on the unlink being a locked RMW on x86. Here the unlink
-/// may be a plain store under a lock (lazylist), which x86 lets the stamp load
-/// overtake, so retire pays one fence.
+/// may be a plain store under a lock (lazylist), which x86 lets the stamp
+/// load overtake, so retire pays one fence.
 ///
 /// Scans stop at the first node not yet safe: a thread's stamps never
 /// decrease (its loads of one atomic are coherent, and a slot's next owner
@@ -83,11 +86,124 @@ struct rcu_local {
 ///
 /// Progress: every hook is wait-free (a scan reads each slot once). Memory:
 /// about `bag_threshold` plus one epoch's retirements per thread while
-/// operations finish; unbounded if a thread stalls inside an operation
-/// (its reservation pins every later retire epoch).
-class rcu_epoch_domain : public domain_base<rcu_epoch_domain, detail::rcu_local, rcu_node_header> {
-    using base = domain_base<rcu_epoch_domain, detail::rcu_local, rcu_node_header>;
+/// threads keep reserving; unbounded if a thread stalls holding a
+/// reservation (it pins every later retire epoch).
+template <class Derived>
+class clocked_epochs : public domain_base<Derived, rcu_local, rcu_node_header> {
+    using base = domain_base<Derived, rcu_local, rcu_node_header>;
 
+  public:
+    using node_header = rcu_node_header;
+    static constexpr std::uint64_t no_reservation = rcu_local::no_reservation;
+
+    using base::base;
+
+    void on_allocate(int tid, rcu_node_header&) noexcept { tick_clock(tid); }
+
+    /// Every `epoch_freq` x T allocations of this thread advance the global
+    /// epoch (domain_config::epoch_freq).
+    void tick_clock(int tid) noexcept {
+        if (!this->clock_due(this->local(tid).allocations)) return;
+        // seq_cst: the safety argument needs increments in S.
+        const std::uint64_t epoch = global_epoch_.fetch_add(1, std::memory_order_seq_cst) + 1;
+        this->note_epoch_advanced(tid, epoch);
+    }
+
+    template <class T>
+    void retire(int tid, T* node) noexcept {
+        this->count_retired(tid, node);
+        auto& me = this->local(tid);
+        // seq_cst fence: the node's unlink (the caller's last write) is
+        // ordered before the stamp load against readers' fences.
+        core::fence();
+        node->retire_epoch = global_epoch_.load(std::memory_order_relaxed);
+        this->adopt_orphans(tid, me.retired);
+        me.retired.push_back(node);
+        if (me.next_scan_at == 0) me.next_scan_at = this->config().bag_threshold;
+        if (me.retired.size() >= me.next_scan_at) scan(tid);
+        this->hand_over_if_offline(tid);
+    }
+
+    /// Unregistering orphans the retire list: the next thread that retires
+    /// adopts it into its own (the nodes carry their stamps), so it counts
+    /// towards that thread's next scan.
+    void hand_over_garbage(int tid) noexcept { this->orphans().give(this->local(tid).retired, 0); }
+
+    /// A barrier's round: adopt every orphan and scan now.
+    void flush_step(int tid) noexcept {
+        // Move the epoch on first: readers that keep reserving the epoch our
+        // newest nodes were stamped with would otherwise keep them.
+        // seq_cst: increments are in S (the class comment's argument).
+        const std::uint64_t epoch = global_epoch_.fetch_add(1, std::memory_order_seq_cst) + 1;
+        this->note_epoch_advanced(tid, epoch);
+        // A quiescent state moves the caller's own reservation (qsbr_ibr's)
+        // past the stamps it would pin; nothing under rcu.
+        static_cast<Derived&>(*this).quiescent(tid);
+        this->adopt_orphans(tid, this->local(tid).retired);
+        scan(tid);
+    }
+
+    std::uint64_t global_epoch() const noexcept {
+        return global_epoch_.load(std::memory_order_relaxed);
+    }
+
+  protected:
+    /// Reserves the current epoch: the reader's half of the class comment's
+    /// argument.
+    void reserve(int tid) noexcept {
+        // relaxed: the fence below orders it (the increment that wrote this
+        // value is a seq_cst RMW, so it precedes our fence in S).
+        const std::uint64_t epoch = global_epoch_.load(std::memory_order_relaxed);
+        // release: a scan that reads this reservation (acquire) is ordered
+        // after this thread's reads under the reservation it replaces.
+        this->local(tid).reservation.store(epoch, std::memory_order_release);
+        // seq_cst fence: orders the reservation before every later read of
+        // shared nodes, against retire's fence.
+        core::fence();
+    }
+
+    /// Holds nothing from now on.
+    void drop_reservation(int tid) noexcept {
+        // release: the reads made under the reservation happen before a scan
+        // that sees "none" (acquire) frees what they read.
+        this->local(tid).reservation.store(no_reservation, std::memory_order_release);
+    }
+
+  private:
+    void scan(int tid) noexcept {
+        auto& me = this->local(tid);
+        std::uint64_t min_reserved = no_reservation;
+        const int limit = this->threads().scan_limit();
+        for (int i = 0; i < limit; ++i) {
+            // acquire: pairs with reserve's and drop_reservation's release
+            // stores, so reads under a replaced reservation happen before
+            // what we free.
+            const std::uint64_t r = this->local(i).reservation.load(std::memory_order_acquire);
+            if (r < min_reserved) min_reserved = r;
+        }
+        core::limbo_bag safe;
+        while (!me.retired.empty() &&
+               static_cast<rcu_node_header*>(me.retired.front())->retire_epoch <
+                   min_reserved + (SMR_MUTANT("rcu_free_one_epoch_early") ? 1 : 0)) {
+            safe.push_back(me.retired.pop_front());
+        }
+        me.next_scan_at = me.retired.size() + this->config().bag_threshold;
+        this->dispose_safe(tid, safe);
+    }
+
+    alignas(core::false_sharing_range) std::atomic<std::uint64_t> global_epoch_{0};
+};
+
+}  // namespace detail
+
+/// RCU-style EBR (IBR benchmark): an operation reserves the epoch it starts
+/// in (begin_op) and drops the reservation when it ends (end_op); the rest,
+/// and why it is safe, is detail::clocked_epochs. (The class is not called
+/// rcu_domain: that name is kept for a future C++26-style API.)
+///
+/// A registered thread between operations holds nothing, so offline is the
+/// default: unlike ebr/nebr/qsbr, an idle thread holds up no one.
+class rcu_epoch_domain : public detail::clocked_epochs<rcu_epoch_domain> {
   public:
     static constexpr reclaimer_traits traits{
         .name = "rcu",
@@ -99,101 +215,56 @@ class rcu_epoch_domain : public domain_base<rcu_epoch_domain, detail::rcu_local,
         .reads = {.bag_threshold = true, .epoch_freq = true},
     };
 
-    using node_header = rcu_node_header;
-    static constexpr std::uint64_t no_reservation = detail::rcu_local::no_reservation;
-
-    using base::base;
+    using clocked_epochs::clocked_epochs;
 
     void begin_op(int tid) noexcept {
         amortized_step(tid);
-        auto& me = local(tid);
-        // relaxed: the fence below orders it (the increment that wrote this
-        // value is a seq_cst RMW, so it precedes our fence in S).
-        const std::uint64_t epoch = global_epoch_.load(std::memory_order_relaxed);
-        // release: a scan that reads this reservation (acquire) is ordered
-        // after our previous operations' reads.
-        me.reservation.store(epoch, std::memory_order_release);
-        // seq_cst fence: orders the reservation before every read of this
-        // operation, against retire's fence (see the class comment).
-        core::fence();
+        reserve(tid);
     }
-
-    void end_op(int tid) noexcept {
-        // release: the operation's reads happen before a scan that sees "no
-        // reservation" (acquire) frees what they read.
-        local(tid).reservation.store(no_reservation, std::memory_order_release);
-    }
-
-    void on_allocate(int tid, rcu_node_header&) noexcept { tick_clock(tid); }
-
-    /// Every `epoch_freq` x T allocations of this thread advance the global
-    /// epoch (domain_config::epoch_freq).
-    void tick_clock(int tid) noexcept {
-        if (!clock_due(local(tid).allocations)) return;
-        // seq_cst: the safety argument needs increments in S.
-        const std::uint64_t epoch = global_epoch_.fetch_add(1, std::memory_order_seq_cst) + 1;
-        note_epoch_advanced(tid, epoch);
-    }
-
-    template <class T>
-    void retire(int tid, T* node) noexcept {
-        count_retired(tid, node);
-        auto& me = local(tid);
-        // seq_cst fence: the node's unlink (the caller's last write) is
-        // ordered before the stamp load against readers' fences.
-        core::fence();
-        node->retire_epoch = global_epoch_.load(std::memory_order_relaxed);
-        adopt_orphans(tid, me.retired);
-        me.retired.push_back(node);
-        if (me.next_scan_at == 0) me.next_scan_at = config().bag_threshold;
-        if (me.retired.size() >= me.next_scan_at) scan(tid);
-        hand_over_if_offline(tid);
-    }
-
-    /// Unlike ebr/nebr/qsbr, a registered thread between operations holds
-    /// nothing, so offline is the default. Exiting clears a stale reservation
-    /// and orphans the retire list: the next thread that retires adopts it
-    /// into its own (the nodes carry their stamps), so it counts towards that
-    /// thread's next scan.
+    void end_op(int tid) noexcept { drop_reservation(tid); }
+    /// Exiting clears a reservation left by an operation still open.
     void on_thread_exit(int tid) noexcept { end_op(tid); }
-    void hand_over_garbage(int tid) noexcept { orphans().give(local(tid).retired, 0); }
-    /// A barrier's round: adopt every orphan and scan now.
-    void flush_step(int tid) noexcept {
-        // Move the epoch on first: readers that keep starting in the epoch
-        // our newest nodes were stamped with would otherwise keep them.
-        // seq_cst: increments are in S (the class comment's argument).
-        const std::uint64_t epoch = global_epoch_.fetch_add(1, std::memory_order_seq_cst) + 1;
-        note_epoch_advanced(tid, epoch);
-        adopt_orphans(tid, local(tid).retired);
-        scan(tid);
-    }
+};
 
-    std::uint64_t global_epoch() const noexcept {
-        return global_epoch_.load(std::memory_order_relaxed);
-    }
+/// The QSBR of the IBR benchmark, which the Epochs paper's Figure 11 measures
+/// as "QSBR" (its artifact's `reclaimer_qsbr.h`): rcu's epoch clock, stamps
+/// and scans, with the reservation taken at each quiescent state instead of
+/// each operation. A quiescent state reserves the current epoch, which
+/// covers every read until the next one: no per-operation store or fence,
+/// but a thread that stops announcing quiescent states while online holds
+/// every node stamped since (Hart's qsbr, by contrast, runs a fuzzy barrier
+/// over epoch announcements: qsbr_domain).
+///
+/// Two differences from the artifact, both for safety. It reserves when a
+/// thread comes online (registration, thread_online): the artifact leaves a
+/// new thread's reservation at "none" until its first operation ends, so
+/// that operation is unprotected. And it drops the reservation when the
+/// thread goes offline or unregisters, which the artifact's fixed threads
+/// never do. Its reservation is a seq_cst store; ours a release store and a
+/// seq_cst fence, the same instructions on x86, and what the C++ model needs
+/// to order the store before the next operation's loads.
+class qsbr_ibr_domain : public detail::clocked_epochs<qsbr_ibr_domain> {
+  public:
+    static constexpr reclaimer_traits traits{
+        .name = "qsbr_ibr",
+        .family = reclaimer_family::epoch,
+        .garbage_bounded = false,
+        .needs_restart_from_root = false,
+        .uses_signals = false,
+        .needs_quiescent_states = true,
+        .reads = {.bag_threshold = true, .epoch_freq = true},
+    };
 
-  private:
-    void scan(int tid) noexcept {
-        auto& me = local(tid);
-        std::uint64_t min_reserved = no_reservation;
-        const int limit = threads().scan_limit();
-        for (int i = 0; i < limit; ++i) {
-            // acquire: pairs with end_op's and begin_op's release stores, so a
-            // finished operation's reads happen before what we free.
-            const std::uint64_t r = local(i).reservation.load(std::memory_order_acquire);
-            if (r < min_reserved) min_reserved = r;
-        }
-        core::limbo_bag safe;
-        while (!me.retired.empty() &&
-               static_cast<rcu_node_header*>(me.retired.front())->retire_epoch <
-                   min_reserved + (SMR_MUTANT("rcu_free_one_epoch_early") ? 1 : 0)) {
-            safe.push_back(me.retired.pop_front());
-        }
-        me.next_scan_at = me.retired.size() + config().bag_threshold;
-        dispose_safe(tid, safe);
-    }
+    using clocked_epochs::clocked_epochs;
 
-    alignas(core::false_sharing_range) std::atomic<std::uint64_t> global_epoch_{0};
+    /// The artifact's endOp: reserve the epoch now current.
+    void quiescent(int tid) noexcept { reserve(tid); }
+    void on_thread_enter(int tid) noexcept { thread_online(tid); }
+    void on_thread_exit(int tid) noexcept { thread_offline(tid); }
+    void come_online(int tid) noexcept {
+        if (!SMR_MUTANT("qsbr_ibr_online_without_reservation")) reserve(tid);
+    }
+    void go_offline(int tid) noexcept { drop_reservation(tid); }
 };
 
 }  // namespace smr

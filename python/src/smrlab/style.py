@@ -53,6 +53,7 @@ _RECLAIMER_ORDER = (
     "lfrc",
     "urcu_qsbr",
     "urcu_memb",
+    "qsbr_ibr",  # last: the colours of the names before it stay as they were
 )
 PALETTE = (
     "#4c72b0",
@@ -73,6 +74,7 @@ PALETTE = (
     "#e6ab02",
     "#a6761d",
     "#666666",
+    "#2ca02c",
 )
 # Box colours of timeline graphs: neighbours differ; no blue, which marks epoch changes.
 BOX_COLORS = (
