@@ -136,6 +136,10 @@ def test_garbage_series_sums_each_epoch_over_the_threads_that_began_it(tmp_path:
     assert series.garbage.tolist() == [17, 4, 31]
     assert series.time_ns.tolist() == [100, 300, 320]
     assert series.threads is not None and series.threads.tolist() == [2, 1, 2]
+    # An epoch first begun during the prefill (negative time) is the prefill's, not the run's.
+    path.write_text(text.replace("100,1,0,10", "-5,1,0,10"))
+    assert read_garbage_series(path).epoch.tolist() == [2, 3]
+    assert read_garbage_series(path, include_prefill=True).garbage.tolist() == [17, 4, 31]
     path.write_text(text.replace('"version": 2', '"version": 3'))
     with pytest.raises(FormatError, match=r"version 3 is not supported .*reads version 1 and 2"):
         read_garbage_series(path)

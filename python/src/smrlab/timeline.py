@@ -182,8 +182,9 @@ def read_timeline(path: str | Path, *, include_prefill: bool = False) -> Timelin
     return timeline
 
 
-def read_garbage_series(path: str | Path) -> GarbageSeries:
-    """Reads a garbage-series file."""
+def read_garbage_series(path: str | Path, *, include_prefill: bool = False) -> GarbageSeries:
+    """Reads a garbage-series file. Epochs first begun before the measured start (during the
+    prefill, at negative times) are dropped unless asked for, as read_timeline drops events."""
     path = Path(path)
     header, columns, body, first_line = _read_parts(
         path, GARBAGE_FORMAT, GARBAGE_VERSIONS, GARBAGE_COLUMNS.get, count_key="points"
@@ -195,8 +196,19 @@ def read_garbage_series(path: str | Path) -> GarbageSeries:
     index = {name: columns.index(name) for name in required}
     time_ns, epoch, garbage = (data[:, index[name]] for name in ("time_ns", "epoch", "garbage"))
     if header["version"] == 1:
-        return GarbageSeries(path, header, time_ns, epoch, garbage)
-    return _per_epoch(path, header, time_ns, epoch, garbage)
+        series = GarbageSeries(path, header, time_ns, epoch, garbage)
+    else:
+        series = _per_epoch(path, header, time_ns, epoch, garbage)
+    if include_prefill:
+        return series
+    measured = series.time_ns >= 0
+    return replace(
+        series,
+        time_ns=series.time_ns[measured],
+        epoch=series.epoch[measured],
+        garbage=series.garbage[measured],
+        threads=None if series.threads is None else series.threads[measured],
+    )
 
 
 def _per_epoch(
