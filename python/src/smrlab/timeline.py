@@ -12,7 +12,6 @@ import csv
 import io
 import json
 import re
-from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -23,10 +22,6 @@ from smrlab.errors import UsageError
 
 TIMELINE_FORMAT = "smrlab-timeline"
 GARBAGE_FORMAT = "smrlab-garbage-series"
-TIMELINE_VERSIONS = (1,)
-# Version 1: the sum over threads at each global-epoch change (smrlab before 2026-11);
-# version 2: each thread's own garbage at each epoch it began (the Epochs paper's metric).
-GARBAGE_VERSIONS = (1, 2)
 
 # Kinds of format version 1, in code order; readers ignore kinds they do not know.
 KINDS = (
@@ -43,6 +38,10 @@ INSTANT_KINDS = frozenset(
     {"epoch_change", "token_pass", "signal_sent", "neutralized_restart", "alloc_failure"}
 )
 TIMELINE_COLUMNS = ("thread", "kind", "start_ns", "end_ns", "value")
+# The columns each readable version requires. Garbage series version 1: the sum over threads at
+# each global-epoch change (smrlab before 2026-11); version 2: each thread's own garbage at each
+# epoch it began (the Epochs paper's metric).
+TIMELINE_VERSIONS = {1: TIMELINE_COLUMNS}
 GARBAGE_COLUMNS = {1: ("time_ns", "epoch", "garbage"), 2: ("time_ns", "epoch", "thread", "garbage")}
 
 
@@ -162,7 +161,7 @@ def read_timeline(path: str | Path, *, include_prefill: bool = False) -> Timelin
     """Reads a timeline file. Prefill events (negative times) are dropped unless asked for."""
     path = Path(path)
     header, columns, body, first_line = _read_parts(
-        path, TIMELINE_FORMAT, TIMELINE_VERSIONS, lambda _: TIMELINE_COLUMNS, count_key="events"
+        path, TIMELINE_FORMAT, TIMELINE_VERSIONS, count_key="events"
     )
     ignored: dict[str, int] = {}
     table = None
@@ -187,7 +186,7 @@ def read_garbage_series(path: str | Path, *, include_prefill: bool = False) -> G
     prefill, at negative times) are dropped unless asked for, as read_timeline drops events."""
     path = Path(path)
     header, columns, body, first_line = _read_parts(
-        path, GARBAGE_FORMAT, GARBAGE_VERSIONS, GARBAGE_COLUMNS.get, count_key="points"
+        path, GARBAGE_FORMAT, GARBAGE_COLUMNS, count_key="points"
     )
     required = GARBAGE_COLUMNS[header["version"]]
     data = _parse_ints(body, len(columns)) if columns == required else None
@@ -225,8 +224,7 @@ def _per_epoch(
 def _read_parts(
     path: Path,
     expected_format: str,
-    versions: tuple[int, ...],
-    required_of: Callable[[int], tuple[str, ...] | None],
+    columns_by_version: dict[int, tuple[str, ...]],
     *,
     count_key: str,
 ) -> tuple[dict, tuple[str, ...], bytes, int]:
@@ -251,14 +249,14 @@ def _read_parts(
         found = header.get("format") if isinstance(header, dict) else None
         raise FormatError(f"{path}: format {found!r}, expected {expected_format!r}")
     version = header.get("version")
-    if isinstance(version, bool) or version not in versions:
-        readable = " and ".join(str(v) for v in versions)
+    readable_version = isinstance(version, int) and not isinstance(version, bool)
+    if not readable_version or version not in columns_by_version:
+        readable = " and ".join(str(v) for v in columns_by_version)
         raise FormatError(
             f"{path}: {expected_format} version {version!r} is "
             f"not supported (this smrlab reads version {readable})"
         )
-    required = required_of(version)
-    assert required is not None  # every supported version has its columns
+    required = columns_by_version[version]
     column_line, _, body = rest.partition(b"\n")
     columns = tuple(name.strip() for name in column_line.decode("utf-8", "replace").split(","))
     missing = [name for name in required if name not in columns]
