@@ -121,6 +121,14 @@ constexpr option_spec stm_option(std::string_view name, std::string_view help, d
     return spec;
 }
 
+/// --fence as asked (the reclaimer object says what ran), or null in a run
+/// whose reclaimer has no such fence.
+json fence_json(const bench_config& c) {
+    const auto reclaimer = reclaimer_named(c.reclaimer);
+    if (reclaimer && !reclaimer->reads.fence) return nullptr;
+    return smr::to_string(c.fence);
+}
+
 json buckets_json(const bench_config& c) {
     const combination* combo = find_combination(c.ds, c.reclaimer);
     if (combo == nullptr || !combo->has_buckets_option) return nullptr;
@@ -329,6 +337,16 @@ constexpr std::array table{
         "nbr-high-watermark",
         "bag size at which a thread signals everyone (nbr: its bag size; 0: --bag-size)", 0,
         two_to(32), "nodes"),
+    option_spec{.name = "fence",
+                .field = text_option{"asymmetric", "asymmetric symmetric"},
+                .help = "how a protect orders its announcement before its re-read: asymmetric "
+                        "(a compiler barrier per protect, a membarrier call per scan; symmetric "
+                        "where the kernel has none, noted in the JSON) | symmetric (a full fence "
+                        "per protected pointer, Michael's)",
+                .target = option_target::domain,
+                .json = &fence_json,
+                .to_domain = &assign<&bench_config::fence, &smr::domain_config::fence>,
+                .read_by = &reads<&smr::tunings_read::fence>},
     option_spec{.name = "timeline",
                 .field = &bench_config::timeline_path,
                 .help = "record per-thread events to FILE (docs/timeline-format.md)",

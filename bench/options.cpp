@@ -362,6 +362,19 @@ void check_stm_options(const CLI::App& app, const bench_config& config) {
     }
 }
 
+/// --fence asymmetric, given, where this process cannot use membarrier is
+/// refused (left out, the run falls back to symmetric fences and says so).
+void check_fence(const CLI::App& app, const std::string& fence, bench_config& config) {
+    config.fence = smr::parse_fence_mode(fence).value();  // a choice of the table's
+    if (given(app, "--fence") && config.fence == smr::fence_mode::asymmetric &&
+        !smr::core::asymmetric_fence_available()) {
+        throw bad_input(
+            "--fence asymmetric: this process cannot use membarrier's private expedited "
+            "command (Linux before 4.14, or a seccomp filter): give --fence symmetric, or leave "
+            "--fence out to fall back to it");
+    }
+}
+
 void check_pool(bool on_empty_given, const std::string& on_empty, bench_config& config) {
     if (on_empty_given && config.pool_nodes == 0) {
         throw bad_input("--on-empty " + on_empty +
@@ -563,6 +576,7 @@ parse_outcome parse_command_line(int argc, char** argv) {
         if (c.key_range == 0) c.key_range = default_key_range_of(c.ds);  // not given
         parse_prefill(texts.at("prefill"), c);
         check_names(c, texts.at("free"), texts.at("alloc"), texts.at("pin"), c);
+        check_fence(app, texts.at("fence"), c);
         check_stm_options(app, c);
         check_pool(app.count("--on-empty") != 0, texts.at("on-empty"), c);
         check_allocator_available(c.alloc);

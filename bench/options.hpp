@@ -32,6 +32,7 @@ struct bench_config {
     smr::free_mode free = smr::free_mode::batch;
     std::uint32_t free_k = 1;
     std::uint32_t free_catchup_divisor = 0;
+    smr::fence_mode fence = smr::fence_mode::asymmetric;
     allocator_kind alloc = allocator_kind::glibc;
     int threads = 2;
     std::int64_t key_range = 0;  // --key-range; 0: not given, the structure's default

@@ -131,6 +131,16 @@ json run_to_json(const bench_config& config, const combination& combo,
     reclaimer["family"] = std::string(smr::to_string(combo.reclaimer.family));
     reclaimer["garbage_bounded"] = combo.reclaimer.garbage_bounded;
     reclaimer["safe_with_ds"] = combo.compat.safe;  // false only under --allow-unsafe
+    reclaimer["fence"] = nullptr;                   // a scheme without a reader's fence
+    if (combo.reclaimer.reads.fence) {
+        const smr::fence_mode used = smr::core::effective_fence(config.fence);
+        reclaimer["fence"] = std::string(smr::to_string(used));
+        if (used != config.fence) {
+            reclaimer["fence_note"] =
+                "asymmetric fences asked, but this process cannot use membarrier's private "
+                "expedited command: the run used symmetric fences";
+        }
+    }
 
     return json{
         {"smrbench_version", 1},

@@ -147,6 +147,8 @@ constexpr std::array table{
                    "neutralization signals sent (nbr)", &s::signals},
     statistic_spec{where::reclaimer, "restarts", "restarts", "restarts",
                    "read phases restarted by a neutralization (nbr)", &s::restarts},
+    statistic_spec{where::reclaimer, "heavy_barriers", "heavy barriers", "calls",
+                   "membarrier calls of asymmetric fences, one per scan (hp)", &s::heavy_barriers},
     statistic_spec{where::reclaimer, "free_seconds", "time in free()", "s",
                    "time inside free(), summed over threads", &s::free_seconds},
     statistic_spec{where::reclaimer, "free_calls", "free() calls", "calls", "free() calls timed",

@@ -156,6 +156,11 @@ class DsConcurrent : public ::testing::Test {
         o.ops_per_thread = ops_per_thread;
         o.rounds = 3;
         o.cfg.free.mode = mode;
+        // The reservation schemes' two fence modes (smr::fence_mode), each
+        // on every structure without doubling the suite: Michael's full
+        // fences with batch free, membarrier with amortized.
+        o.cfg.fence =
+            mode == free_mode::batch ? smr::fence_mode::symmetric : smr::fence_mode::asymmetric;
         // rcu scans its retire list at this length: small, so it frees
         // constantly (the default, 32K, is more than a test retires).
         o.cfg.bag_threshold = 128;

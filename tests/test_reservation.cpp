@@ -18,6 +18,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "smr/core/asymmetric_fence.hpp"
 #include "smr/ds/dgt_bst.hpp"
 #include "smr/ds/lazylist.hpp"
 #include "smr/reclaim/all.hpp"
@@ -26,12 +27,13 @@
 
 namespace {
 
-// ---- parameters: scheme x free mode ------------------------------------------
+// ---- parameters: scheme x free mode x fence ----------------------------------
 
-template <class Domain, smr::free_mode Mode>
+template <class Domain, smr::free_mode Mode, smr::fence_mode Fence = smr::fence_mode::asymmetric>
 struct setup {
     using domain = Domain;
     static constexpr smr::free_mode mode = Mode;
+    static constexpr smr::fence_mode fence = Fence;
 };
 
 using setups = ::testing::Types<
@@ -40,12 +42,23 @@ using setups = ::testing::Types<
     setup<smr::ibr_domain, smr::free_mode::batch>,
     setup<smr::ibr_domain, smr::free_mode::amortized>,
     setup<smr::wfe_domain, smr::free_mode::batch>,
-    setup<smr::wfe_domain, smr::free_mode::amortized>>;
+    setup<smr::wfe_domain, smr::free_mode::amortized>,
+    // Michael's full fences, both free modes, every scheme.
+    setup<smr::hp_domain, smr::free_mode::batch, smr::fence_mode::symmetric>,
+    setup<smr::hp_domain, smr::free_mode::amortized, smr::fence_mode::symmetric>,
+    setup<smr::he_domain, smr::free_mode::batch, smr::fence_mode::symmetric>,
+    setup<smr::he_domain, smr::free_mode::amortized, smr::fence_mode::symmetric>,
+    setup<smr::ibr_domain, smr::free_mode::batch, smr::fence_mode::symmetric>,
+    setup<smr::ibr_domain, smr::free_mode::amortized, smr::fence_mode::symmetric>,
+    setup<smr::wfe_domain, smr::free_mode::batch, smr::fence_mode::symmetric>,
+    setup<smr::wfe_domain, smr::free_mode::amortized, smr::fence_mode::symmetric>>;
 
 struct setup_names {
     template <class S>
     static std::string GetName(int) {
-        return std::string(S::domain::traits.name) + "_" + std::string(smr::to_string(S::mode));
+        const std::string fence = S::fence == smr::fence_mode::symmetric ? "_symmetric_fences" : "";
+        return std::string(S::domain::traits.name) + "_" + std::string(smr::to_string(S::mode)) +
+               fence;
     }
 };
 
@@ -53,10 +66,12 @@ struct setup_names {
 /// they hold reservations.
 int worker_count() { return smr::test::default_stress_threads(); }
 
-smr::domain_config small_config(smr::free_mode mode) {
+smr::domain_config small_config(smr::free_mode mode,
+                                smr::fence_mode fence = smr::fence_mode::asymmetric) {
     smr::domain_config config;
     config.max_threads = 32;
     config.free.mode = mode;
+    config.fence = fence;
     config.bag_threshold = 64;  // scan (and free) every 64 retirements
     config.time_frees = true;   // expect_consistent_counts counts timed frees
     config.epoch_freq = 8;      // eras move often: protect's retry paths run
@@ -173,7 +188,7 @@ template <class Setup>
 class reservation_test : public ::testing::Test {
   protected:
     using domain_type = typename Setup::domain;
-    static smr::domain_config config() { return small_config(Setup::mode); }
+    static smr::domain_config config() { return small_config(Setup::mode, Setup::fence); }
     void SetUp() override { bad_reads.store(0, std::memory_order_relaxed); }
 };
 
@@ -184,6 +199,33 @@ TYPED_TEST(reservation_test, traits) {
     EXPECT_EQ(D::traits.family, smr::reclaimer_family::reservation);
     EXPECT_TRUE(D::traits.garbage_bounded);
     EXPECT_FALSE(D::traits.uses_signals);
+}
+
+// Each scan of a domain with asymmetric fences calls membarrier once (the
+// reclaimer's side of every protect's compiler barrier); one with symmetric
+// fences never does. The nodes are retired outside any operation, so no
+// reservation keeps them (ibr reserves at begin_op) and every scan frees all.
+TYPED_TEST(reservation_test, each_asymmetric_scan_issues_one_heavy_barrier) {
+    using D = typename TestFixture::domain_type;
+    using node = test_node<D>;
+    smr::domain_config config = TestFixture::config();
+    config.bag_threshold = 4;
+    config.hp_scan_factor = 0;  // hp: a scan every 4 retirements, as the others
+    D domain(config);
+    const bool asymmetric =
+        config.fence == smr::fence_mode::asymmetric && smr::core::asymmetric_fence_available();
+    EXPECT_EQ(domain.fence(),
+              asymmetric ? smr::fence_mode::asymmetric : smr::fence_mode::symmetric);
+    {
+        smr::thread_handle handle(domain);
+        for (int i = 0; i < 12; ++i) {
+            domain.retire(handle.tid(), domain.template allocate<node>(handle.tid(), 0));
+        }
+        if (TypeParam::mode == smr::free_mode::batch) {
+            EXPECT_EQ(domain.stats().freed, 12u);
+        }
+    }
+    EXPECT_EQ(domain.stats().heavy_barriers, asymmetric ? 3u : 0u);
 }
 
 // Nodes are replaced and freed constantly while more threads than cores read

@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "smr/core/asymmetric_fence.hpp"
 #include "smrbench_process.hpp"
 
 namespace {
@@ -72,6 +73,8 @@ INSTANTIATE_TEST_SUITE_P(
         bad_input_case{"--reclaimer nbr --nbr-low-watermark 4",
                        "--nbr-low-watermark is read only by nbrplus"},
         bad_input_case{"--reclaimer qsbr --signal 12", "--signal is read only by nbr, nbrplus"},
+        bad_input_case{"--reclaimer debra --fence symmetric", "--fence is read only by hp"},
+        bad_input_case{"--ds hm_list --reclaimer hp --fence sometimes", "sometimes"},
         // rcu's threads only read a global clock: no thread begins an epoch.
         bad_input_case{"--reclaimer rcu --garbage-series /tmp/smrbench-never.garbage",
                        "--garbage-series is read only by ebr, nebr, debra, qsbr, token_naive, "
@@ -155,6 +158,64 @@ TEST(Cli, TheConfigRecordsOnlyTheTuningsTheReclaimerReads) {
     EXPECT_EQ(h["hp_scan_factor"], 2);
     EXPECT_TRUE(h["check_every"].is_null());
     EXPECT_TRUE(h["epoch_freq"].is_null());
+}
+
+// hp fences asymmetrically unless asked not to: a compiler barrier per
+// protect and one membarrier call per scan, or Michael's full fence per
+// protect and no membarrier. The reclaimer object says which ran.
+TEST(Cli, HazardPointersFenceAsymmetricallyUnlessAskedNotTo) {
+    if (!smr::core::asymmetric_fence_available()) GTEST_SKIP() << "no membarrier here";
+    const std::string base =
+        "--ds hm_list --reclaimer hp --key-range 64 --ops 20000 --threads 2 --bag-size 64 "
+        "--quiet --json";
+    const run_result asymmetric = smrbench(base);
+    const run_result symmetric = smrbench(base + " --fence symmetric");
+    const run_result debra = smrbench("--ds hm_list --key-range 64 --ops 100 --quiet --json");
+    ASSERT_EQ(asymmetric.exit_code, 0) << asymmetric.err;
+    ASSERT_EQ(symmetric.exit_code, 0) << symmetric.err;
+    ASSERT_EQ(debra.exit_code, 0) << debra.err;
+    const auto a = nlohmann::json::parse(asymmetric.out);
+    const auto s = nlohmann::json::parse(symmetric.out);
+    EXPECT_EQ(a["config"]["fence"], "asymmetric");
+    EXPECT_EQ(a["reclaimer"]["fence"], "asymmetric");
+    EXPECT_FALSE(a["reclaimer"].contains("fence_note"));
+    // One per scan: each thread scans once per 64 retires at most.
+    const auto heavy = a["reclaimer"]["heavy_barriers"].get<std::uint64_t>();
+    EXPECT_GT(heavy, 0u);
+    EXPECT_LE(heavy, a["reclaimer"]["retired"].get<std::uint64_t>() / 64 + 2);
+    EXPECT_EQ(s["config"]["fence"], "symmetric");
+    EXPECT_EQ(s["reclaimer"]["fence"], "symmetric");
+    EXPECT_EQ(s["reclaimer"]["heavy_barriers"], 0);
+    const auto d = nlohmann::json::parse(debra.out);
+    EXPECT_TRUE(d["config"]["fence"].is_null());
+    EXPECT_TRUE(d["reclaimer"]["fence"].is_null());
+}
+
+// Where membarrier fails (a kernel without it), a run that did not ask for a
+// mode falls back to symmetric fences and says so; one that asked for
+// asymmetric ones is refused before it starts.
+TEST(Cli, WithoutMembarrierFencesFallBackOrAreRefused) {
+    const std::string hp =
+        "--ds hm_list --reclaimer hp --key-range 64 --ops 20000 --threads 2 --bag-size 64 "
+        "--quiet --json";
+    const run_result fallback = run_binary(WITHOUT_MEMBARRIER_PATH, SMRBENCH_PATH " " + hp);
+    ASSERT_EQ(fallback.exit_code, 0) << fallback.err;
+    const auto run = nlohmann::json::parse(fallback.out);
+    EXPECT_EQ(run["config"]["fence"], "asymmetric");
+    EXPECT_EQ(run["reclaimer"]["fence"], "symmetric");
+    EXPECT_NE(run["reclaimer"]["fence_note"].get<std::string>().find("membarrier"),
+              std::string::npos);
+    EXPECT_EQ(run["reclaimer"]["heavy_barriers"], 0);
+    EXPECT_TRUE(run["validated"].get<bool>());
+
+    const run_result refused =
+        run_binary(WITHOUT_MEMBARRIER_PATH, SMRBENCH_PATH " " + hp + " --fence asymmetric");
+    EXPECT_EQ(refused.exit_code, 2);
+    EXPECT_EQ(count_lines(refused.err), 1) << refused.err;
+    EXPECT_NE(refused.err.find("--fence asymmetric: this process cannot use membarrier"),
+              std::string::npos)
+        << refused.err;
+    EXPECT_TRUE(refused.out.empty()) << refused.out;
 }
 
 TEST(Cli, HelpExitsZero) {

@@ -23,13 +23,14 @@
 // slot of the domain for the next 8, and keeps it until it exits. Scans read
 // every registered slot, so a cell anywhere protects.
 //
-// Trade-offs, as hp's: protect costs a store and a full fence per pointer;
-// in return a thread stalled while it holds hazard pointers keeps only the
-// objects they name from being freed. A thread frees what it retired each
-// time its list reaches R objects, R = max(1024, 2 x the cells of the
-// registered slots): garbage stays below R + H per thread, H those cells.
-// What a thread leaves when it exits is adopted by the next thread that
-// retires.
+// Trade-offs, as hp's: protect costs a store, a compiler barrier and a
+// re-read per pointer, and each scan one membarrier call (the asymmetric
+// fence of core/asymmetric_fence.hpp; where membarrier is unavailable, a
+// full fence per protect instead); in return a thread stalled while it holds
+// hazard pointers keeps only the objects they name from being freed. A thread frees what it retired
+// each time its list reaches R objects, R = max(1024, 2 x the cells of the registered slots):
+// garbage stays below R + H per thread, H those cells. What a thread leaves when it exits is
+// adopted by the next thread that retires.
 //
 // Where this differs from P2530's wording:
 // - A hazard_pointer belongs to the thread that made it: it is used, moved

@@ -146,6 +146,10 @@ class Linearizable : public ::testing::Test {
             ASSERT_LT(attempt, 2 * runs)
                 << "the checker gave up on " << gave_up << " of " << attempt << " histories";
             o.seed = 0x5eed0000u + attempt;
+            // Half the runs with each fence mode of the reservation schemes
+            // (smr::fence_mode; the other schemes read no fence).
+            o.cfg.fence =
+                attempt % 2 == 0 ? smr::fence_mode::asymmetric : smr::fence_mode::symmetric;
             const lincheck::run_result r = C::run(o);
             recording += r.record_seconds;
             checking += r.check_seconds;

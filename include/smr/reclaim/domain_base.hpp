@@ -24,6 +24,7 @@
 #include <utility>
 
 #include "smr/alloc/wait_observer.hpp"
+#include "smr/core/asymmetric_fence.hpp"
 #include "smr/core/clock.hpp"
 #include "smr/core/compiler.hpp"
 #include "smr/core/counters.hpp"
@@ -101,6 +102,15 @@ struct domain_config {
     /// nbrplus: bag size at which a thread broadcasts signals itself, like
     /// nbr at bag_threshold (0 = bag_threshold).
     std::size_t nbr_high_watermark = 0;
+    /// hp, he, ibr, wfe (and the C++26 hazard_pointer): how a reader's
+    /// announcement is ordered before its re-read of the source. asymmetric
+    /// (the default, folly's and the Rust crates' choice) makes the reader's
+    /// side a compiler barrier and has every scan call membarrier once;
+    /// symmetric is Michael's full fence per protected pointer. asymmetric
+    /// falls back to symmetric where the process cannot use membarrier
+    /// (core/asymmetric_fence.hpp; reclaimer_stats::heavy_barriers counts
+    /// the calls).
+    fence_mode fence = fence_mode::asymmetric;
     /// Time every free() call into reclaimer_stats::free_latency (a
     /// per-thread histogram of 2.7 KB) and free_seconds, which stay zero
     /// otherwise. Costs two timestamp reads per free and, for the first
@@ -129,6 +139,8 @@ struct reclaimer_stats {
     std::uint64_t epochs = 0;  ///< global epoch advances (or token rounds)
     std::uint64_t signals = 0;
     std::uint64_t restarts = 0;
+    /// Asymmetric fences' heavy side (membarrier calls), one per scan.
+    std::uint64_t heavy_barriers = 0;
     /// Time inside free() calls, summed over threads (domain_config::time_frees).
     double free_seconds = 0;
     trace::latency_histogram free_latency;  ///< per free() call (time_frees)
@@ -453,6 +465,7 @@ class domain_base {
             out.epochs += s.epochs.get();
             out.signals += s.signals.get();
             out.restarts += s.restarts.get();
+            out.heavy_barriers += s.heavy_barriers.get();
             if (latency_ != nullptr) out.free_latency.merge(*latency_[static_cast<std::size_t>(i)]);
         }
         out.garbage = out.retired > out.freed ? out.retired - out.freed : 0;
@@ -482,7 +495,7 @@ class domain_base {
         Local local{};
         core::limbo_bag freeable;  // amortized free: safe, not yet freed
         core::owner_counter allocated, allocated_bytes, retired, freed, discarded;
-        core::owner_counter epochs, signals, restarts;
+        core::owner_counter epochs, signals, restarts, heavy_barriers;
         std::uint32_t op_depth = 0;  // op_guards open; the owner's alone
         /// The latest barrier request that concerns the thread (written by
         /// barriers) and the latest it answered (by the owner; `answered_offline`
@@ -584,6 +597,7 @@ class domain_base {
     }
     void count_signal(int tid) noexcept { slot_of(tid).signals.add(); }
     void count_restart(int tid) noexcept { slot_of(tid).restarts.add(); }
+    void count_heavy_barrier(int tid) noexcept { slot_of(tid).heavy_barriers.add(); }
 
     /// Called by the thread whose CAS advanced the global epoch to `epoch`.
     void note_epoch_advanced(int tid, std::uint64_t epoch = 0) {

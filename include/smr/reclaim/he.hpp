@@ -14,7 +14,9 @@
 //
 // Trade-offs. Against HP: protect writes and fences only when the era has
 // changed since the slot's last announcement, which with `epoch_freq` = 150
-// is rare, so traversals cost almost as little as under epochs. Against
+// is rare, so traversals cost almost as little as under epochs. That fence is
+// hp's pair (domain_config::fence): asymmetric by default, a compiler barrier
+// on the reader's side and a membarrier per scan. Against
 // epochs: a stalled thread pins only the nodes alive at the eras it
 // announced (at most `max_protect_slots` eras), not everything retired after
 // it stalled, so garbage stays bounded. The cost is two 8-byte stamps per
@@ -35,7 +37,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "smr/core/fence.hpp"
+#include "smr/core/asymmetric_fence.hpp"
 #include "smr/core/limbo_bag.hpp"
 #include "smr/core/mutant.hpp"
 #include "smr/core/padded.hpp"
@@ -76,7 +78,7 @@ class he_domain : public domain_base<he_domain, detail::he_local, era_node_heade
         .needs_quiescent_states = false,
         .protect_uses_slots = true,
         .nests = false,
-        .reads = {.bag_threshold = true, .epoch_freq = true},
+        .reads = {.bag_threshold = true, .epoch_freq = true, .fence = true},
     };
 
     using node_header = era_node_header;
@@ -97,21 +99,23 @@ class he_domain : public domain_base<he_domain, detail::he_local, era_node_heade
         auto& reserved = me.eras[index];
         std::uint64_t prev = reserved.load(std::memory_order_relaxed);  // our own slot
         for (;;) {
-            // acquire: pairs with the release (or CAS) that published the node.
-            T* ptr = source.load(std::memory_order_acquire);
-            // seq_cst (a plain load on x86): puts the increment that wrote
-            // this era before our next fence in S, so a retirer whose unlink
-            // follows our source load stamps at least this era. Read after
-            // the pointer, it also bounds the node's birth era from above.
+            // seq_cst (acquire on every target, a plain load on x86): pairs
+            // with the release (or CAS) that published the node, and is the
+            // reader's half of the stamp argument in retire.
+            T* ptr = source.load(std::memory_order_seq_cst);
+            // seq_cst: the increment that wrote this era precedes in S every
+            // later seq_cst load of ours (retire's argument). Read after the
+            // pointer, it also bounds the node's birth era from above.
             const std::uint64_t era = global_era_.load(std::memory_order_seq_cst);
             if (era == prev || SMR_MUTANT("he_protect_skips_validation")) return ptr;
-            // release store + seq_cst fence: the fence orders the
-            // announcement before the next source load against the
-            // scanner's fence; release because it overwrites the era that
-            // protected earlier reads (a scan reading it, acquire, may free
-            // their nodes), as in hp.hpp.
+            // The Dekker pair with scan, as in hp.hpp: the reader's fence
+            // orders the announcement before the next source load, the
+            // scan's after its unlinks, so the re-read misses the unlink
+            // only if the scan sees the era. Release because the store
+            // overwrites the era that protected earlier reads (a scan
+            // reading it, acquire, may free their nodes).
             reserved.store(era, std::memory_order_release);
-            core::fence();
+            fences_.reader(reserved, source);
             prev = era;
         }
     }
@@ -144,10 +148,14 @@ class he_domain : public domain_base<he_domain, detail::he_local, era_node_heade
     void retire(int tid, T* node) noexcept {
         count_retired(tid, node);
         auto& me = local(tid);
-        // seq_cst fence: the unlink (the caller's last write, maybe a plain
-        // store under a lock) is ordered before the stamp load against
-        // protect's fence, so the stamp is at least every era a reader that
-        // still reached the node announced (the argument of rcu.hpp).
+        // seq_cst fence, in either fence mode: the unlink (the caller's last
+        // write, maybe a plain store under a lock) precedes the stamp load,
+        // so the stamp is at least every era a reader that still reached the
+        // node validated. If our load missed the increment to era e, this
+        // fence precedes it in S, and so every reader's seq_cst loads after
+        // its load of e: its source load then sees the unlink. The reader's
+        // side is protect's seq_cst loads, not its fence, which may be a
+        // compiler barrier.
         core::fence();
         node->retire_era = global_era_.load(std::memory_order_relaxed);
         adopt_orphans(tid, me.retired);
@@ -188,9 +196,12 @@ class he_domain : public domain_base<he_domain, detail::he_local, era_node_heade
         // As the IBR benchmark's HE: move the era on (unless another thread
         // just did), so readers that start now do not pin our list.
         if (global_era_.load(std::memory_order_relaxed) == last_retire_era) advance_era(tid);
-        // seq_cst fence: the unlinks of our list precede the slot loads,
-        // against protect's fence.
-        core::fence();
+        // The reclaimer's side of protect's pair: the unlinks of our list
+        // (ours, or an orphan's, which reach us through the orphanage's
+        // release and acquire) precede the slot loads.
+        if (!SMR_MUTANT("era_scan_skips_reclaimer_fence") && fences_.reclaimer()) {
+            count_heavy_barrier(tid);
+        }
         me.scratch.clear();
         const int limit = threads().scan_limit();
         for (int i = 0; i < limit; ++i) {
@@ -210,6 +221,14 @@ class he_domain : public domain_base<he_domain, detail::he_local, era_node_heade
     }
 
     alignas(core::false_sharing_range) std::atomic<std::uint64_t> global_era_{1};
+    /// Read by every protect; on a line of its own (global_era_'s is
+    /// written at every era increment).
+    alignas(core::false_sharing_range) core::fence_pair fences_{config().fence};
+
+  public:
+    /// The fences this domain's readers and scans use (config().fence, or
+    /// symmetric where asymmetric is unavailable).
+    fence_mode fence() const noexcept { return fences_.mode(); }
 };
 
 }  // namespace smr

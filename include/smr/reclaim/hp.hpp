@@ -2,20 +2,29 @@
 // for Lock-Free Objects", IEEE TPDS 2004).
 //
 // Each thread owns `max_protect_slots` hazard pointers. Before dereferencing a
-// shared pointer a reader announces it in a hazard slot, issues a full fence,
-// and re-reads the source: if the source still holds the same pointer, the
-// node was reachable after the announcement became visible, so every later
-// scan sees the hazard and keeps the node. A retired node goes to the
-// retiring thread's list; when the list reaches R nodes the thread scans:
-// it collects every thread's hazards (sorted) and frees every node of its
-// list that no hazard names.
+// shared pointer a reader announces it in a hazard slot, fences, and re-reads
+// the source: if the source still holds the same pointer, the node was
+// reachable after the announcement became visible, so every later scan sees
+// the hazard and keeps the node. A retired node goes to the retiring thread's
+// list; when the list reaches R nodes the thread scans: it collects every
+// thread's hazards (sorted) and frees every node of its list that no hazard
+// names.
+//
+// Fences (domain_config::fence). Michael's protect issues a full fence per
+// protected pointer, and the scan one before it reads the hazards
+// (`symmetric`). By default the pair is asymmetric (core/asymmetric_fence.hpp):
+// the reader's side is a compiler barrier and the scan calls membarrier,
+// which folly's hazptr and the Rust crates do too -- a system call of some
+// microseconds per R retires instead of a locked instruction per node.
 //
 // Trade-offs. HP protects exactly the nodes in use, so garbage is bounded no
 // matter what other threads do: after a scan at most H = (threads x slots)
 // nodes stay in the list, and a thread stalled inside an operation pins at
-// most its own `max_protect_slots` nodes. The price is a full fence (or
-// exchange) per protected pointer -- per node visited by a traversal -- which
-// is why hp is among the slowest schemes in the Epochs paper's Figure 11.
+// most its own `max_protect_slots` nodes. The price, with Michael's symmetric
+// fences, is a full fence per protected pointer -- per node visited by a
+// traversal -- which is why hp is among the slowest schemes in the Epochs
+// paper's Figure 11 and Hart et al.'s traversal experiment; with asymmetric
+// fences it is a store and a re-read per node.
 // HP cannot protect a traversal that passes through already-unlinked nodes
 // (lazylist, dgt_bst): the validation re-read succeeds on an unlinked node's
 // frozen `next`, whose target may already be freed. Those combinations
@@ -44,7 +53,7 @@
 #include <cstdint>
 #include <type_traits>
 
-#include "smr/core/fence.hpp"
+#include "smr/core/asymmetric_fence.hpp"
 #include "smr/core/limbo_bag.hpp"
 #include "smr/core/mutant.hpp"
 #include "smr/core/padded.hpp"
@@ -61,17 +70,22 @@ namespace detail {
 /// One hazard pointer: the cell a scan reads, with the announce-and-validate
 /// protocol that makes it safe. hp_domain::protect uses it for slot `index`
 /// of a thread; the C++26 facade (smr/hazard_pointer.hpp) hands cells out one
-/// at a time. A cell names the node header, which is what retire lists hold.
+/// at a time. A cell names the node header, which is what retire lists hold,
+/// and fences as its domain does.
 class hazard_slot {
   public:
-    explicit hazard_slot(std::atomic<const void*>& cell) noexcept : cell_(&cell) {}
+    hazard_slot(std::atomic<const void*>& cell, core::fence_pair fences) noexcept
+        : cell_(&cell), fences_(fences) {}
 
     /// Announce, fence, re-read until the source is stable.
     template <class T>
     T* protect(const std::atomic<T*>& source) noexcept {
+        // A copy the compiler keeps in registers: the cell pointer and the
+        // fence mode are not reloaded after each atomic access.
+        const hazard_slot self = *this;
         // acquire: pairs with the release (or CAS) that published the node.
         T* ptr = source.load(std::memory_order_acquire);
-        while (!announce_and_validate(ptr, source)) {
+        while (!self.announce_and_validate(ptr, source)) {
         }
         return ptr;
     }
@@ -90,10 +104,11 @@ class hazard_slot {
     /// knows it cannot have been retired before this returns.
     template <class T>
     void announce(const T* ptr) noexcept {
-        // release: as in announce_and_validate; seq_cst fence: a scan that
-        // starts after this returns sees the announcement.
+        // release: as in announce_and_validate; the reader's fence: a scan
+        // that starts after this returns sees the announcement (its
+        // reclaimer fence is after our store).
         cell_->store(as_header(ptr), std::memory_order_release);
-        core::fence();
+        fences_.reader();
     }
 
     void clear() noexcept {
@@ -106,14 +121,19 @@ class hazard_slot {
     /// Michael's protect, one round: `ptr` is protected if the source still
     /// holds it after the announcement is visible; else `ptr` is updated.
     template <class T>
-    bool announce_and_validate(T*& ptr, const std::atomic<T*>& source) noexcept {
-        // release store + seq_cst fence: the fence orders the announcement
-        // before the re-read against the scanner's fence (after its unlink,
-        // before it reads hazards); release because this store may overwrite
-        // a hazard on a node read before: a scan that reads the new value
-        // (acquire) then frees that node only after our reads of it.
+    bool announce_and_validate(T*& ptr, const std::atomic<T*>& source) const noexcept {
+        // The Dekker pair with scan: we store the hazard, then re-read the
+        // source; the scanner unlinked (stored), then loads the hazards. The
+        // reader's fence here and the reclaimer's in scan exclude the
+        // interleaving in which our re-read misses the unlink *and* the scan
+        // misses the hazard (symmetric: both seq_cst fences; asymmetric: the
+        // scan's membarrier cuts this thread before the store, so it sees the
+        // hazard, or after it, so the re-read sees the unlink). Release
+        // because this store may overwrite a hazard on a node read before: a
+        // scan that reads the new value (acquire) then frees that node only
+        // after our reads of it.
         cell_->store(as_header(ptr), std::memory_order_release);
-        core::fence();
+        fences_.reader(*cell_, source);
         // acquire: as in protect; seeing the same value validates the hazard.
         T* again = source.load(std::memory_order_acquire);
         if (again == ptr || SMR_MUTANT("hp_protect_skips_validation")) return true;
@@ -131,6 +151,7 @@ class hazard_slot {
     }
 
     std::atomic<const void*>* cell_;
+    core::fence_pair fences_;
 };
 
 struct hp_local {
@@ -161,7 +182,10 @@ class hp_domain : public domain_base<hp_domain, detail::hp_local> {
         .needs_quiescent_states = false,
         .protect_uses_slots = true,
         .nests = false,
-        .reads = {.bag_threshold = true, .hp_scan_factor = true, .hp_scan_offset = true},
+        .reads = {.bag_threshold = true,
+                  .hp_scan_factor = true,
+                  .hp_scan_offset = true,
+                  .fence = true},
     };
 
     using base::base;
@@ -172,7 +196,7 @@ class hp_domain : public domain_base<hp_domain, detail::hp_local> {
         detail::check_slot(index);
         auto& me = local(tid);
         if (index >= me.used) me.used = index + 1;
-        return detail::hazard_slot(me.hazards[index]).protect(source);
+        return detail::hazard_slot(me.hazards[index], fences_).protect(source);
     }
 
     /// Hazard pointer `index` of thread tid as a cell of its own, for code
@@ -181,7 +205,7 @@ class hp_domain : public domain_base<hp_domain, detail::hp_local> {
     /// unregistering the thread does.
     detail::hazard_slot hazard(int tid, int index) noexcept {
         detail::check_slot(index);
-        return detail::hazard_slot(local(tid).hazards[index]);
+        return detail::hazard_slot(local(tid).hazards[index], fences_);
     }
 
     /// Room for every hazard of every thread the domain can hold, so that
@@ -225,6 +249,10 @@ class hp_domain : public domain_base<hp_domain, detail::hp_local> {
         scan(tid);
     }
 
+    /// The fences this domain's readers and scans use (config().fence, or
+    /// symmetric where asymmetric is unavailable).
+    fence_mode fence() const noexcept { return fences_.mode(); }
+
     /// R for the threads registered now.
     std::size_t scan_threshold() const noexcept {
         const std::size_t hazards =
@@ -237,9 +265,12 @@ class hp_domain : public domain_base<hp_domain, detail::hp_local> {
   private:
     void scan(int tid) {
         auto& me = local(tid);
-        // seq_cst fence: orders the unlinks of every node in our list before
-        // the hazard loads below, against protect's fence.
-        core::fence();
+        // The reclaimer's side of the pair in hazard_slot: the unlinks of
+        // every node in our list (our earlier stores) are ordered before the
+        // hazard loads below.
+        if (!SMR_MUTANT("hp_scan_skips_reclaimer_fence") && fences_.reclaimer()) {
+            count_heavy_barrier(tid);
+        }
         me.scratch.clear();
         const int limit = threads().scan_limit();
         for (int i = 0; i < limit; ++i) {
@@ -260,6 +291,10 @@ class hp_domain : public domain_base<hp_domain, detail::hp_local> {
         me.next_scan_at = me.retired.size() + scan_threshold();
         dispose_safe(tid, safe);
     }
+
+    /// Read by every protect; on a line of its own, away from the counters
+    /// and eras other threads write.
+    alignas(core::false_sharing_range) core::fence_pair fences_{config().fence};
 };
 
 }  // namespace smr

@@ -40,7 +40,7 @@
 #include <limits>
 #include <utility>
 
-#include "smr/core/fence.hpp"
+#include "smr/core/asymmetric_fence.hpp"
 #include "smr/core/limbo_bag.hpp"
 #include "smr/core/mutant.hpp"
 #include "smr/core/padded.hpp"
@@ -86,7 +86,7 @@ class ibr_domain : public domain_base<ibr_domain, detail::ibr_local, era_node_he
         .needs_restart_from_root = false,
         .uses_signals = false,
         .needs_quiescent_states = false,
-        .reads = {.bag_threshold = true, .epoch_freq = true},
+        .reads = {.bag_threshold = true, .epoch_freq = true, .fence = true},
     };
 
     using node_header = era_node_header;
@@ -107,29 +107,32 @@ class ibr_domain : public domain_base<ibr_domain, detail::ibr_local, era_node_he
         // release: a scan that reads this lower (acquire) also sees the upper
         // stored just before, never a previous operation's smaller one.
         me.lower.store(era, std::memory_order_release);
-        // seq_cst fence: the reservation is ordered before every read of
-        // this operation, against the retirer's and the scanner's fences.
-        core::fence();
+        // The reader's side of the pair with scan (hp.hpp): the
+        // reservation precedes every read of this operation, or the scan's
+        // unlinks precede those reads. Asymmetric by default: a compiler
+        // barrier per operation, a membarrier per scan.
+        fences_.reader();
     }
 
     template <class T>
     T* protect(int tid, int /*slot*/, const std::atomic<T*>& source) noexcept {
         auto& me = local(tid);
         for (;;) {
-            // acquire: pairs with the release (or CAS) that published the node.
-            T* ptr = source.load(std::memory_order_acquire);
-            // seq_cst (a plain load on x86): puts the increment that wrote
-            // this era before our next fence in S, so a retirer whose unlink
-            // follows our source load stamps at least this era.
+            // seq_cst (acquire on every target, a plain load on x86): pairs
+            // with the release (or CAS) that published the node, and is the
+            // reader's half of the stamp argument in retire (he.hpp).
+            T* ptr = source.load(std::memory_order_seq_cst);
+            // seq_cst: the increment that wrote this era precedes in S every
+            // later seq_cst load of ours (retire's argument).
             const std::uint64_t era = global_era_.load(std::memory_order_seq_cst);
             if (era == me.upper_cache || SMR_MUTANT("ibr_protect_skips_validation")) return ptr;
             me.upper_cache = era;
-            // release store + seq_cst fence: the fence orders the raised
-            // upper before the next source load against the scanner's
-            // fence; release so a scan that reads it (acquire) is ordered
-            // after this operation's earlier reads.
+            // The reader's side of the pair with scan, as in begin_op: the
+            // raised upper precedes the next source load. Release so a scan
+            // that reads it (acquire) is ordered after this operation's
+            // earlier reads.
             me.upper.store(era, std::memory_order_release);
-            core::fence();
+            fences_.reader(me.upper, source);
         }
     }
 
@@ -159,8 +162,8 @@ class ibr_domain : public domain_base<ibr_domain, detail::ibr_local, era_node_he
     void retire(int tid, T* node) noexcept {
         count_retired(tid, node);
         auto& me = local(tid);
-        // seq_cst fence: the unlink is ordered before the stamp load against
-        // protect's and begin_op's fences (the argument of rcu.hpp).
+        // seq_cst fence, in either fence mode: the unlink precedes the stamp
+        // load, against protect's seq_cst loads (the argument of he.hpp).
         core::fence();
         node->retire_era = global_era_.load(std::memory_order_relaxed);
         adopt_orphans(tid, me.retired);
@@ -192,9 +195,12 @@ class ibr_domain : public domain_base<ibr_domain, detail::ibr_local, era_node_he
   private:
     void scan(int tid) {
         auto& me = local(tid);
-        // seq_cst fence: the unlinks of our list precede the reservation
-        // loads, against begin_op's and protect's fences.
-        core::fence();
+        // The reclaimer's side of begin_op's and protect's pair: the unlinks
+        // of our list (ours, or an orphan's, through the orphanage's release
+        // and acquire) precede the reservation loads.
+        if (!SMR_MUTANT("era_scan_skips_reclaimer_fence") && fences_.reclaimer()) {
+            count_heavy_barrier(tid);
+        }
         auto& intervals = me.scratch;
         intervals.clear();
         const int limit = threads().scan_limit();
@@ -227,6 +233,14 @@ class ibr_domain : public domain_base<ibr_domain, detail::ibr_local, era_node_he
     }
 
     alignas(core::false_sharing_range) std::atomic<std::uint64_t> global_era_{1};
+    /// Read by every protect; on a line of its own (global_era_'s is
+    /// written at every era increment).
+    alignas(core::false_sharing_range) core::fence_pair fences_{config().fence};
+
+  public:
+    /// The fences this domain's readers and scans use (config().fence, or
+    /// symmetric where asymmetric is unavailable).
+    fence_mode fence() const noexcept { return fences_.mode(); }
 };
 
 }  // namespace smr

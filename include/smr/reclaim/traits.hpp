@@ -64,6 +64,7 @@ struct tunings_read {
     bool nbr_signal = false;
     bool nbr_low_watermark = false;
     bool nbr_high_watermark = false;
+    bool fence = false;
 };
 
 struct reclaimer_traits {

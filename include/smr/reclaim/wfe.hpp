@@ -76,8 +76,8 @@
 #include <cstdint>
 #include <limits>
 
+#include "smr/core/asymmetric_fence.hpp"
 #include "smr/core/compiler.hpp"
-#include "smr/core/fence.hpp"
 #include "smr/core/limbo_bag.hpp"
 #include "smr/core/mutant.hpp"
 #include "smr/core/padded.hpp"
@@ -198,7 +198,10 @@ class wfe_domain : public domain_base<wfe_domain, detail::wfe_local, era_node_he
         .needs_quiescent_states = false,
         .protect_uses_slots = true,
         .nests = false,
-        .reads = {.bag_threshold = true, .epoch_freq = true, .wfe_fast_attempts = true},
+        .reads = {.bag_threshold = true,
+                  .epoch_freq = true,
+                  .wfe_fast_attempts = true,
+                  .fence = true},
     };
 
     using node_header = era_node_header;
@@ -220,18 +223,19 @@ class wfe_domain : public domain_base<wfe_domain, detail::wfe_local, era_node_he
         auto& reserved = me.slots[index].first;
         std::uint64_t prev = reserved.load(std::memory_order_relaxed);  // our own slot
         for (std::uint32_t attempt = 0; attempt < config().wfe_fast_attempts; ++attempt) {
-            // acquire: pairs with the release (or CAS) that published the node.
-            T* ptr = source.load(std::memory_order_acquire);
-            // seq_cst: puts the increment that wrote this era before our
-            // next fence in S (the stamp argument of he.hpp).
+            // seq_cst: pairs with the release (or CAS) that published the
+            // node, and is the reader's half of the stamp argument (he.hpp).
+            T* ptr = source.load(std::memory_order_seq_cst);
+            // seq_cst: as in he.hpp.
             const std::uint64_t era = global_era_.load(std::memory_order_seq_cst);
             if (era == prev || SMR_MUTANT("wfe_protect_skips_validation")) return ptr;
-            // release store + seq_cst fence: the fence orders the
-            // announcement before the next source load against the
-            // scanner's fence; release because it overwrites the era that
-            // protected earlier reads (he.hpp).
+            // The reader's side of the pair with scan (he.hpp), asymmetric
+            // by default; release because it overwrites the era that
+            // protected earlier reads. The slow path below keeps full
+            // fences in either mode: they pair with the scan's, whose heavy
+            // side begins with one, and the slow path is rare.
             reserved.store(era, std::memory_order_release);
-            core::fence();
+            fences_.reader(reserved, source);
             prev = era;
         }
         return slow_path(tid, index, source);
@@ -264,8 +268,8 @@ class wfe_domain : public domain_base<wfe_domain, detail::wfe_local, era_node_he
     void retire(int tid, T* node) noexcept {
         count_retired(tid, node);
         auto& me = local(tid);
-        // seq_cst fence: the unlink precedes the stamp load against the
-        // readers' fences (he.hpp, rcu.hpp).
+        // seq_cst fence, in either fence mode: the unlink precedes the stamp
+        // load, against the readers' seq_cst loads (he.hpp).
         core::fence();
         node->retire_era = global_era_.load(std::memory_order_relaxed);
         adopt_orphans(tid, me.retired);
@@ -451,8 +455,11 @@ class wfe_domain : public domain_base<wfe_domain, detail::wfe_local, era_node_he
         // As the artifact: move the era on (helping first) unless another
         // thread just did.
         if (global_era_.load(std::memory_order_relaxed) == last_retire_era) advance_era(tid);
-        // seq_cst fence: the unlinks of our list precede every slot load.
-        core::fence();
+        // The reclaimer's side of the readers' pairs (he.hpp): the unlinks
+        // of our list precede every slot load.
+        if (!SMR_MUTANT("era_scan_skips_reclaimer_fence") && fences_.reclaimer()) {
+            count_heavy_barrier(tid);
+        }
         auto& eras = me.scratch;
         eras.clear();
         const int limit = threads().scan_limit();
@@ -495,6 +502,14 @@ class wfe_domain : public domain_base<wfe_domain, detail::wfe_local, era_node_he
     alignas(core::false_sharing_range) std::atomic<std::uint64_t> counter_start_{0};
     alignas(core::false_sharing_range) std::atomic<std::uint64_t> counter_end_{0};
     alignas(core::false_sharing_range) std::atomic<std::uint64_t> helped_{0};
+    /// Read by every protect; on a line of its own (global_era_'s is
+    /// written at every era increment).
+    alignas(core::false_sharing_range) core::fence_pair fences_{config().fence};
+
+  public:
+    /// The fences this domain's readers and scans use (config().fence, or
+    /// symmetric where asymmetric is unavailable).
+    fence_mode fence() const noexcept { return fences_.mode(); }
 };
 
 }  // namespace smr
