@@ -254,8 +254,8 @@ class harris_list {
     /// anywhere. Three protect slots, chosen so that left's stays untouched
     /// while the walk goes on past it.
     window find(int tid, Key key) noexcept {
-        node* left = &head_;  // sentinels need no slot
-        int left_slot = -1;
+        node* left = &head_;  // sentinels need no protection
+        int left_slot = detail::sentinel_slot;
         node* left_next = domain_.protect(tid, 0, head_.next);  // head is never marked
         node* t = left_next;
         int t_slot = 0;

@@ -263,7 +263,7 @@ class hm_list {
     }
 
   private:
-    cursor from_head() noexcept { return {&head_, -1}; }
+    cursor from_head() noexcept { return {&head_, detail::sentinel_slot}; }
 
     /// Michael's Find. Returns (prev, curr) with prev.key < key <= curr.key,
     /// both unmarked when read and adjacent, in the write phase (prev and curr

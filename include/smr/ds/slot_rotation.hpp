@@ -4,15 +4,18 @@
 
 namespace smr::ds::detail {
 
-/// The one of slots 0, 1, 2 that neither a nor b holds (-1: no slot).
-constexpr int third_slot(int a, int b) noexcept {
-    if (a != 0 && b != 0) return 0;
-    if (a != 1 && b != 1) return 1;
-    return 2;
-}
+/// The slot a sentinel (never retired, so never protected) is said to hold
+/// at the start of a traversal: any of the three, so that the rotation below
+/// is one subtraction with no case for "no slot"; the slot stays unannounced
+/// until the traversal needs it for a node.
+inline constexpr int sentinel_slot = 2;
 
-static_assert(third_slot(-1, 0) == 1 && third_slot(-1, 2) == 0 && third_slot(0, 1) == 2 &&
-              third_slot(2, 0) == 1 && third_slot(1, 2) == 0);
+/// The one of slots 0, 1, 2 that neither a nor b holds (a != b, both in 0..2):
+/// a subtraction, where comparisons cost a traversal two branches per node.
+constexpr int third_slot(int a, int b) noexcept { return 3 - a - b; }
+
+static_assert(third_slot(sentinel_slot, 0) == 1 && third_slot(0, 1) == 2 && third_slot(2, 0) == 1 &&
+              third_slot(1, 2) == 0 && third_slot(1, 0) == 2);
 
 /// The slot for the next node when `a` and `b` hold nodes still needed:
 /// third_slot, or 0 when Domain's protect ignores slots (then the

@@ -52,9 +52,7 @@ namespace detail {
 struct he_local {
     /// Announced eras, no_era when unused. Read by every scan; alone on their lines.
     alignas(core::false_sharing_range) std::atomic<std::uint64_t> eras[max_protect_slots] = {};
-    /// Slots [0, used) may hold an era: end_op clears only those.
-    alignas(core::false_sharing_range) int used = 0;
-    std::uint32_t allocations = 0;
+    alignas(core::false_sharing_range) std::uint32_t allocations = 0;
     core::limbo_bag retired;
     std::size_t next_scan_at = 0;
     era_set scratch;
@@ -94,9 +92,7 @@ class he_domain : public domain_base<he_domain, detail::he_local, era_node_heade
     template <class T>
     T* protect(int tid, int index, const std::atomic<T*>& source) noexcept {
         detail::check_slot(index);
-        auto& me = local(tid);
-        if (index >= me.used) me.used = index + 1;
-        auto& reserved = me.eras[index];
+        auto& reserved = local(tid).eras[index];
         std::uint64_t prev = reserved.load(std::memory_order_relaxed);  // our own slot
         for (;;) {
             // seq_cst (acquire on every target, a plain load on x86): pairs
@@ -120,14 +116,13 @@ class he_domain : public domain_base<he_domain, detail::he_local, era_node_heade
         }
     }
 
+    /// Clears every slot (as hp's end_op: cheaper than tracking the used ones).
     void end_op(int tid) noexcept {
-        auto& me = local(tid);
-        for (int i = 0; i < me.used; ++i) {
+        for (auto& era : local(tid).eras) {
             // release: the operation's reads happen before a scan that reads
             // no_era (acquire) and frees what they read.
-            me.eras[i].store(detail::no_era, std::memory_order_release);
+            era.store(detail::no_era, std::memory_order_release);
         }
-        me.used = 0;
     }
 
     /// Every `epoch_freq` x T allocations of this thread advance the era
@@ -167,11 +162,7 @@ class he_domain : public domain_base<he_domain, detail::he_local, era_node_heade
 
     /// Clears every reservation and orphans the retire list (judged node
     /// by node, by its eras, in the adopter's scan).
-    void on_thread_exit(int tid) noexcept {
-        auto& me = local(tid);
-        me.used = max_protect_slots;
-        end_op(tid);
-    }
+    void on_thread_exit(int tid) noexcept { end_op(tid); }
     void hand_over_garbage(int tid) noexcept { orphans().give(local(tid).retired, 0); }
     /// A barrier's round: adopt every orphan and scan now (moving the era on,
     /// so that readers that start now reserve none of the adopted eras).

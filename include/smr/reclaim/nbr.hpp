@@ -65,24 +65,33 @@
 //
 // ---- Memory ordering ------------------------------------------------------------
 //
-// read_phase_begin: clear the previous write phase's reservations (relaxed:
-// nothing is reserved while restartable), then `phase` odd with a seq_cst RMW
-// (the paper's CAS on `restartable`, line 8): the thread is restartable
-// before any read of a shared node. The handler runs on the thread itself, so
-// program order (plus the RMW's compiler barrier) is what matters there.
+// read_phase_begin: clear the previous write phase's reservations (release
+// stores, only those it published), then make `phase` odd: the thread is
+// restartable before any read of a shared node. The handler runs on the
+// thread itself, so program order, kept by a compiler barrier, is what
+// matters to it.
 //
-// read_phase_end: store the reservations, then `phase` even with a seq_cst
-// RMW (the paper's CAS, line 12: a locked instruction on x86, so the
-// reservations are globally visible before the thread can ignore a signal).
+// read_phase_end: store the reservations, then make `phase` even.
 // Reclaimer side: retire's unlink happens before pthread_kill (a system
 // call) and the membarrier/acknowledgement; the scan's acquire loads come
 // after. Either the target was restartable when it took the signal (it
 // restarts and will never reach the bag's nodes, unlinked before), or it was
-// not, in which case its reservations were stored before its `phase` RMW,
-// which precedes the handler, which precedes the end of membarrier (or the
-// acknowledgement load, which synchronizes with the RMW), which precedes the
-// scan.
-//
+// not, in which case its reservations were stored before its `phase` became
+// even, and that store precedes the scan:
+//   - membarrier handshake (the default): the call cuts each running target
+//     at one point, where its pending signal runs. Both `phase` updates are
+//     plain stores (the paper's CASes, lines 8 and 12, are not needed, and
+//     each was a locked instruction per read phase): a target whose even
+//     store came before the cut has its reservations (stored before it in
+//     program order) visible to the scan after the call; one whose even store
+//     comes after the cut was restartable at the cut and restarts. No other
+//     thread reads `phase` in this mode.
+//   - acknowledgement handshake (no membarrier, TSan): the broadcaster reads
+//     `phase` after its unlinks and the target reads shared nodes after
+//     making `phase` odd, a Dekker pair, so both updates are seq_cst RMWs
+//     (the paper's CASes), and the acknowledgement load synchronizes with the
+//     one that ended the read phase.
+
 // ---- Signals ---------------------------------------------------------------------
 //
 // One handler per process and signal number (default SIGUSR1,
@@ -247,6 +256,10 @@ struct nbr_local {
     // reclaimers: even = not in a read phase, odd = restartable.
     alignas(core::false_sharing_range) std::atomic<std::uint64_t> phase{0};
     sigjmp_buf checkpoint{};
+    /// Owner only: reservations [0, published) may be non-null (the last
+    /// read_phase_end's); clearing only those saves a loop of stores in every
+    /// read phase and end_op that follow none.
+    std::uint8_t published = 0;
 
     // ---- read by every reclaimer's scan.
     alignas(core::false_sharing_range)
@@ -454,9 +467,7 @@ class basic_nbr_domain : public domain_base<basic_nbr_domain<Plus>, detail::nbr_
     void end_op(int tid) noexcept {
         auto& me = local(tid);
         leave_read_phase(me);
-        // release: the write phase's accesses happen before a scan that sees
-        // the reservation gone (acquire) frees the node.
-        for (auto& r : me.reserved) r.store(nullptr, std::memory_order_release);
+        clear_reservations(me);
     }
 
     /// The checkpoint SMR_READ_PHASE_BEGIN sigsetjmps into.
@@ -470,16 +481,25 @@ class basic_nbr_domain : public domain_base<basic_nbr_domain<Plus>, detail::nbr_
 
     void read_phase_begin(int tid) noexcept {
         auto& me = local(tid);
-        // release (a plain store on x86): a scan that reads this value
-        // (acquire) is ordered after this thread's earlier write phases --
-        // with relaxed stores the scan could read a later reservation without
-        // a happens-before edge to the earlier phase's accesses (TSan).
-        for (auto& r : me.reserved) r.store(nullptr, std::memory_order_release);
+        clear_reservations(me);
         detail::nbr_current = &me;
         std::atomic_signal_fence(std::memory_order_seq_cst);
         const std::uint64_t phase = me.phase.load(std::memory_order_relaxed);
-        // seq_cst RMW (the paper's CAS): restartable before any read below.
-        if ((phase & 1) == 0) me.phase.fetch_add(1, std::memory_order_seq_cst);
+        if ((phase & 1) != 0) return;
+        if (handshake_ == nbr_handshake::membarrier) {
+            // Restartable before any read below, for this thread's own
+            // handler (program order, kept by the compiler barrier): no other
+            // thread reads `phase` in this mode (the cut argument at the top
+            // of the file).
+            me.phase.store(phase + 1, std::memory_order_relaxed);
+            std::atomic_signal_fence(std::memory_order_seq_cst);
+        } else {
+            // seq_cst RMW (the paper's CAS): restartable before any read
+            // below, and ordered before them against the acknowledgement
+            // loads of a broadcast (a Dekker pair: the broadcaster unlinked,
+            // then reads `phase`).
+            me.phase.fetch_add(1, std::memory_order_seq_cst);
+        }
     }
 
     template <class... Reserved>
@@ -487,6 +507,10 @@ class basic_nbr_domain : public domain_base<basic_nbr_domain<Plus>, detail::nbr_
         static_assert(sizeof...(Reserved) <= max_reservations,
                       "nbr: too many reservations; raise detail::nbr_max_reservations");
         auto& me = local(tid);
+        // Counted before the stores: a neutralization between two of them
+        // returns to read_phase_begin, which must clear what was stored.
+        me.published = std::max(me.published, static_cast<std::uint8_t>(sizeof...(Reserved)));
+        std::atomic_signal_fence(std::memory_order_seq_cst);
         std::size_t i = 0;
         ((me.reserved[i++].store(as_header(reserved), std::memory_order_release)), ...);
         (void)i;
@@ -572,9 +596,33 @@ class basic_nbr_domain : public domain_base<basic_nbr_domain<Plus>, detail::nbr_
         }
     }
 
-    static void leave_read_phase(detail::nbr_local& me) noexcept {
+    /// Clears the last write phase's reservations. Release (a plain store on
+    /// x86): the write phase's accesses happen before a scan that sees the
+    /// reservation gone (acquire) and frees the node; with relaxed stores a
+    /// scan could read a later reservation without a happens-before edge to
+    /// the earlier phase's accesses (TSan).
+    static void clear_reservations(detail::nbr_local& me) noexcept {
+        for (std::size_t i = 0; i < me.published; ++i) {
+            me.reserved[i].store(nullptr, std::memory_order_release);
+        }
+        me.published = 0;
+    }
+
+    void leave_read_phase(detail::nbr_local& me) const noexcept {
         const std::uint64_t phase = me.phase.load(std::memory_order_relaxed);
-        if ((phase & 1) != 0) me.phase.fetch_add(1, std::memory_order_seq_cst);
+        if ((phase & 1) == 0) return;
+        if (handshake_ == nbr_handshake::membarrier) {
+            // release (a plain store on x86): the reservations stored before
+            // stay before it, for the compiler and the CPU. A broadcast's
+            // membarrier cuts this thread either after this store (the
+            // reservations are visible to the scan) or before it (the thread
+            // was restartable when the pending signal ran its handler).
+            me.phase.store(phase + 1, std::memory_order_release);
+        } else {
+            // seq_cst RMW (the paper's CAS): the reservations are visible
+            // before a broadcaster's acknowledgement load sees the phase end.
+            me.phase.fetch_add(1, std::memory_order_seq_cst);
+        }
     }
 
     /// NBR+: looks at one other thread's announce counter (round robin).

@@ -172,8 +172,7 @@ struct wfe_local {
     /// Help requests, read by every thread that advances the era while
     /// counter_start != counter_end.
     alignas(core::false_sharing_range) wfe_request requests[max_protect_slots];
-    alignas(core::false_sharing_range) int used = 0;
-    std::uint32_t allocations = 0;
+    alignas(core::false_sharing_range) std::uint32_t allocations = 0;
     core::limbo_bag retired;
     std::size_t next_scan_at = 0;
     era_set scratch;
@@ -218,9 +217,7 @@ class wfe_domain : public domain_base<wfe_domain, detail::wfe_local, era_node_he
     template <class T>
     T* protect(int tid, int index, const std::atomic<T*>& source) noexcept {
         detail::check_slot(index);
-        auto& me = local(tid);
-        if (index >= me.used) me.used = index + 1;
-        auto& reserved = me.slots[index].first;
+        auto& reserved = local(tid).slots[index].first;
         std::uint64_t prev = reserved.load(std::memory_order_relaxed);  // our own slot
         for (std::uint32_t attempt = 0; attempt < config().wfe_fast_attempts; ++attempt) {
             // seq_cst: pairs with the release (or CAS) that published the
@@ -241,14 +238,13 @@ class wfe_domain : public domain_base<wfe_domain, detail::wfe_local, era_node_he
         return slow_path(tid, index, source);
     }
 
+    /// Clears every slot (as hp's end_op: cheaper than tracking the used ones).
     void end_op(int tid) noexcept {
-        auto& me = local(tid);
-        for (int i = 0; i < me.used; ++i) {
+        for (auto& reservation : local(tid).slots) {
             // release: the operation's reads happen before a scan that reads
             // no_era (acquire) and frees what they read.
-            me.slots[i].first.store(detail::no_era, std::memory_order_release);
+            reservation.first.store(detail::no_era, std::memory_order_release);
         }
-        me.used = 0;
     }
 
     /// Every `epoch_freq` x T allocations of this thread advance the era
@@ -281,11 +277,7 @@ class wfe_domain : public domain_base<wfe_domain, detail::wfe_local, era_node_he
 
     /// Clears every reservation and orphans the retire list (judged node
     /// by node, by its eras, in the adopter's scan).
-    void on_thread_exit(int tid) noexcept {
-        auto& me = local(tid);
-        me.used = max_protect_slots;
-        end_op(tid);
-    }
+    void on_thread_exit(int tid) noexcept { end_op(tid); }
     void hand_over_garbage(int tid) noexcept { orphans().give(local(tid).retired, 0); }
     /// A barrier's round: adopt every orphan and scan now (moving the era on,
     /// so that readers that start now reserve none of the adopted eras).
