@@ -186,6 +186,61 @@ def test_base_costs_are_bars_per_structure_and_workload(store: Store) -> None:
     assert [bar.get_x() + bar.get_width() / 2 for bar in spinlock] == pytest.approx([2, 3])
 
 
+def test_hps_fence_modes_are_two_series_of_one_figure(store: Store) -> None:
+    # Figure 8 in both fence modes: hp's fence is a series; qsbr reads none (null).
+    for reclaimer, fence, base in (
+        ("qsbr", None, 10.0),
+        ("hp", "asymmetric", 20.0),
+        ("hp", "symmetric", 40.0),
+    ):
+        for length in (1, 10, 100):
+            add(
+                store,
+                "hart_fence",
+                0,
+                base * length,
+                reclaimer=reclaimer,
+                fence=fence,
+                key_range=2 * length,
+                prefill_target=length,
+            )
+    (plot,) = figures(store, "hart_fence")
+    assert plot.facet == {}
+    lines = series(plot)
+    assert list(lines) == ["QSBR", "HPBR (fence asymmetric)", "HPBR (fence symmetric)"]
+    assert lines["HPBR (fence symmetric)"][1] == pytest.approx([40.0, 400.0, 4000.0])
+    ax = plot.figure.axes[0]
+    colors = {c.get_label(): c.lines[0].get_color() for c in ax.containers}
+    assert len(set(colors.values())) == 3
+    _, rows = hart.summary(store.runs("hart_fence"))
+    assert {row["series"] for row in rows} == set(lines)
+
+
+def test_base_cost_bars_keep_hps_fence_modes_apart(store: Store) -> None:
+    for reclaimer, fence, ns in (
+        ("none", None, 10.0),
+        ("hp", "asymmetric", 20.0),
+        ("hp", "symmetric", 30.0),
+    ):
+        for update in (0, 50):
+            add(
+                store,
+                "hart_fig6",
+                0,
+                ns,
+                reclaimer=reclaimer,
+                fence=fence,
+                insert=update,
+                erase=update,
+            )
+    (plot,) = figures(store, "hart_fig6")
+    ax = plot.figure.axes[0]
+    labels = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert labels == ["none", "HPBR (fence asymmetric)", "HPBR (fence symmetric)"]
+    bars = [c for c in ax.containers if isinstance(c, BarContainer)]
+    assert [b.get_height() for b in bars[2]] == pytest.approx([30.0, 30.0])
+
+
 def test_a_point_where_no_operation_completed_is_named_not_drawn(store: Store) -> None:
     for threads in (1, 2, 4):
         add(store, "hart_stall", 0, None if threads == 4 else 30.0, threads=threads)

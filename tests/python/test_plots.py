@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from conftest import add_fake_run, fake_result
+from smrlab import style
 from smrlab.cli import main
 from smrlab.plots import build_plots, plot_store
 from smrlab.store import Store
@@ -105,6 +108,45 @@ def test_varying_options_split_figures(tmp_path: Path) -> None:
     assert names == [
         "throughput-dgt_bst-jemalloc-i50-d50-nostall",
         "throughput-dgt_bst-jemalloc-i50-d50-stall",
+    ]
+
+
+def add_tuned_run(store: Store, threads: int, speed: float, **tunings: Any) -> None:
+    """A run whose config holds reclaimer tunings (null where its reclaimer reads none)."""
+    reclaimer = str(tunings.pop("reclaimer"))
+    result = fake_result(reclaimer=reclaimer, threads=threads, throughput=1e6 * speed)
+    result["config"] |= tunings
+    key = json.dumps({"reclaimer": reclaimer, "threads": threads, **tunings}, sort_keys=True)
+    assert store.add_run("exp", key, 0, result, ["smrbench"])
+
+
+def test_a_tuning_some_reclaimers_do_not_read_is_a_series_not_a_facet(tmp_path: Path) -> None:
+    with Store(tmp_path / "r.db") as store:
+        for threads in (1, 2):
+            add_tuned_run(store, threads, 4, reclaimer="ebr", fence=None)
+            add_tuned_run(store, threads, 3, reclaimer="hp", fence="asymmetric")
+            add_tuned_run(store, threads, 2, reclaimer="hp", fence="symmetric")
+        plots, _ = build_plots(store, "exp")
+    (throughput,) = by_kind(plots, "throughput")
+    assert "fence" not in throughput.facet and "fence" not in throughput.name
+    ax = throughput.figure.axes[0]
+    series = {container.get_label(): container.lines[0] for container in ax.containers}
+    assert list(series) == ["ebr", "hp (fence asymmetric)", "hp (fence symmetric)"]
+    assert list(series["hp (fence symmetric)"].get_ydata()) == pytest.approx([2.0, 2.0])
+    colors = [series[name].get_color() for name in series]
+    assert colors[1] == style.reclaimer_color("hp")  # the first variant keeps hp's colour
+    assert len(set(colors)) == 3
+
+
+def test_a_tuning_every_reclaimer_reads_still_splits_figures(tmp_path: Path) -> None:
+    with Store(tmp_path / "r.db") as store:
+        for threads in (1, 2):
+            add_tuned_run(store, threads, 3, reclaimer="hp", fence="asymmetric")
+            add_tuned_run(store, threads, 2, reclaimer="hp", fence="symmetric")
+        plots, _ = build_plots(store, "exp")
+    assert sorted(p.facet["fence"] for p in by_kind(plots, "throughput")) == [
+        "asymmetric",
+        "symmetric",
     ]
 
 

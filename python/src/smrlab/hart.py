@@ -11,9 +11,11 @@ the two for all its points: execution time if any of its runs had more threads t
 Which factor a figure sweeps is found in the stored runs, never declared: the first of threads,
 update fraction ((insert + erase) / 100) and list length (the prefill, key_range / 2 for a list
 at its steady state) that takes three or more values; with fewer, the figure is Hart's bar form
-(Figure 6). Anything else that varies (on_empty, pool_nodes, ...) splits figures. Series are
-Hart's names of the schemes (QSBR, EBR, NEBR, HPBR, LFRC), prefixed by LF (lock-free) or CR
-(concurrently readable) when a figure holds both kinds of structure; the spinlock list is
+(Figure 6). Anything else that varies (on_empty, pool_nodes, ...) splits figures, except a
+tuning only some schemes read (hp's fence), whose values are series. Series are Hart's names of
+the schemes (QSBR, EBR, NEBR, HPBR, LFRC; "HPBR (fence symmetric)" for such a variant),
+prefixed by LF (lock-free) or CR (concurrently readable) when a figure holds both kinds of
+structure; the spinlock list is
 "spinlock" and is drawn only from its runs with ``none``, since no scheme is ever entered.
 
 These figures are built for experiments whose name starts with ``hart_`` (``experiments/``).
@@ -94,10 +96,12 @@ def applies(experiment: str) -> bool:
 
 
 def series_name(ds: str, reclaimer: str, kinds: set[str]) -> str:
-    """'QSBR', or 'LF-QSBR' / 'CR-QSBR' when a figure holds both kinds; 'spinlock'."""
+    """'QSBR', or 'LF-QSBR' / 'CR-QSBR' when a figure holds both kinds; 'spinlock'; a
+    variant keeps its tunings ('HPBR (fence symmetric)')."""
     if ds == _LOCKED:
         return "spinlock"
-    scheme = SCHEME_NAMES.get(reclaimer, reclaimer)
+    base = style.base_reclaimer(reclaimer)
+    scheme = SCHEME_NAMES.get(base, base) + reclaimer[len(base) :]
     kind = _SYNCHRONIZATION.get(ds, ds)
     return f"{kind}-{scheme}" if len(kinds - {"spinlock"}) > 1 else scheme
 
@@ -145,21 +149,32 @@ def _facets(runs: list[dict[str, Any]], axis: Axis | None) -> tuple[list[str], l
     return fields, others
 
 
-def _series_key(run: dict[str, Any]) -> tuple[str, str]:
+def _series_key(run: dict[str, Any], tunings: list[str]) -> tuple[str, str]:
+    """(structure, series reclaimer): tunings are plots.series_tunings of the figure's runs."""
     config = plots._config(run)
-    return str(config.get("ds")), str(config.get("reclaimer"))
+    return str(config.get("ds")), plots.series_reclaimer(config, tunings)
 
 
 def _series_rank(key: tuple[str, str]) -> tuple:
     ds, reclaimer = key
     kinds = ("LF", "CR", "spinlock")
     kind = _SYNCHRONIZATION.get(ds, ds)
+    base = style.base_reclaimer(reclaimer)
     return (
         kinds.index(kind) if kind in kinds else len(kinds),
         kind,
-        _SCHEME_ORDER.index(reclaimer) if reclaimer in _SCHEME_ORDER else len(_SCHEME_ORDER),
+        _SCHEME_ORDER.index(base) if base in _SCHEME_ORDER else len(_SCHEME_ORDER),
         reclaimer,
     )
+
+
+def _colors(series: list[tuple[str, str]]) -> dict[tuple[str, str], str]:
+    """Each series' colour: its scheme's (a variant's a shade of it); the spinlock none's."""
+    shades = style.series_colors(reclaimer for _, reclaimer in series)
+    return {
+        (ds, reclaimer): style.reclaimer_color("none") if ds == _LOCKED else shades[reclaimer]
+        for ds, reclaimer in series
+    }
 
 
 def _values(runs: list[dict[str, Any]], key: str) -> list[float]:
@@ -193,6 +208,7 @@ def build(runs: list[dict[str, Any]]) -> list[plots.Plot]:
         return []
     axis = _swept(runs)
     fields, others = _facets(runs, axis)
+    tunings = plots.series_tunings(runs)
     groups: dict[tuple, list[dict[str, Any]]] = defaultdict(list)
     for run in runs:
         config = plots._config(run)
@@ -203,25 +219,30 @@ def build(runs: list[dict[str, Any]]) -> list[plots.Plot]:
     for key, group in sorted(groups.items(), key=lambda item: repr(item[0])):
         facet = dict(zip(names, key, strict=True))
         if axis is None:
-            figures.append(_bars(group, facet))
+            figures.append(_bars(group, facet, tunings))
             continue
-        figures.append(_lines(group, facet, axis))
-        schemes = {reclaimer for _, reclaimer in map(_series_key, group)}
+        figures.append(_lines(group, facet, axis, tunings))
+        schemes = {plots._config(r).get("reclaimer") for r in group}
         if "lfrc" in schemes and len(schemes - {"lfrc"}) > 1:
             # Hart's Figure 8 is Figure 9 without LFRC, whose cost hides the others'.
-            rest = [r for r in group if _series_key(r)[1] != "lfrc"]
-            figures.append(_lines(rest, facet, axis, suffix="-without-lfrc"))
+            rest = [r for r in group if plots._config(r).get("reclaimer") != "lfrc"]
+            figures.append(_lines(rest, facet, axis, tunings, suffix="-without-lfrc"))
     return figures
 
 
 def _lines(
-    runs: list[dict[str, Any]], facet: dict[str, Any], axis: Axis, suffix: str = ""
+    runs: list[dict[str, Any]],
+    facet: dict[str, Any],
+    axis: Axis,
+    tunings: list[str],
+    suffix: str = "",
 ) -> plots.Plot:
     stat, key = measure(runs)
     by_series: dict[tuple[str, str], dict[float, list]] = defaultdict(lambda: defaultdict(list))
     for run in runs:
-        by_series[_series_key(run)][axis.value(plots._config(run))].append(run)
+        by_series[_series_key(run, tunings)][axis.value(plots._config(run))].append(run)
     kinds = {_SYNCHRONIZATION.get(ds, ds) for ds, _ in by_series}
+    colors = _colors(list(by_series))
     fig = style.figure(6.4, 4.2)
     ax = fig.add_subplot()
     stalled = []
@@ -241,7 +262,7 @@ def _lines(
             medians,
             yerr=[low, high],
             label=name,
-            color=style.reclaimer_color(reclaimer if ds != _LOCKED else "none"),
+            color=colors[(ds, reclaimer)],
             marker="o" if _SYNCHRONIZATION.get(ds) != "CR" else "s",
             linestyle="-" if _SYNCHRONIZATION.get(ds) != "CR" else "--",
             capsize=3,
@@ -280,17 +301,18 @@ def _category(config: dict[str, Any], varying: set[str]) -> str:
     return ", ".join(parts)
 
 
-def _bars(runs: list[dict[str, Any]], facet: dict[str, Any]) -> plots.Plot:
+def _bars(runs: list[dict[str, Any]], facet: dict[str, Any], tunings: list[str]) -> plots.Plot:
     """Figure 6: one group of bars per structure x workload, one bar per scheme."""
     stat, key = measure(runs)
     cells: dict[str, dict[tuple[str, str], list]] = defaultdict(lambda: defaultdict(list))
     varying = {a.name for a in AXES if len({a.value(plots._config(r)) for r in runs}) > 1}
     for run in runs:
         config = plots._config(run)
-        cells[_category(config, varying)][_series_key(run)].append(run)
+        cells[_category(config, varying)][_series_key(run, tunings)].append(run)
     categories = sorted(cells)
     series = sorted({s for cell in cells.values() for s in cell}, key=_series_rank)
     kinds = {_SYNCHRONIZATION.get(ds, ds) for ds, _ in series}
+    colors = _colors(series)
     fig = style.figure(6.4, 4.2)
     ax = fig.add_subplot()
     # Each group is as wide as the series it holds (the spinlock's group holds one bar).
@@ -312,7 +334,7 @@ def _bars(runs: list[dict[str, Any]], facet: dict[str, Any]) -> plots.Plot:
             yerr=[low, high],
             capsize=2,
             label=series_name(ds, reclaimer, kinds),
-            color=style.reclaimer_color(reclaimer if ds != _LOCKED else "none"),
+            color=colors[(ds, reclaimer)],
             hatch="//" if ds == _LOCKED else None,
             edgecolor="white",
         )
@@ -337,20 +359,21 @@ def summary(runs: list[dict[str, Any]]) -> tuple[str, list[dict[str, Any]]]:
     stat, key = measure(runs)
     axis = _swept(runs)
     fields, others = _facets(runs, axis)
+    tunings = plots.series_tunings(runs)
     varying = {a.name for a in AXES if len({a.value(plots._config(r)) for r in runs}) > 1}
-    kinds = {_SYNCHRONIZATION.get(ds, ds) for ds, _ in map(_series_key, runs)}
+    kinds = {_SYNCHRONIZATION.get(ds, ds) for ds, _ in (_series_key(r, tunings) for r in runs)}
     groups: dict[tuple, list[dict[str, Any]]] = defaultdict(list)
     for run in runs:
         config = plots._config(run)
         facet = [f"{f} {config.get(f)}" for f in fields]
         facet += [f"{a.name.replace('_', ' ')} {a.value(config):g}" for a in others]
         where = axis.value(config) if axis else _category(config, varying)
-        groups[(", ".join(facet), _series_rank(_series_key(run)), where)].append(run)
+        groups[(", ".join(facet), _series_rank(_series_key(run, tunings)), where)].append(run)
     rows = []
     # (facet, series rank, swept value or category): each part compares with its own kind.
     for (facet, _, where), members in sorted(groups.items(), key=lambda item: item[0]):
         values = _values(members, key)
-        ds, reclaimer = _series_key(members[0])
+        ds, reclaimer = _series_key(members[0], tunings)
         rows.append(
             {
                 "facet": facet,

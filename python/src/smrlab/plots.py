@@ -9,7 +9,9 @@
 
 Options other than threads, reclaimer and free that vary within an experiment (stall, key range,
 free_k, …) split figures rather than being averaged together: a point is only ever the median
-of trials of one configuration. Builders return figures (for tests and the report) and
+of trials of one configuration. A tuning that only some of the reclaimers read (hp's fence) is
+no facet: its values are series of their own ("hp (fence symmetric)"), in shades of the
+reclaimer's colour. Builders return figures (for tests and the report) and
 ``plot_store`` saves them as PNG and SVG.
 """
 
@@ -27,6 +29,7 @@ from matplotlib.figure import Figure
 from matplotlib.ticker import EngFormatter
 
 from smrlab import style
+from smrlab.options import OPTIONS
 from smrlab.outputs import write_atomically
 from smrlab.statistics import PEAK_RSS, THROUGHPUT
 from smrlab.store import Store
@@ -97,13 +100,41 @@ def _config(run: dict[str, Any]) -> dict[str, Any]:
 
 
 def _facet_fields(runs: list[dict[str, Any]]) -> list[str]:
-    """Config fields (beyond the standard facets) that vary between runs."""
+    """Config fields (beyond the standard facets and the series tunings) that vary."""
     values: dict[str, set[str]] = defaultdict(set)
     for run in runs:
         for key, value in _config(run).items():
             if key not in _NOT_FACETS:
                 values[key].add(repr(value))
-    return sorted(key for key, seen in values.items() if len(seen) > 1)
+    series = set(series_tunings(runs))
+    return sorted(key for key, seen in values.items() if len(seen) > 1 and key not in series)
+
+
+def series_tunings(runs: list[dict[str, Any]]) -> list[str]:
+    """Reclaimer tunings that take several values among the runs and that some runs'
+    reclaimers do not read (their config holds null): each value makes its readers' runs a
+    series of their own ("hp (fence symmetric)" beside "hp (fence asymmetric)" and "qsbr").
+    As a facet, such a tuning would split a figure into one per value, each with hp alone,
+    and one of every other reclaimer."""
+    values: dict[str, set[str]] = defaultdict(set)
+    unread: set[str] = set()
+    for run in runs:
+        for key, value in _config(run).items():
+            option = OPTIONS.get(key)
+            if option is None or option.reclaimers is None:
+                continue
+            if value is None:
+                unread.add(key)
+            else:
+                values[key].add(repr(value))
+    return sorted(key for key, seen in values.items() if len(seen) > 1 and key in unread)
+
+
+def series_reclaimer(config: dict[str, Any], tunings: Iterable[str]) -> str:
+    """A run's series name: its reclaimer, with the series tunings it reads."""
+    reclaimer = str(config.get("reclaimer"))
+    read = [f"{key} {config[key]}" for key in tunings if config.get(key) is not None]
+    return f"{reclaimer} ({', '.join(read)})" if read else reclaimer
 
 
 def _facet(run: dict[str, Any], extra: list[str]) -> tuple:
@@ -157,8 +188,9 @@ def _series_order(keys: Iterable[tuple[str, str]]) -> list[tuple[str, str]]:
 
     def rank(key: tuple[str, str]) -> tuple:
         reclaimer, free = key
+        base = style.base_reclaimer(reclaimer)
         return (
-            order.index(reclaimer) if reclaimer in order else len(order),
+            order.index(base) if base in order else len(order),
             reclaimer,
             free != "batch",
             free,
@@ -168,14 +200,16 @@ def _series_order(keys: Iterable[tuple[str, str]]) -> list[tuple[str, str]]:
 
 
 def _grouped(runs: list[dict[str, Any]]):
-    """{facet: {(reclaimer, free): {threads: [run, ...]}}} plus the extra facet fields."""
+    """{facet: {(series reclaimer, free): {threads: [run, ...]}}} plus the extra facet
+    fields."""
     extra = _facet_fields(runs)
+    tunings = series_tunings(runs)
     groups: dict[tuple, dict[tuple[str, str], dict[int, list]]] = defaultdict(
         lambda: defaultdict(lambda: defaultdict(list))
     )
     for run in runs:
         config = _config(run)
-        series = (str(config.get("reclaimer")), str(config.get("free")))
+        series = (series_reclaimer(config, tunings), str(config.get("free")))
         groups[_facet(run, extra)][series][int(config.get("threads", 0))].append(run)
     return groups, extra
 
@@ -199,6 +233,7 @@ def _metric_vs_threads(runs: list[dict[str, Any]], kind: str) -> list[Plot]:
         all_threads: set[int] = {t for points in by_series.values() for t in points}
         span = (max(all_threads) - min(all_threads)) or 1
         ordered = _series_order(by_series)
+        colors = style.series_colors(reclaimer for reclaimer, _ in ordered)
         facet_runs = []
         for position, series in enumerate(ordered):
             reclaimer, free = series
@@ -222,7 +257,7 @@ def _metric_vs_threads(runs: list[dict[str, Any]], kind: str) -> list[Plot]:
                 medians,
                 yerr=yerr,
                 label=label,
-                color=style.reclaimer_color(reclaimer),
+                color=colors[reclaimer],
                 marker=style.FREE_MARKERS.get(free, "^"),
                 linestyle=style.FREE_LINESTYLES.get(free, ":") if len(frees) > 1 else "-",
                 capsize=3,
@@ -325,7 +360,8 @@ def _af_bars(runs: list[dict[str, Any]]) -> list[Plot]:
             ]
             medians = [p.median for p in points]
             yerr = [[p.median - p.low for p in points], [p.high - p.median for p in points]]
-            colors = [style.reclaimer_color(rec) for rec in reclaimers]
+            palette = style.series_colors(reclaimers)
+            colors = [palette[rec] for rec in reclaimers]
             ax.bar(
                 x + offset,
                 medians,
@@ -480,10 +516,11 @@ def _garbage(entries: list[dict[str, Any]], notes: list[str]) -> list[Plot]:
     if not entries:
         return []
     extra = [key for key in _facet_fields(entries) if key != "free"]
+    tunings = series_tunings(entries)
     groups: dict[tuple, dict[str, dict]] = defaultdict(dict)
     for entry in entries:
         config = _config(entry)
-        key = (*_facet(entry, extra), config.get("reclaimer"), config.get("threads"))
+        key = (*_facet(entry, extra), series_reclaimer(config, tunings), config.get("threads"))
         free = str(config.get("free"))
         current = groups[key].get(free)
         if current is None or entry["trial"] < current["trial"]:
@@ -532,7 +569,8 @@ def _garbage(entries: list[dict[str, Any]], notes: list[str]) -> list[Plot]:
             ha="left",
             fontsize=10,
         )
-        stem = f"garbage-{reclaimer}-t{threads}-{_facet_stem(facet)}"
+        name = re.sub(r"[^A-Za-z0-9_.=-]+", "_", str(reclaimer)).strip("_")
+        stem = f"garbage-{name}-t{threads}-{_facet_stem(facet)}"
         plots.append(
             Plot(
                 stem,

@@ -6,11 +6,14 @@ machines without a display, and identical series get identical colours in every 
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 import matplotlib
 
 matplotlib.use("Agg")
 
 import matplotlib.pyplot as plt
+from matplotlib.colors import to_hex, to_rgb
 from matplotlib.figure import Figure
 
 RC = {
@@ -93,10 +96,40 @@ FREE_LINESTYLES = {"batch": "--", "amortized": "-"}
 
 
 def reclaimer_color(name: str) -> str:
-    """A stable colour per reclaimer name."""
+    """A stable colour per reclaimer name; a variant ("hp (fence symmetric)") takes its
+    reclaimer's (series_colors tells variants apart within one figure)."""
+    name = base_reclaimer(name)
     if name in _RECLAIMER_ORDER:
         return PALETTE[_RECLAIMER_ORDER.index(name) % len(PALETTE)]
     return PALETTE[(len(_RECLAIMER_ORDER) + sum(map(ord, name))) % len(PALETTE)]
+
+
+def base_reclaimer(name: str) -> str:
+    """The reclaimer of a series name: "hp" of "hp (fence symmetric)"."""
+    return name.split(" (", 1)[0]
+
+
+# How the second, third, ... variant of one reclaimer in a figure departs from its colour (the
+# first keeps it); a sixth would repeat the second's.
+_VARIANT_SHADES = (("white", 0.5), ("black", 0.4), ("white", 0.75), ("black", 0.65))
+
+
+def series_colors(names: Iterable[str]) -> dict[str, str]:
+    """Colours for one figure's series: each reclaimer's own, and shades of it for the
+    variants of one reclaimer, in sorted order, so two variants never share a colour."""
+    colors: dict[str, str] = {}
+    seen: dict[str, int] = {}
+    for name in sorted(set(names)):
+        base = base_reclaimer(name)
+        index = seen.get(base, 0)
+        seen[base] = index + 1
+        color = to_rgb(reclaimer_color(base))
+        if index:
+            towards, amount = _VARIANT_SHADES[(index - 1) % len(_VARIANT_SHADES)]
+            target = to_rgb(towards)
+            color = tuple(c + (t - c) * amount for c, t in zip(color, target, strict=True))
+        colors[name] = to_hex(color)
+    return colors
 
 
 def figure(width: float, height: float, **kwargs: object) -> Figure:
