@@ -138,6 +138,23 @@ def test_a_tuning_some_reclaimers_do_not_read_is_a_series_not_a_facet(tmp_path: 
     assert len(set(colors)) == 3
 
 
+def test_one_value_of_a_tuning_some_reclaimers_read_is_a_setting(tmp_path: Path) -> None:
+    # Hart's settings: quiescent_every for qsbr, advance_every for ebr, each null for the other.
+    with Store(tmp_path / "r.db") as store:
+        for threads in (1, 2):
+            add_tuned_run(
+                store, threads, 4, reclaimer="ebr", advance_every=100, quiescent_every=None
+            )
+            add_tuned_run(
+                store, threads, 3, reclaimer="qsbr", advance_every=None, quiescent_every=100
+            )
+        plots, _ = build_plots(store, "exp")
+    (throughput,) = by_kind(plots, "throughput")
+    assert throughput.name == "throughput-dgt_bst-jemalloc-i50-d50"
+    labels = [t.get_text() for t in throughput.figure.axes[0].get_legend().get_texts()]
+    assert labels == ["qsbr", "ebr"]
+
+
 def test_a_tuning_every_reclaimer_reads_still_splits_figures(tmp_path: Path) -> None:
     with Store(tmp_path / "r.db") as store:
         for threads in (1, 2):

@@ -100,22 +100,20 @@ def _config(run: dict[str, Any]) -> dict[str, Any]:
 
 
 def _facet_fields(runs: list[dict[str, Any]]) -> list[str]:
-    """Config fields (beyond the standard facets and the series tunings) that vary."""
+    """Config fields (beyond the standard facets) that vary, but no reclaimer tuning some
+    runs' reclaimers do not read: one value of it is a setting, several are series."""
     values: dict[str, set[str]] = defaultdict(set)
     for run in runs:
         for key, value in _config(run).items():
             if key not in _NOT_FACETS:
                 values[key].add(repr(value))
-    series = set(series_tunings(runs))
-    return sorted(key for key, seen in values.items() if len(seen) > 1 and key not in series)
+    partly_read = set(_partly_read_tunings(runs))
+    return sorted(key for key, seen in values.items() if len(seen) > 1 and key not in partly_read)
 
 
-def series_tunings(runs: list[dict[str, Any]]) -> list[str]:
-    """Reclaimer tunings that take several values among the runs and that some runs'
-    reclaimers do not read (their config holds null): each value makes its readers' runs a
-    series of their own ("hp (fence symmetric)" beside "hp (fence asymmetric)" and "qsbr").
-    As a facet, such a tuning would split a figure into one per value, each with hp alone,
-    and one of every other reclaimer."""
+def _partly_read_tunings(runs: list[dict[str, Any]]) -> dict[str, set[str]]:
+    """Reclaimer tunings that some runs' reclaimers do not read (their config holds null,
+    as smrbench reports a tuning it ignores), with the values the readers' runs have."""
     values: dict[str, set[str]] = defaultdict(set)
     unread: set[str] = set()
     for run in runs:
@@ -127,7 +125,17 @@ def series_tunings(runs: list[dict[str, Any]]) -> list[str]:
                 unread.add(key)
             else:
                 values[key].add(repr(value))
-    return sorted(key for key, seen in values.items() if len(seen) > 1 and key in unread)
+    return {key: values[key] for key in unread}
+
+
+def series_tunings(runs: list[dict[str, Any]]) -> list[str]:
+    """Reclaimer tunings that take several values among the runs and that some runs'
+    reclaimers do not read: each value makes its readers' runs a series of their own
+    ("hp (fence symmetric)" beside "hp (fence asymmetric)" and "qsbr"). As a facet, such a
+    tuning would split a figure into one per value, each with hp alone, and one of every
+    other reclaimer; with one value (Hart's quiescent_every for qsbr beside ebr's
+    advance_every) it is neither."""
+    return sorted(key for key, seen in _partly_read_tunings(runs).items() if len(seen) > 1)
 
 
 def series_reclaimer(config: dict[str, Any], tunings: Iterable[str]) -> str:
