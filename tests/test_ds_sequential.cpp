@@ -574,6 +574,11 @@ struct scripted_domain : smr::debra_domain {
         }
         return read;
     }
+    /// Traversals protect through a reader: it must forward here, not to
+    /// debra's protect.
+    smr::detail::forwarding_reader<scripted_domain> reader(int tid) noexcept {
+        return {*this, tid};
+    }
 };
 
 /// Pointers a search for `target` reads when it meets a node marked at key

@@ -357,7 +357,9 @@ TYPED_TEST(reservation_test, protected_node_survives_until_end_op) {
     };
 
     domain.begin_op(reader);
-    node* held = domain.protect(reader, 0, cell);
+    // Through the thread's reader (what traversals use), in a slot other
+    // than the first.
+    node* held = domain.reader(reader).protect(5, cell);
     // Move the era past the reader's reservation, so the nodes allocated
     // below are born after it (era schemes pin every node alive in a
     // reserved era, not only the one the reader holds).

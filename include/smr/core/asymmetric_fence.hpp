@@ -160,7 +160,7 @@ class fence_pair {
     /// reader() for one announcement and the one source it validates.
     template <class A, class B>
     void reader(A& announced, const B& validated) const noexcept {
-        if (asymmetric_) {
+        if (asymmetric_) [[likely]] {  // the default: its path falls through
             light_fence(announced, validated);
         } else {
             fence();

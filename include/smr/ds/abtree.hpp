@@ -298,9 +298,10 @@ class abtree {
         smr::op_guard guard(domain_, tid);
         for (;;) {  // never restarts by itself; NBR may neutralize the read phase
             SMR_READ_PHASE_BEGIN(domain_, tid);
-            node* l = domain_.protect(tid, 0, entry_.ptrs[0]);
+            const auto reader = domain_.reader(tid);
+            node* l = reader.protect(0, entry_.ptrs[0]);
             for (int slot = 1; !l->leaf; slot ^= 1) {
-                l = domain_.protect(tid, slot, l->ptrs[l->child_index(key)]);
+                l = reader.protect(slot, l->ptrs[l->child_index(key)]);
             }
             domain_.read_phase_end(tid, l);
             const int i = l->key_index(key);
@@ -572,13 +573,14 @@ class abtree {
     /// reached. Writes nothing shared.
     path search(int tid, Key key, const node* target) noexcept {
         path f{nullptr, &entry_, nullptr, -1, 0};
-        f.l = domain_.protect(tid, 0, entry_.ptrs[0]);
+        const auto reader = domain_.reader(tid);
+        f.l = reader.protect(0, entry_.ptrs[0]);
         for (int slot = 1; !f.l->leaf && f.l != target; slot = slot == 2 ? 0 : slot + 1) {
             f.gp = f.p;
             f.ix_p = f.ix_l;
             f.p = f.l;
             f.ix_l = f.p->child_index(key);
-            f.l = domain_.protect(tid, slot, f.p->ptrs[f.ix_l]);
+            f.l = reader.protect(slot, f.p->ptrs[f.ix_l]);
         }
         return f;
     }

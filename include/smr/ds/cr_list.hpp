@@ -222,12 +222,13 @@ class cr_list {
     /// The reader (Hart's Listing 2, or Listing 3 with a reservation scheme):
     /// writes nothing shared, so a neutralization may abandon it anywhere.
     bool search(int tid, Key key) noexcept {
-        for (;;) {                                             // Listing 3's try_again
-            node* curr = domain_.protect(tid, 0, head_.next);  // head is never removed
+        const auto reader = domain_.reader(tid);
+        for (;;) {                                       // Listing 3's try_again
+            node* curr = reader.protect(0, head_.next);  // head is never removed
             int slot = 1;
             bool removed_under_us = false;
             while (curr->key < key) {
-                node* next = domain_.protect(tid, slot, curr->next);
+                node* next = reader.protect(slot, curr->next);
                 if constexpr (readers_validate) {
                     if (detail::is_marked(next)) {  // curr was removed: its next is no guide
                         removed_under_us = true;

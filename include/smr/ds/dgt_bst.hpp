@@ -286,10 +286,11 @@ class dgt_bst {
         smr::op_guard guard(domain_, tid);
         for (;;) {  // search never restarts by itself; NBR may neutralize its read phase
             SMR_READ_PHASE_BEGIN(domain_, tid);
+            const auto reader = domain_.reader(tid);
             node* curr = &root_;
             for (int slot = 0; !curr->leaf; slot = slot == 1 ? 0 : 1) {
                 const side s = key < curr->key ? left : right;
-                curr = domain_.protect(tid, slot, curr->child[s]);
+                curr = reader.protect(slot, curr->child[s]);
             }
             domain_.read_phase_end(tid, curr);
             return curr->key == key;
@@ -384,6 +385,7 @@ class dgt_bst {
     /// nothing shared and keeps no state across a neutralization restart.
     parse_result parse(int tid, Key key) noexcept {
         parse_result p{nullptr, nullptr, &root_, left, left, 0, 0};
+        const auto reader = domain_.reader(tid);
         for (int slot = 0; !p.leaf->leaf; slot = slot == 2 ? 0 : slot + 1) {
             node* n = p.leaf;
             const side s = key < n->key ? left : right;
@@ -396,7 +398,7 @@ class dgt_bst {
             p.parent = n;
             p.parent_side = s;
             p.parent_version = v;
-            p.leaf = domain_.protect(tid, slot, n->child[s]);
+            p.leaf = reader.protect(slot, n->child[s]);
         }
         return p;
     }

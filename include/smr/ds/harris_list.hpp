@@ -202,11 +202,12 @@ class harris_list {
         smr::op_guard guard(domain_, tid);
         for (;;) {  // contains never restarts by itself; NBR may neutralize its read phase
             SMR_READ_PHASE_BEGIN(domain_, tid);
-            node* curr = domain_.protect(tid, 0, head_.next);  // head is never marked
-            node* succ = domain_.protect(tid, 1, curr->next);
+            const auto reader = domain_.reader(tid);
+            node* curr = reader.protect(0, head_.next);  // head is never marked
+            node* succ = reader.protect(1, curr->next);
             for (int slot = 0; curr->key < key; slot ^= 1) {
                 curr = detail::without_mark(succ);
-                succ = domain_.protect(tid, slot, curr->next);
+                succ = reader.protect(slot, curr->next);
             }
             const bool found = curr->key == key && !detail::is_marked(succ);
             domain_.read_phase_end(tid);
@@ -230,7 +231,10 @@ class harris_list {
     window search(int tid, Key key) {
         for (;;) {
             SMR_READ_PHASE_BEGIN(domain_, tid);
-            const window w = find(tid, key);
+            // Not const: so GCC builds w in the return slot (NRVO). A const w
+            // was copied out with 16-byte loads that cannot forward from its
+            // field stores, two store-forwarding stalls per search.
+            window w = find(tid, key);
             domain_.read_phase_end(tid, w.left, w.right);
 
             if (w.left_next != w.right) {
@@ -256,12 +260,13 @@ class harris_list {
     window find(int tid, Key key) noexcept {
         node* left = &head_;  // sentinels need no protection
         int left_slot = detail::sentinel_slot;
-        node* left_next = domain_.protect(tid, 0, head_.next);  // head is never marked
+        const auto reader = domain_.reader(tid);
+        node* left_next = reader.protect(0, head_.next);  // head is never marked
         node* t = left_next;
         int t_slot = 0;
         while (t != &tail_) {
             const int slot = detail::next_slot_for<Domain>(left_slot, t_slot);
-            node* t_next = domain_.protect(tid, slot, t->next);
+            node* t_next = reader.protect(slot, t->next);
             if (!detail::is_marked(t_next)) {
                 if (!(t->key < key)) break;  // t is right
                 left = t;

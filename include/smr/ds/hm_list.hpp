@@ -274,7 +274,10 @@ class hm_list {
         cursor start = from_head();
         for (;;) {
             SMR_READ_PHASE_BEGIN(domain_, tid);
-            const window w = find(tid, key, start);
+            // Not const: so GCC builds w in the return slot (NRVO). A const w
+            // was copied out with 16-byte loads that cannot forward from its
+            // field stores, two store-forwarding stalls per search.
+            window w = find(tid, key, start);
             domain_.read_phase_end(tid, w.prev, w.curr);
             if (!w.curr_marked) return w;
 
@@ -293,11 +296,12 @@ class hm_list {
     /// local is initialized here, so a neutralization may abandon it anywhere.
     /// Slots: prev, curr and next each keep their own; advancing rotates them.
     window find(int tid, Key key, cursor start) noexcept {
+        const auto reader = domain_.reader(tid);
         for (;;) {
             node* prev = start.prev;
             int prev_slot = start.prev_slot;
             int curr_slot = prev_slot == 0 ? 1 : 0;
-            node* curr = domain_.protect(tid, curr_slot, prev->next);
+            node* curr = reader.protect(curr_slot, prev->next);
             if (detail::is_marked(curr)) {
                 // Only when resuming: prev was marked since we held it. Its
                 // successor may be gone; start over from the head.
@@ -307,7 +311,7 @@ class hm_list {
             for (;;) {
                 if (curr == &tail_) return {prev, curr, nullptr, prev_slot, curr_slot, false};
                 const int next_slot = detail::next_slot_for<Domain>(prev_slot, curr_slot);
-                node* next = domain_.protect(tid, next_slot, curr->next);
+                node* next = reader.protect(next_slot, curr->next);
                 if (detail::is_marked(next)) {
                     // curr is deleted; do not follow its next.
                     return {prev, curr, detail::without_mark(next), prev_slot, curr_slot, true};

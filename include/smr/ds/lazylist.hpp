@@ -188,9 +188,10 @@ class lazylist {
         for (;;) {  // contains never restarts by itself; NBR may neutralize its read phase
             SMR_READ_PHASE_BEGIN(domain_, tid);
             // The whole traversal is the read phase.
-            node* curr = domain_.protect(tid, 0, head_.next);
+            const auto reader = domain_.reader(tid);
+            node* curr = reader.protect(0, head_.next);
             for (int slot = 1; curr->key < key; slot ^= 1) {
-                curr = domain_.protect(tid, slot, curr->next);
+                curr = reader.protect(slot, curr->next);
             }
             domain_.read_phase_end(tid, curr);
             return curr->key == key && !curr->marked.load(std::memory_order_relaxed);
@@ -217,10 +218,11 @@ class lazylist {
     /// keeps no state across a neutralization restart.
     window search(int tid, Key key) noexcept {
         node* pred = &head_;  // sentinels are never freed: no slot needed
-        node* curr = domain_.protect(tid, 0, head_.next);
+        const auto reader = domain_.reader(tid);
+        node* curr = reader.protect(0, head_.next);
         for (int slot = 1; curr->key < key; slot ^= 1) {
             pred = curr;  // stays protected in slot `slot ^ 1`
-            curr = domain_.protect(tid, slot, curr->next);
+            curr = reader.protect(slot, curr->next);
         }
         return {pred, curr};
     }

@@ -146,6 +146,27 @@ struct reclaimer_stats {
     trace::latency_histogram free_latency;  ///< per free() call (time_frees)
 };
 
+namespace detail {
+
+/// The reader a scheme without per-traversal state gives: protect(slot,
+/// source) is the domain's protect(tid, slot, source).
+template <class Domain>
+class forwarding_reader {
+  public:
+    forwarding_reader(Domain& domain, int tid) noexcept : domain_(&domain), tid_(tid) {}
+
+    template <class T>
+    T* protect(int slot, const std::atomic<T*>& source) const noexcept {
+        return domain_->protect(tid_, slot, source);
+    }
+
+  private:
+    Domain* domain_;
+    int tid_;
+};
+
+}  // namespace detail
+
 template <class Derived, class Local, class NodeHeader = core::retired_node>
 class domain_base {
     static_assert(std::is_base_of_v<core::retired_node, NodeHeader>);
@@ -222,6 +243,13 @@ class domain_base {
     T* protect(int, int /*slot*/, const std::atomic<T*>& source) noexcept {
         return source.load(std::memory_order_acquire);
     }
+    /// Thread tid's protect for one traversal: reader(tid).protect(slot,
+    /// source) is protect(tid, slot, source). A traversal takes it once and
+    /// protects each node through it, so what a reservation scheme's protect
+    /// needs (the thread's slots, the fence mode) stays in registers; through
+    /// protect(tid, ...) it is reloaded after every node's acquire load. Valid
+    /// in its operation; a class that hides protect must hide reader as well.
+    detail::forwarding_reader<Derived> reader(int tid) noexcept { return {derived(), tid}; }
     void read_phase_begin(int) noexcept {}
     template <class... Reserved>
     void read_phase_end(int, Reserved*...) noexcept {}

@@ -49,6 +49,47 @@ namespace smr {
 
 namespace detail {
 
+/// A thread's hazard eras for one traversal (domain_base::reader): its era
+/// slots, the global era and the fence mode, read once.
+class era_reader {
+  public:
+    era_reader(std::atomic<std::uint64_t>* eras, const std::atomic<std::uint64_t>& global_era,
+               core::fence_pair fences) noexcept
+        : eras_(eras), global_era_(&global_era), fences_(fences) {}
+
+    template <class T>
+    T* protect(int index, const std::atomic<T*>& source) const noexcept {
+        check_slot(index);
+        auto& reserved = eras_[index];
+        std::uint64_t prev = reserved.load(std::memory_order_relaxed);  // our own slot
+        for (;;) {
+            // seq_cst (acquire on every target, a plain load on x86): pairs
+            // with the release (or CAS) that published the node, and is the
+            // reader's half of the stamp argument in retire.
+            T* ptr = source.load(std::memory_order_seq_cst);
+            // seq_cst: the increment that wrote this era precedes in S every
+            // later seq_cst load of ours (retire's argument). Read after the
+            // pointer, it also bounds the node's birth era from above.
+            const std::uint64_t era = global_era_->load(std::memory_order_seq_cst);
+            if (era == prev || SMR_MUTANT("he_protect_skips_validation")) return ptr;
+            // The Dekker pair with scan, as in hp.hpp: the reader's fence
+            // orders the announcement before the next source load, the
+            // scan's after its unlinks, so the re-read misses the unlink
+            // only if the scan sees the era. Release because the store
+            // overwrites the era that protected earlier reads (a scan
+            // reading it, acquire, may free their nodes).
+            reserved.store(era, std::memory_order_release);
+            fences_.reader(reserved, source);
+            prev = era;
+        }
+    }
+
+  private:
+    std::atomic<std::uint64_t>* eras_;
+    const std::atomic<std::uint64_t>* global_era_;
+    core::fence_pair fences_;
+};
+
 struct he_local {
     /// Announced eras, no_era when unused. Read by every scan; alone on their lines.
     alignas(core::false_sharing_range) std::atomic<std::uint64_t> eras[max_protect_slots] = {};
@@ -89,32 +130,13 @@ class he_domain : public domain_base<he_domain, detail::he_local, era_node_heade
         local(tid).scratch.reserve(config().max_threads * max_protect_slots);
     }
 
+    /// Reads the source and the era until the era is the one reserved
+    /// (detail::era_reader).
     template <class T>
     T* protect(int tid, int index, const std::atomic<T*>& source) noexcept {
-        detail::check_slot(index);
-        auto& reserved = local(tid).eras[index];
-        std::uint64_t prev = reserved.load(std::memory_order_relaxed);  // our own slot
-        for (;;) {
-            // seq_cst (acquire on every target, a plain load on x86): pairs
-            // with the release (or CAS) that published the node, and is the
-            // reader's half of the stamp argument in retire.
-            T* ptr = source.load(std::memory_order_seq_cst);
-            // seq_cst: the increment that wrote this era precedes in S every
-            // later seq_cst load of ours (retire's argument). Read after the
-            // pointer, it also bounds the node's birth era from above.
-            const std::uint64_t era = global_era_.load(std::memory_order_seq_cst);
-            if (era == prev || SMR_MUTANT("he_protect_skips_validation")) return ptr;
-            // The Dekker pair with scan, as in hp.hpp: the reader's fence
-            // orders the announcement before the next source load, the
-            // scan's after its unlinks, so the re-read misses the unlink
-            // only if the scan sees the era. Release because the store
-            // overwrites the era that protected earlier reads (a scan
-            // reading it, acquire, may free their nodes).
-            reserved.store(era, std::memory_order_release);
-            fences_.reader(reserved, source);
-            prev = era;
-        }
+        return reader(tid).protect(index, source);
     }
+    detail::era_reader reader(int tid) noexcept { return {local(tid).eras, global_era_, fences_}; }
 
     /// Clears every slot (as hp's end_op: cheaper than tracking the used ones).
     void end_op(int tid) noexcept {

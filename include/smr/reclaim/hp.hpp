@@ -154,6 +154,24 @@ class hazard_slot {
     core::fence_pair fences_;
 };
 
+/// A thread's hazard pointers for one traversal (domain_base::reader): the
+/// slot array and the fence mode, read once.
+class hazard_reader {
+  public:
+    hazard_reader(std::atomic<const void*>* hazards, core::fence_pair fences) noexcept
+        : hazards_(hazards), fences_(fences) {}
+
+    template <class T>
+    T* protect(int index, const std::atomic<T*>& source) const noexcept {
+        check_slot(index);
+        return hazard_slot(hazards_[index], fences_).protect(source);
+    }
+
+  private:
+    std::atomic<const void*>* hazards_;
+    core::fence_pair fences_;
+};
+
 struct hp_local {
     /// The thread's hazard pointers. Read by every scan; alone on their lines.
     alignas(core::false_sharing_range) std::atomic<const void*> hazards[max_protect_slots] = {};
@@ -191,9 +209,9 @@ class hp_domain : public domain_base<hp_domain, detail::hp_local> {
     /// Announce, fence, re-read until the source is stable (hazard_slot).
     template <class T>
     T* protect(int tid, int index, const std::atomic<T*>& source) noexcept {
-        detail::check_slot(index);
-        return detail::hazard_slot(local(tid).hazards[index], fences_).protect(source);
+        return reader(tid).protect(index, source);
     }
+    detail::hazard_reader reader(int tid) noexcept { return {local(tid).hazards, fences_}; }
 
     /// Hazard pointer `index` of thread tid as a cell of its own, for code
     /// that hands hazard pointers out one at a time (smr/hazard_pointer.hpp).

@@ -214,29 +214,59 @@ class wfe_domain : public domain_base<wfe_domain, detail::wfe_local, era_node_he
         local(tid).scratch.reserve(config().max_threads * (3 * max_protect_slots + 1));
     }
 
+    /// Thread tid's protect for one traversal (domain_base::reader): the
+    /// fast path with the thread's slots, the attempt limit and the fence mode
+    /// read once; the slow path is the domain's.
+    class fast_reader {
+      public:
+        template <class T>
+        T* protect(int index, const std::atomic<T*>& source) const noexcept {
+            detail::check_slot(index);
+            auto& reserved = slots_[index].first;
+            std::uint64_t prev = reserved.load(std::memory_order_relaxed);  // our own slot
+            for (std::uint32_t attempt = 0; attempt < attempts_; ++attempt) {
+                // seq_cst: pairs with the release (or CAS) that published
+                // the node, and is the reader's half of the stamp argument
+                // (he.hpp).
+                T* ptr = source.load(std::memory_order_seq_cst);
+                // seq_cst: as in he.hpp.
+                const std::uint64_t era = domain_->global_era_.load(std::memory_order_seq_cst);
+                if (era == prev || SMR_MUTANT("wfe_protect_skips_validation")) return ptr;
+                // The reader's side of the pair with scan (he.hpp),
+                // asymmetric by default; release because it overwrites the
+                // era that protected earlier reads. The slow path keeps full
+                // fences in either mode: they pair with the scan's, whose
+                // heavy side begins with one, and the slow path is rare.
+                reserved.store(era, std::memory_order_release);
+                fences_.reader(reserved, source);
+                prev = era;
+            }
+            return domain_->slow_path(tid_, index, source);
+        }
+
+      private:
+        friend wfe_domain;
+        fast_reader(wfe_domain& domain, int tid) noexcept
+            : domain_(&domain),
+              slots_(domain.local(tid).slots),
+              tid_(tid),
+              attempts_(domain.config().wfe_fast_attempts),
+              fences_(domain.fences_) {}
+
+        wfe_domain* domain_;
+        detail::wfe_word_pair* slots_;
+        int tid_;
+        std::uint32_t attempts_;
+        core::fence_pair fences_;
+    };
+
+    /// wfe_fast_attempts rounds of he's protect, then the wait-free slow
+    /// path (fast_reader).
     template <class T>
     T* protect(int tid, int index, const std::atomic<T*>& source) noexcept {
-        detail::check_slot(index);
-        auto& reserved = local(tid).slots[index].first;
-        std::uint64_t prev = reserved.load(std::memory_order_relaxed);  // our own slot
-        for (std::uint32_t attempt = 0; attempt < config().wfe_fast_attempts; ++attempt) {
-            // seq_cst: pairs with the release (or CAS) that published the
-            // node, and is the reader's half of the stamp argument (he.hpp).
-            T* ptr = source.load(std::memory_order_seq_cst);
-            // seq_cst: as in he.hpp.
-            const std::uint64_t era = global_era_.load(std::memory_order_seq_cst);
-            if (era == prev || SMR_MUTANT("wfe_protect_skips_validation")) return ptr;
-            // The reader's side of the pair with scan (he.hpp), asymmetric
-            // by default; release because it overwrites the era that
-            // protected earlier reads. The slow path below keeps full
-            // fences in either mode: they pair with the scan's, whose heavy
-            // side begins with one, and the slow path is rare.
-            reserved.store(era, std::memory_order_release);
-            fences_.reader(reserved, source);
-            prev = era;
-        }
-        return slow_path(tid, index, source);
+        return reader(tid).protect(index, source);
     }
+    fast_reader reader(int tid) noexcept { return {*this, tid}; }
 
     /// Clears every slot (as hp's end_op: cheaper than tracking the used ones).
     void end_op(int tid) noexcept {
