@@ -135,6 +135,25 @@ json buckets_json(const bench_config& c) {
     return c.bucket_count();
 }
 
+/// --bag-size's default. 32K nodes is the Epochs paper's uniform batch
+/// (Section 5) and NBR's in the NBR paper. For nbr and nbrplus the bag is
+/// also how often a thread signals every other, and docs/reproductions.md
+/// ("NBR's bag size") measured 32K as their worst bag on both trees, by up to
+/// a third against ebr with four times the memory, and 2K among the best, as
+/// kaist-cp/smr-benchmark's NBR (512) suggests: they default to 2K. The
+/// experiment files that reproduce a paper set 32K themselves.
+std::uint64_t default_bag_size(const smr::reclaimer_traits& reclaimer) {
+    return reclaimer.family == smr::reclaimer_family::neutralization ? 2048 : 32768;
+}
+
+/// `spec`, whose default is default_for(the run's reclaimer).
+constexpr option_spec default_by_reclaimer(
+    option_spec spec, std::uint64_t (*default_for)(const smr::reclaimer_traits&)) {
+    spec.derived_default = true;
+    spec.default_for = default_for;
+    return spec;
+}
+
 // The papers' settings are smrbench's defaults (bench_config's initializers,
 // which each help text's reason cites); the library's own defaults are
 // smr::domain_config's.
@@ -293,9 +312,11 @@ constexpr std::array table{
         "transactional structures (stm_*): addresses map to versioned locks by (address >> N) "
         "mod 2^ort-bits, so a stripe of 2^N bytes shares a lock (TinySTM's default, 5: 32 bytes)",
         0, 12),
-    reclaimer_tuning<&smr::tunings_read::bag_threshold, &bench_config::bag_size,
-                     &smr::domain_config::bag_threshold>(
-        "bag-size", "retire-list length that triggers a scan", 1, two_to(32), "nodes"),
+    default_by_reclaimer(
+        reclaimer_tuning<&smr::tunings_read::bag_threshold, &bench_config::bag_size,
+                         &smr::domain_config::bag_threshold>(
+            "bag-size", "retire-list length that triggers a scan", 1, two_to(32), "nodes"),
+        &default_bag_size),
     reclaimer_tuning<&smr::tunings_read::advance_every, &bench_config::advance_every,
                      &smr::domain_config::advance_every>(
         "advance-every", "operations between epoch-advance attempts", 1, two_to(30), "operations"),
@@ -378,6 +399,13 @@ constexpr std::array table{
 #if !defined(__SANITIZE_ADDRESS__)
 static_assert(std::ranges::all_of(table, [](const option_spec& spec) {
     return (spec.target == option_target::domain) == (spec.to_domain != nullptr);
+}));
+// A per-reclaimer default is a reclaimer's tuning, held in a std::uint64_t
+// (apply_reclaimer_defaults writes no other type).
+static_assert(std::ranges::all_of(table, [](const option_spec& spec) {
+    return spec.default_for == nullptr ||
+           (spec.read_by != nullptr &&
+            std::holds_alternative<std::uint64_t bench_config::*>(spec.field));
 }));
 #endif
 
@@ -488,11 +516,34 @@ CLI::Validator one_of(std::string_view choices) {
         "");
 }
 
+/// The readers of a per-reclaimer default grouped by value, most readers
+/// first: "default 32768; 2048 for nbr, nbrplus".
+std::string defaults_text(const option_spec& spec) {
+    std::map<std::uint64_t, std::string> by_value;
+    for (const smr::reclaimer_traits& reclaimer : reclaimers()) {
+        if (!spec.read_by(reclaimer)) continue;
+        std::string& names = by_value[spec.default_for(reclaimer)];
+        names.append(names.empty() ? "" : ", ").append(reclaimer.name);
+    }
+    std::vector<std::pair<std::uint64_t, std::string>> groups(by_value.begin(), by_value.end());
+    std::ranges::stable_sort(groups, [](const auto& a, const auto& b) {
+        return std::ranges::count(a.second, ',') > std::ranges::count(b.second, ',');
+    });
+    std::string out = "default " + std::to_string(groups.front().first);
+    for (std::size_t i = 1; i < groups.size(); ++i) {
+        out += "; " + std::to_string(groups[i].first) + " for " + groups[i].second;
+    }
+    return out;
+}
+
 /// What --help and --list --json say of `spec`: its help, after the
-/// reclaimers that read it for a reclaimer's tuning.
+/// reclaimers that read it for a reclaimer's tuning, and before the
+/// defaults of each for a per-reclaimer default.
 std::string help_of(const option_spec& spec) {
-    return spec.read_by == nullptr ? std::string(spec.help)
-                                   : readers_of(spec) + ": " + std::string(spec.help);
+    std::string out = spec.read_by == nullptr ? std::string(spec.help)
+                                              : readers_of(spec) + ": " + std::string(spec.help);
+    if (spec.default_for != nullptr) out += " (" + defaults_text(spec) + ")";
+    return out;
 }
 
 /// Adds one number, flag or string option writing `config.*member`.
@@ -510,13 +561,30 @@ void add_member(CLI::App& app, const option_spec& spec, T& value) {
         } else {
             option->type_name(std::string(spec.metavar));
         }
-        if (spec.derived_default) option->always_capture_default(false);
+        // The default was captured when the option was added (the app's
+        // option_defaults): a derived one shows none rather than 0.
+        if (spec.derived_default) option->always_capture_default(false)->default_str("");
     }
 }
 
 }  // namespace
 
 std::span<const option_spec> option_table() { return table; }
+
+void apply_reclaimer_defaults(bench_config& config) {
+    const auto reclaimer = reclaimer_named(config.reclaimer);
+    if (!reclaimer) return;
+    for (const option_spec& spec : table) {
+        if (spec.default_for == nullptr) continue;
+        std::visit(
+            [&]<class Field>(const Field& field) {
+                if constexpr (std::is_same_v<Field, std::uint64_t bench_config::*>) {
+                    if (config.*field == 0) config.*field = spec.default_for(*reclaimer);
+                }
+            },
+            spec.field);
+    }
+}
 
 std::vector<std::string> readers(const option_spec& spec) {
     std::vector<std::string> out;
@@ -608,6 +676,13 @@ json options_description() {
             },
             spec.field);
         if (spec.derived_default) row["default"] = nullptr;
+        if (spec.default_for != nullptr) {
+            json defaults = json::object();
+            for (const smr::reclaimer_traits& reclaimer : reclaimers()) {
+                if (spec.read_by(reclaimer)) defaults[reclaimer.name] = spec.default_for(reclaimer);
+            }
+            row["default_by_reclaimer"] = std::move(defaults);
+        }
         json commands = json::array();
         for (auto command :
              {bench_command::set, bench_command::threadtest, bench_command::layout}) {

@@ -90,6 +90,12 @@ struct option_spec {
     /// reclaimer that would ignore it, --help and --list name those that read
     /// it, and the JSON config records null for the others.
     bool (*read_by)(const smr::reclaimer_traits&) = nullptr;
+    /// A reclaimer's tuning whose default depends on the reclaimer: the
+    /// default for each reclaimer that reads it. The field then starts at 0,
+    /// "not given", which the option's range excludes; parse_command_line
+    /// puts the run's reclaimer's default there, and --help and --list --json
+    /// give the default of each reader.
+    std::uint64_t (*default_for)(const smr::reclaimer_traits&) = nullptr;
 };
 
 /// The reclaimers that read option `spec` (a reclaimer's tuning; empty for
@@ -99,6 +105,11 @@ std::string readers_of(const option_spec& spec);
 
 /// Every option, in --help order.
 std::span<const option_spec> option_table();
+
+/// Gives each reclaimer tuning with a per-reclaimer default that the command
+/// line left out (still 0) the default of config.reclaimer. An unknown
+/// reclaimer is left to check_names.
+void apply_reclaimer_defaults(bench_config& config);
 
 /// The text of every text option after parsing, by option name.
 using option_texts = std::map<std::string_view, std::string>;

@@ -559,6 +559,7 @@ parse_outcome parse_command_line(int argc, char** argv) {
         if (c.list) return outcome;
         if (c.stall_hold) c.stall = true;
         check_option_pairs(app, c, texts);
+        apply_reclaimer_defaults(c);
         check_reclaimer_tunings(app, c);
         if (c.insert_pct + c.erase_pct > 100) {
             throw bad_input("--insert " + std::to_string(c.insert_pct) + " + --erase " +

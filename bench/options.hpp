@@ -85,7 +85,7 @@ struct bench_config {
     allocator_identity allocator;
 
     // Reclaimer parameters (see smr::domain_config for what each one means).
-    std::uint64_t bag_size = 32768;
+    std::uint64_t bag_size = 0;  // --bag-size; 0: not given, the reclaimer's default
     std::uint32_t advance_every = 100;
     std::uint32_t check_every = 10;
     std::uint32_t epoch_freq = 150;

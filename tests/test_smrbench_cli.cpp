@@ -160,6 +160,42 @@ TEST(Cli, TheConfigRecordsOnlyTheTuningsTheReclaimerReads) {
     EXPECT_TRUE(h["epoch_freq"].is_null());
 }
 
+// --bag-size's default is the run's reclaimer's (2K for the neutralization
+// schemes, the papers' 32K for the others), recorded in the JSON config as
+// the value that ran; --help and --list --json give every reader's default.
+TEST(Cli, TheBagSizeDefaultsToTheReclaimers) {
+    const std::string base = "--ds hm_list --key-range 16 --ops 100 --threads 1 --quiet --json ";
+    const auto bag_of = [&](const std::string& args) {
+        const run_result r = smrbench(base + args);
+        EXPECT_EQ(r.exit_code, 0) << args << ": " << r.err;
+        return r.exit_code == 0 ? nlohmann::json::parse(r.out)["config"]["bag_size"]
+                                : nlohmann::json();
+    };
+    EXPECT_EQ(bag_of("--reclaimer nbr"), 2048);
+    EXPECT_EQ(bag_of("--reclaimer nbrplus"), 2048);
+    EXPECT_EQ(bag_of("--reclaimer hp"), 32768);
+    EXPECT_EQ(bag_of("--reclaimer rcu"), 32768);
+    EXPECT_EQ(bag_of("--reclaimer nbr --bag-size 32768"), 32768);
+    EXPECT_TRUE(bag_of("--reclaimer debra").is_null());
+
+    const auto list = nlohmann::json::parse(smrbench("--list --json").out);
+    const auto row = std::ranges::find(list["options"], nlohmann::json("bag_size"),
+                                       [](const nlohmann::json& o) { return o["key"]; });
+    ASSERT_NE(row, list["options"].end());
+    EXPECT_TRUE((*row)["default"].is_null());
+    const auto& defaults = (*row)["default_by_reclaimer"];
+    EXPECT_EQ(defaults["nbr"], 2048);
+    EXPECT_EQ(defaults["hp"], 32768);
+    EXPECT_FALSE(defaults.contains("debra"));
+    EXPECT_EQ(defaults.size(), (*row)["reclaimers"].size());
+    const std::string help = smrbench("--help").out;
+    EXPECT_NE(help.find("(default 32768; 2048 for nbr, nbrplus)"), std::string::npos);
+    // A default that depends on others is not shown as its placeholder 0.
+    EXPECT_EQ(help.find("--bag-size 1..4294967296="), std::string::npos) << help;
+    EXPECT_EQ(help.find("--buckets 1..1099511627776="), std::string::npos) << help;
+    expect_refused({"--reclaimer nbr --bag-size 0", "--bag-size"});
+}
+
 // hp fences asymmetrically unless asked not to: a compiler barrier per
 // protect and one membarrier call per scan, or Michael's full fence per
 // protect and no membarrier. The reclaimer object says which ran.

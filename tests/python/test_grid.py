@@ -398,6 +398,8 @@ def test_docs_list_every_option_with_its_default() -> None:
     for row in load_description()["options"]:
         flag, default = row["flag"], row["default"]
         assert flag in documented, f"docs/smrbench.md does not document {flag}"
+        for value in set((row.get("default_by_reclaimer") or {}).values()):
+            assert str(value) in documented[flag], f"docs/smrbench.md omits {flag}'s {value}"
         if default is None or flag == "--list":
             continue  # derived from other options (said in words), or an action
         expected = "off" if default is False or default == "" else str(default).removesuffix(".0")
