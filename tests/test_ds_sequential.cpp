@@ -615,6 +615,63 @@ TEST(HmList, RestartPolicy) {
     EXPECT_GE(restarting - resuming, 45) << resuming << " vs " << restarting;
 }
 
+/// hp, with traversals protecting through a reader that checks Michael's
+/// hand-over-hand rule: a protect never takes the slot of either node the
+/// traversal protected just before it (curr, whose successor it reads, and
+/// prev, which the write phase's CAS and the window need).
+struct hand_over_hand_domain : smr::hp_domain {
+    using smr::hp_domain::hp_domain;
+    int protects = 0;
+    int overwrites = 0;  ///< protects into the slot of one of the last two
+
+    class checking_reader {
+      public:
+        using slot_type = smr::detail::hazard_reader::slot_type;
+        checking_reader(hand_over_hand_domain& domain, smr::detail::hazard_reader inner)
+            : domain_(&domain), inner_(inner) {}
+        slot_type slot(int index) const { return inner_.slot(index); }
+        int index(slot_type slot) const { return inner_.index(slot); }
+        template <class T>
+        T* protect(slot_type slot, const std::atomic<T*>& source) const {
+            const int taken = inner_.index(slot);
+            ++domain_->protects;
+            if (taken == last_[0] || taken == last_[1]) ++domain_->overwrites;
+            last_[1] = last_[0];
+            last_[0] = taken;
+            return inner_.protect(slot, source);
+        }
+        template <class T>
+        T* protect(int index, const std::atomic<T*>& source) const {
+            return protect(slot(index), source);
+        }
+
+      private:
+        hand_over_hand_domain* domain_;
+        smr::detail::hazard_reader inner_;
+        mutable int last_[2] = {-1, -1};
+    };
+    checking_reader reader(int tid) { return {*this, smr::hp_domain::reader(tid)}; }
+};
+
+// hm_list's traversal keeps prev and curr protected while it protects next,
+// over every phase of its three-node rounds and after resuming from prev.
+TEST(HmList, HandOverHandNeverOverwritesPrevOrCurr) {
+    hand_over_hand_domain domain{smr::domain_config{}};
+    smr::ds::hm_list<hand_over_hand_domain> list(domain);
+    smr::thread_handle self(domain);
+    for (key_t k = 0; k < 40; ++k) EXPECT_TRUE(list.insert(self.tid(), 2 * k, k));
+    for (key_t k = 0; k < 80; ++k) {
+        EXPECT_EQ(list.contains(self.tid(), k), k % 2 == 0) << k;
+        if (k % 3 == 0) {
+            EXPECT_EQ(list.erase(self.tid(), k), k % 2 == 0) << k;
+        }
+    }
+    EXPECT_GT(domain.protects, 1000);
+    EXPECT_EQ(domain.overwrites, 0);
+    const auto v = list.validate();
+    EXPECT_TRUE(v.ok) << v.error;
+}
+
 // ---- long random runs of the trees against std::set ----------------------------
 
 /// A long single-thread run against std::set in phases that grow, shrink and

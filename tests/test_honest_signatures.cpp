@@ -183,21 +183,30 @@ TYPED_TEST(signature_test, a_registration_that_throws_gives_its_slot_back) {
 // hp, he, wfe and lfrc index a fixed array of hazard slots with the caller's
 // number: a number out of range stops the program with a message in every
 // build (it was a debug-only assert, and a release build wrote past the
-// array into the next thread's state).
+// array into the next thread's state), whether it is given to protect or to
+// a reader's slot (hp checks it there, once per traversal).
 template <class Domain>
-void protect_out_of_range(int index) {
+void protect_out_of_range(int index, bool through_a_reader_slot) {
     Domain domain(smr::domain_config{});
     smr::thread_handle self(domain);
     std::atomic<flagged_node<Domain>*> cell{nullptr};
     smr::op_guard op(domain, self.tid());
-    (void)domain.protect(self.tid(), index, cell);
+    if (through_a_reader_slot) {
+        const auto reader = domain.reader(self.tid());
+        (void)reader.protect(reader.slot(index), cell);
+    } else {
+        (void)domain.protect(self.tid(), index, cell);
+    }
 }
 
 TYPED_TEST(slot_test, a_hazard_slot_out_of_range_stops_the_program) {
     using Domain = TypeParam;
     GTEST_FLAG_SET(death_test_style, "threadsafe");
-    EXPECT_DEATH(protect_out_of_range<Domain>(smr::max_protect_slots), "hazard slot");
-    EXPECT_DEATH(protect_out_of_range<Domain>(-1), "hazard slot");
+    for (const bool through_a_reader_slot : {false, true}) {
+        EXPECT_DEATH(protect_out_of_range<Domain>(smr::max_protect_slots, through_a_reader_slot),
+                     "hazard slot");
+        EXPECT_DEATH(protect_out_of_range<Domain>(-1, through_a_reader_slot), "hazard slot");
+    }
 }
 
 }  // namespace

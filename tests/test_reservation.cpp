@@ -358,8 +358,11 @@ TYPED_TEST(reservation_test, protected_node_survives_until_end_op) {
 
     domain.begin_op(reader);
     // Through the thread's reader (what traversals use), in a slot other
-    // than the first.
-    node* held = domain.reader(reader).protect(5, cell);
+    // than the first, named once as a traversal names its slots.
+    const auto through = domain.reader(reader);
+    const auto slot = through.slot(5);
+    EXPECT_EQ(through.index(slot), D::traits.protect_uses_slots ? 5 : 0);  // ibr's hold nothing
+    node* held = through.protect(slot, cell);
     // Move the era past the reader's reservation, so the nodes allocated
     // below are born after it (era schemes pin every node alive in a
     // reserved era, not only the one the reader holds).

@@ -302,11 +302,15 @@ class hazard_pointer {
     /// Empty: owns no cell.
     hazard_pointer() noexcept = default;
     hazard_pointer(hazard_pointer&& other) noexcept
-        : record_(std::exchange(other.record_, nullptr)) {}
+        : record_(std::exchange(other.record_, nullptr)),
+          cell_(other.cell_),
+          fences_(other.fences_) {}
     hazard_pointer& operator=(hazard_pointer&& other) noexcept {
         if (this != &other) {
             release();
             record_ = std::exchange(other.record_, nullptr);
+            cell_ = other.cell_;
+            fences_ = other.fences_;
         }
         return *this;
     }
@@ -324,7 +328,7 @@ class hazard_pointer {
     template <hazard_protectable T>
     T* protect(const std::atomic<T*>& src) noexcept {
         assert(!empty() && "protect on an empty hazard_pointer");
-        return record_->cell.protect(src);
+        return slot().protect(src);
     }
 
     /// One attempt to protect `ptr`, the value the caller read from `src`:
@@ -334,7 +338,7 @@ class hazard_pointer {
     template <hazard_protectable T>
     bool try_protect(T*& ptr, const std::atomic<T*>& src) noexcept {
         assert(!empty() && "try_protect on an empty hazard_pointer");
-        return record_->cell.try_protect(ptr, src);
+        return slot().try_protect(ptr, src);
     }
 
     /// Protects `ptr` without reading any source: the caller knows that
@@ -344,25 +348,30 @@ class hazard_pointer {
     void reset_protection(const T* ptr) noexcept {
         assert(!empty() && "reset_protection on an empty hazard_pointer");
         if (ptr == nullptr) {
-            record_->cell.clear();
+            slot().clear();
         } else {
-            record_->cell.announce(ptr);
+            slot().announce(ptr);
         }
     }
 
     /// Ends the protection. Precondition: not empty.
     void reset_protection(std::nullptr_t = nullptr) noexcept {
         assert(!empty() && "reset_protection on an empty hazard_pointer");
-        record_->cell.clear();
+        slot().clear();
     }
 
     /// Exchanges the cells (and so what each protects): hand-over-hand
     /// traversals move protection this way without a window.
-    void swap(hazard_pointer& other) noexcept { std::swap(record_, other.record_); }
+    void swap(hazard_pointer& other) noexcept {
+        // Both fence as the default domain does: only the cells move.
+        std::swap(record_, other.record_);
+        std::swap(cell_, other.cell_);
+    }
 
   private:
     friend hazard_pointer make_hazard_pointer();
-    explicit hazard_pointer(detail::hazard_record* record) noexcept : record_(record) {}
+    explicit hazard_pointer(detail::hazard_record* record) noexcept
+        : record_(record), cell_(&record->cell.cell()), fences_(record->cell.fences()) {}
 
     void release() noexcept {
         if (record_ == nullptr) return;
@@ -378,7 +387,17 @@ class hazard_pointer {
         me->release(record);
     }
 
+    detail::hazard_slot slot() const noexcept { return {*cell_, fences_}; }
+
     detail::hazard_record* record_ = nullptr;
+    /// record_->cell's cell and fences, copied: protect and reset_protection
+    /// then load neither through record_ (three of their eleven
+    /// instructions; after protect's acquire load the compiler may not reuse
+    /// what it loaded before). Two members, not a hazard_slot: GCC kept a
+    /// 16-byte member in memory and swapped it with wide copies that the
+    /// byte loads after them could not forward from.
+    std::atomic<const void*>* cell_ = nullptr;
+    core::fence_pair fences_{fence_mode::symmetric};
 };
 
 /// A hazard pointer that owns a cell and protects nothing yet. Throws

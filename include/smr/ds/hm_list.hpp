@@ -77,6 +77,7 @@
 #include <string>
 #include <string_view>
 
+#include "smr/core/mutant.hpp"
 #include "smr/core/padded.hpp"
 #include "smr/ds/list_validation.hpp"
 #include "smr/ds/marked_ptr.hpp"
@@ -294,35 +295,52 @@ class hm_list {
 
     /// The read phase: writes nothing shared, allocates nothing, and every
     /// local is initialized here, so a neutralization may abandon it anywhere.
-    /// Slots: prev, curr and next each keep their own; advancing rotates them.
+    /// Slots: prev, curr and next each keep their own, asked of the reader
+    /// once (reclaim/reader.hpp), and next takes the slot prev leaves.
     window find(int tid, Key key, cursor start) noexcept {
         const auto reader = domain_.reader(tid);
+        // Not const, and the only value returned: NRVO (see search).
+        window w;
         for (;;) {
-            node* prev = start.prev;
-            int prev_slot = start.prev_slot;
-            int curr_slot = prev_slot == 0 ? 1 : 0;
-            node* curr = reader.protect(curr_slot, prev->next);
-            if (detail::is_marked(curr)) {
+            const int first = start.prev_slot == 0 ? 1 : 0;
+            node* n0 = start.prev;
+            node* n1 = reader.protect(first, start.prev->next);
+            node* n2 = nullptr;
+            auto s0 = reader.slot(start.prev_slot);
+            auto s1 = reader.slot(first);
+            auto s2 = reader.slot(detail::third_slot(start.prev_slot, first));
+            if (detail::is_marked(n1)) {
                 // Only when resuming: prev was marked since we held it. Its
                 // successor may be gone; start over from the head.
                 start = from_head();
                 continue;
             }
-            for (;;) {
-                if (curr == &tail_) return {prev, curr, nullptr, prev_slot, curr_slot, false};
-                const int next_slot = detail::next_slot_for<Domain>(prev_slot, curr_slot);
-                node* next = reader.protect(next_slot, curr->next);
-                if (detail::is_marked(next)) {
-                    // curr is deleted; do not follow its next.
-                    return {prev, curr, detail::without_mark(next), prev_slot, curr_slot, true};
+            // One node: prev in (p, ps), curr in (c, cs); curr's successor
+            // goes to (n, ns). True when the window is found (in w).
+            const auto step = [&](node* p, auto ps, node* c, auto cs, node*& n, auto ns) {
+                if (c == &tail_) {
+                    w = {p, c, nullptr, reader.index(ps), reader.index(cs), false};
+                    return true;
                 }
-                // curr was unmarked at protect's re-read, so reachable, so
-                // next was too: next is protected.
-                if (!(curr->key < key)) return {prev, curr, next, prev_slot, curr_slot, false};
-                prev = curr;
-                prev_slot = curr_slot;
-                curr = next;
-                curr_slot = next_slot;
+                n = reader.protect(SMR_MUTANT("hm_list_next_takes_curr_slot") ? cs : ns, c->next);
+                if (detail::is_marked(n)) {  // c is deleted; do not follow its next
+                    w = {p, c, detail::without_mark(n), reader.index(ps), reader.index(cs), true};
+                    return true;
+                }
+                // c was unmarked at protect's re-read, so reachable, so n was
+                // too: n is protected.
+                if (c->key < key) return false;
+                w = {p, c, n, reader.index(ps), reader.index(cs), false};
+                return true;
+            };
+            // Three nodes per round, each variable taking each role in turn
+            // (the third node goes where the first was): no node or slot
+            // moves from variable to variable, which cost six register
+            // copies per node visited.
+            for (;;) {
+                if (step(n0, s0, n1, s1, n2, s2)) return w;
+                if (step(n1, s1, n2, s2, n0, s0)) return w;
+                if (step(n2, s2, n0, s0, n1, s1)) return w;
             }
         }
     }

@@ -36,6 +36,7 @@
 #include "smr/core/thread_registry.hpp"
 #include "smr/free_policy.hpp"
 #include "smr/reclaim/guards.hpp"
+#include "smr/reclaim/reader.hpp"
 #include "smr/reclaim/traits.hpp"
 #include "smr/trace/latency_histogram.hpp"
 #include "smr/trace/timeline.hpp"
@@ -146,27 +147,6 @@ struct reclaimer_stats {
     trace::latency_histogram free_latency;  ///< per free() call (time_frees)
 };
 
-namespace detail {
-
-/// The reader a scheme without per-traversal state gives: protect(slot,
-/// source) is the domain's protect(tid, slot, source).
-template <class Domain>
-class forwarding_reader {
-  public:
-    forwarding_reader(Domain& domain, int tid) noexcept : domain_(&domain), tid_(tid) {}
-
-    template <class T>
-    T* protect(int slot, const std::atomic<T*>& source) const noexcept {
-        return domain_->protect(tid_, slot, source);
-    }
-
-  private:
-    Domain* domain_;
-    int tid_;
-};
-
-}  // namespace detail
-
 template <class Derived, class Local, class NodeHeader = core::retired_node>
 class domain_base {
     static_assert(std::is_base_of_v<core::retired_node, NodeHeader>);
@@ -247,8 +227,10 @@ class domain_base {
     /// source) is protect(tid, slot, source). A traversal takes it once and
     /// protects each node through it, so what a reservation scheme's protect
     /// needs (the thread's slots, the fence mode) stays in registers; through
-    /// protect(tid, ...) it is reloaded after every node's acquire load. Valid
-    /// in its operation; a class that hides protect must hide reader as well.
+    /// protect(tid, ...) it is reloaded after every node's acquire load. Its
+    /// slots (reader.slot(index), reclaim/reader.hpp) name a reservation once
+    /// per traversal. Valid in its operation; a class that hides protect must
+    /// hide reader as well.
     detail::forwarding_reader<Derived> reader(int tid) noexcept { return {derived(), tid}; }
     void read_phase_begin(int) noexcept {}
     template <class... Reserved>

@@ -51,7 +51,7 @@ namespace detail {
 
 /// A thread's hazard eras for one traversal (domain_base::reader): its era
 /// slots, the global era and the fence mode, read once.
-class era_reader {
+class era_reader : public indexed_slots {
   public:
     era_reader(std::atomic<std::uint64_t>* eras, const std::atomic<std::uint64_t>& global_era,
                core::fence_pair fences) noexcept

@@ -76,6 +76,8 @@ class hazard_slot {
   public:
     hazard_slot(std::atomic<const void*>& cell, core::fence_pair fences) noexcept
         : cell_(&cell), fences_(fences) {}
+    std::atomic<const void*>& cell() const noexcept { return *cell_; }
+    core::fence_pair fences() const noexcept { return fences_; }
 
     /// Announce, fence, re-read until the source is stable.
     template <class T>
@@ -85,9 +87,20 @@ class hazard_slot {
         const hazard_slot self = *this;
         // acquire: pairs with the release (or CAS) that published the node.
         T* ptr = source.load(std::memory_order_acquire);
-        while (!self.announce_and_validate(ptr, source)) {
+        // The first round is apart from the retries and returns the re-read
+        // value (equal to ptr), so the common path is straight-line and ptr
+        // dies at the comparison: as one loop returning ptr, GCC kept both
+        // live and copied them between registers twice per node visited.
+        T* again = self.announce_and_reread(ptr, source);
+        if (again == ptr) [[likely]] {
+            return again;
         }
-        return ptr;
+        for (;;) {
+            if (SMR_MUTANT("hp_protect_skips_validation")) return ptr;
+            ptr = again;
+            again = self.announce_and_reread(ptr, source);
+            if (again == ptr) return again;
+        }
     }
 
     /// One attempt: true if `ptr` is what `source` holds after the
@@ -95,7 +108,9 @@ class hazard_slot {
     /// and the cell is cleared.
     template <class T>
     bool try_protect(T*& ptr, const std::atomic<T*>& source) noexcept {
-        if (announce_and_validate(ptr, source)) return true;
+        T* again = announce_and_reread(ptr, source);
+        if (again == ptr || SMR_MUTANT("hp_protect_skips_validation")) return true;
+        ptr = again;
         clear();
         return false;
     }
@@ -118,10 +133,11 @@ class hazard_slot {
     }
 
   private:
-    /// Michael's protect, one round: `ptr` is protected if the source still
-    /// holds it after the announcement is visible; else `ptr` is updated.
+    /// Michael's protect, one round: announces `ptr` and returns what the
+    /// source holds after the announcement is visible; `ptr` is protected if
+    /// that is `ptr`.
     template <class T>
-    bool announce_and_validate(T*& ptr, const std::atomic<T*>& source) const noexcept {
+    T* announce_and_reread(T* ptr, const std::atomic<T*>& source) const noexcept {
         // The Dekker pair with scan: we store the hazard, then re-read the
         // source; the scanner unlinked (stored), then loads the hazards. The
         // reader's fence here and the reclaimer's in scan exclude the
@@ -135,10 +151,7 @@ class hazard_slot {
         cell_->store(as_header(ptr), std::memory_order_release);
         fences_.reader(*cell_, source);
         // acquire: as in protect; seeing the same value validates the hazard.
-        T* again = source.load(std::memory_order_acquire);
-        if (again == ptr || SMR_MUTANT("hp_protect_skips_validation")) return true;
-        ptr = again;
-        return false;
+        return source.load(std::memory_order_acquire);
     }
 
     template <class T>
@@ -155,16 +168,40 @@ class hazard_slot {
 };
 
 /// A thread's hazard pointers for one traversal (domain_base::reader): the
-/// slot array and the fence mode, read once.
+/// slot array and the fence mode, read once. Its slots are the hazard cells
+/// themselves (reader.hpp): a traversal that protects through slots it asked
+/// for once stores each node's hazard with no index check and no address
+/// arithmetic.
 class hazard_reader {
   public:
+    /// Hazard pointer `index` of the reader's thread, for repeated protects.
+    class slot_type {
+      public:
+        friend bool operator==(slot_type, slot_type) = default;
+
+      private:
+        friend hazard_reader;
+        explicit slot_type(std::atomic<const void*>* cell) noexcept : cell_(cell) {}
+        std::atomic<const void*>* cell_;
+    };
+
     hazard_reader(std::atomic<const void*>* hazards, core::fence_pair fences) noexcept
         : hazards_(hazards), fences_(fences) {}
 
+    /// Checked here, in every build: protect through the slot checks nothing.
+    slot_type slot(int index) const noexcept {
+        check_slot(index);
+        return slot_type(hazards_ + (SMR_MUTANT("hp_reader_slots_share_one_cell") ? 0 : index));
+    }
+    int index(slot_type slot) const noexcept { return static_cast<int>(slot.cell_ - hazards_); }
+
+    template <class T>
+    T* protect(slot_type slot, const std::atomic<T*>& source) const noexcept {
+        return hazard_slot(*slot.cell_, fences_).protect(source);
+    }
     template <class T>
     T* protect(int index, const std::atomic<T*>& source) const noexcept {
-        check_slot(index);
-        return hazard_slot(hazards_[index], fences_).protect(source);
+        return protect(slot(index), source);
     }
 
   private:

@@ -217,7 +217,7 @@ class wfe_domain : public domain_base<wfe_domain, detail::wfe_local, era_node_he
     /// Thread tid's protect for one traversal (domain_base::reader): the
     /// fast path with the thread's slots, the attempt limit and the fence mode
     /// read once; the slow path is the domain's.
-    class fast_reader {
+    class fast_reader : public detail::indexed_slots {
       public:
         template <class T>
         T* protect(int index, const std::atomic<T*>& source) const noexcept {
