@@ -308,12 +308,12 @@ class hm_list {
         window w;
         for (;;) {
             const int first = start.prev_slot == 0 ? 1 : 0;
-            node* n0 = start.prev;
-            node* n1 = reader.protect(first, start.prev->next);
-            node* n2 = nullptr;
             auto s0 = reader.slot(start.prev_slot);
             auto s1 = reader.slot(first);
             auto s2 = reader.slot(detail::third_slot(start.prev_slot, first));
+            node* n0 = start.prev;
+            node* n1 = reader.protect(s1, start.prev->next);
+            node* n2 = nullptr;
             if (detail::is_marked(n1)) {
                 // Only when resuming: prev was marked since we held it. Its
                 // successor may be gone; start over from the head.
