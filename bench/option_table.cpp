@@ -136,14 +136,23 @@ json buckets_json(const bench_config& c) {
 }
 
 /// --bag-size's default. 32K nodes is the Epochs paper's uniform batch
-/// (Section 5) and NBR's in the NBR paper. For nbr and nbrplus the bag is
-/// also how often a thread signals every other, and docs/reproductions.md
-/// ("NBR's bag size") measured 32K as their worst bag on both trees, by up to
-/// a third against ebr with four times the memory, and 2K among the best, as
-/// kaist-cp/smr-benchmark's NBR (512) suggests: they default to 2K. The
-/// experiment files that reproduce a paper set 32K themselves.
+/// (Section 5) and NBR's in the NBR paper, and stays the epoch schemes'
+/// (rcu, qsbr_ibr). The reservation and neutralization schemes default to 2K,
+/// the size a user of each would choose: docs/reproductions.md measured 32K
+/// as NBR's worst bag on both trees ("NBR's bag size", up to a third slower
+/// than ebr with four times the memory) and as the slowest retire list of
+/// hp, he, ibr and wfe on the hash set at 8 threads ("Reservation schemes'
+/// retire lists"), where 2K holds a fifth of the garbage; kaist-cp/
+/// smr-benchmark scans HP's lists every 128 retires and bags NBR's at 512.
+/// The experiment files that reproduce a paper set its value themselves.
 std::uint64_t default_bag_size(const smr::reclaimer_traits& reclaimer) {
-    return reclaimer.family == smr::reclaimer_family::neutralization ? 2048 : 32768;
+    switch (reclaimer.family) {
+        case smr::reclaimer_family::neutralization:
+        case smr::reclaimer_family::reservation:
+            return 2048;
+        default:
+            return 32768;
+    }
 }
 
 /// `spec`, whose default is default_for(the run's reclaimer).

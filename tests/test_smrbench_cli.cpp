@@ -160,8 +160,8 @@ TEST(Cli, TheConfigRecordsOnlyTheTuningsTheReclaimerReads) {
     EXPECT_TRUE(h["epoch_freq"].is_null());
 }
 
-// --bag-size's default is the run's reclaimer's (2K for the neutralization
-// schemes, the papers' 32K for the others), recorded in the JSON config as
+// --bag-size's default is the run's reclaimer's (2K for the reservation and
+// neutralization schemes, the papers' 32K for the epoch schemes), recorded in the JSON config as
 // the value that ran; --help and --list --json give every reader's default.
 TEST(Cli, TheBagSizeDefaultsToTheReclaimers) {
     const std::string base = "--ds hm_list --key-range 16 --ops 100 --threads 1 --quiet --json ";
@@ -173,8 +173,10 @@ TEST(Cli, TheBagSizeDefaultsToTheReclaimers) {
     };
     EXPECT_EQ(bag_of("--reclaimer nbr"), 2048);
     EXPECT_EQ(bag_of("--reclaimer nbrplus"), 2048);
-    EXPECT_EQ(bag_of("--reclaimer hp"), 32768);
+    EXPECT_EQ(bag_of("--reclaimer hp"), 2048);
+    EXPECT_EQ(bag_of("--reclaimer wfe"), 2048);
     EXPECT_EQ(bag_of("--reclaimer rcu"), 32768);
+    EXPECT_EQ(bag_of("--reclaimer hp --bag-size 32768"), 32768);
     EXPECT_EQ(bag_of("--reclaimer nbr --bag-size 32768"), 32768);
     EXPECT_TRUE(bag_of("--reclaimer debra").is_null());
 
@@ -185,11 +187,12 @@ TEST(Cli, TheBagSizeDefaultsToTheReclaimers) {
     EXPECT_TRUE((*row)["default"].is_null());
     const auto& defaults = (*row)["default_by_reclaimer"];
     EXPECT_EQ(defaults["nbr"], 2048);
-    EXPECT_EQ(defaults["hp"], 32768);
+    EXPECT_EQ(defaults["hp"], 2048);
+    EXPECT_EQ(defaults["qsbr_ibr"], 32768);
     EXPECT_FALSE(defaults.contains("debra"));
     EXPECT_EQ(defaults.size(), (*row)["reclaimers"].size());
     const std::string help = smrbench("--help").out;
-    EXPECT_NE(help.find("(default 32768; 2048 for nbr, nbrplus)"), std::string::npos);
+    EXPECT_NE(help.find("(default 2048; 32768 for rcu, qsbr_ibr)"), std::string::npos);
     // A default that depends on others is not shown as its placeholder 0.
     EXPECT_EQ(help.find("--bag-size 1..4294967296="), std::string::npos) << help;
     EXPECT_EQ(help.find("--buckets 1..1099511627776="), std::string::npos) << help;

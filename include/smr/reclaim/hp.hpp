@@ -34,9 +34,10 @@
 // Threshold. R = max(bag_threshold, hp_scan_factor x H + hp_scan_offset).
 // Michael requires R = H + Omega(H) for O(1) amortized scan cost. The
 // library's default bag_threshold is 1024, so by default R = 1024 until H
-// passes 512 (64 registered threads of 8 slots), then 2H. smrbench runs every
-// scheme, hp included, with the Epochs paper's uniform 32K-node batch
-// (Section 5), so there the factor matters only beyond 2K registered threads.
+// passes 512 (64 registered threads of 8 slots), then 2H. smrbench's default
+// is 2K nodes (32K, the Epochs paper's uniform batch, held up to five times
+// the garbage for no speed: docs/reproductions.md), so there the factor
+// matters only beyond 128 registered threads.
 // `--bag-size 1 --hp-scan-factor 2` gives Michael's original R = 2H, and
 // `--hp-scan-offset 100` Hart et al.'s R = 2H + 100.
 //
