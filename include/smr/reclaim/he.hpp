@@ -41,6 +41,7 @@
 #include "smr/core/limbo_bag.hpp"
 #include "smr/core/mutant.hpp"
 #include "smr/core/padded.hpp"
+#include "smr/core/unrolled.hpp"
 #include "smr/reclaim/domain_base.hpp"
 #include "smr/reclaim/reservation_common.hpp"
 #include "smr/reclaim/traits.hpp"
@@ -140,11 +141,11 @@ class he_domain : public domain_base<he_domain, detail::he_local, era_node_heade
 
     /// Clears every slot (as hp's end_op: cheaper than tracking the used ones).
     void end_op(int tid) noexcept {
-        for (auto& era : local(tid).eras) {
+        core::for_each_unrolled(local(tid).eras, [](std::atomic<std::uint64_t>& era) {
             // release: the operation's reads happen before a scan that reads
             // no_era (acquire) and frees what they read.
             era.store(detail::no_era, std::memory_order_release);
-        }
+        });
     }
 
     /// Every `epoch_freq` x T allocations of this thread advance the era

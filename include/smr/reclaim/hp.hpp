@@ -60,6 +60,7 @@
 #include "smr/core/padded.hpp"
 #include "smr/core/retired_node.hpp"
 #include "smr/core/scan_buffer.hpp"
+#include "smr/core/unrolled.hpp"
 #include "smr/reclaim/domain_base.hpp"
 #include "smr/reclaim/reservation_common.hpp"
 #include "smr/reclaim/traits.hpp"
@@ -266,15 +267,15 @@ class hp_domain : public domain_base<hp_domain, detail::hp_local> {
         local(tid).scratch.reserve(config().max_threads * max_protect_slots);
     }
 
-    /// Clears every slot: eight stores to one line per operation, where
-    /// tracking the slots used costs every protect a load, a compare and a
-    /// store.
+    /// Clears every slot: eight stores to one line per operation (unrolled,
+    /// core/unrolled.hpp), where tracking the slots used costs every protect
+    /// a load, a compare and a store.
     void end_op(int tid) noexcept {
-        for (auto& hazard : local(tid).hazards) {
+        core::for_each_unrolled(local(tid).hazards, [](std::atomic<const void*>& hazard) {
             // release: this operation's reads of the node happen before a
             // scan that reads null (acquire) and frees it.
             hazard.store(nullptr, std::memory_order_release);
-        }
+        });
     }
 
     template <class T>

@@ -182,7 +182,6 @@
 #include <stdexcept>
 #include <string>
 #include <type_traits>
-#include <utility>
 
 #include "smr/core/compiler.hpp"
 #include "smr/core/fence.hpp"
@@ -191,6 +190,7 @@
 #include "smr/core/padded.hpp"
 #include "smr/core/retired_node.hpp"
 #include "smr/core/scan_buffer.hpp"
+#include "smr/core/unrolled.hpp"
 #include "smr/reclaim/domain_base.hpp"
 #include "smr/reclaim/traits.hpp"
 
@@ -605,15 +605,14 @@ class basic_nbr_domain : public domain_base<basic_nbr_domain<Plus>, detail::nbr_
     /// scan could read a later reservation without a happens-before edge to
     /// the earlier phase's accesses (TSan).
     ///
-    /// Every cell, unrolled by hand (cells past those the last phase stored
-    /// are null already): GCC keeps a loop of atomic stores a loop, and one
-    /// bounded by the number stored reloaded its bound after each store (a
-    /// byte may alias the cells).
+    /// Every cell, unrolled (core/unrolled.hpp; cells past those the last
+    /// phase stored are null already): a loop bounded by the number stored
+    /// also reloaded its bound after each store (a byte may alias the cells).
     static void clear_reservations(detail::nbr_local& me) noexcept {
         if (!me.published) return;
-        [&]<std::size_t... I>(std::index_sequence<I...>) {
-            (me.reserved[I].store(nullptr, std::memory_order_release), ...);
-        }(std::make_index_sequence<detail::nbr_max_reservations>{});
+        core::for_each_unrolled(me.reserved, [](std::atomic<const void*>& reservation) {
+            reservation.store(nullptr, std::memory_order_release);
+        });
         me.published = false;
     }
 

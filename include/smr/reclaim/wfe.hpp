@@ -81,6 +81,7 @@
 #include "smr/core/limbo_bag.hpp"
 #include "smr/core/mutant.hpp"
 #include "smr/core/padded.hpp"
+#include "smr/core/unrolled.hpp"
 #include "smr/reclaim/domain_base.hpp"
 #include "smr/reclaim/reservation_common.hpp"
 #include "smr/reclaim/traits.hpp"
@@ -270,11 +271,11 @@ class wfe_domain : public domain_base<wfe_domain, detail::wfe_local, era_node_he
 
     /// Clears every slot (as hp's end_op: cheaper than tracking the used ones).
     void end_op(int tid) noexcept {
-        for (auto& reservation : local(tid).slots) {
+        core::for_each_unrolled(local(tid).slots, [](auto& reservation) {
             // release: the operation's reads happen before a scan that reads
             // no_era (acquire) and frees what they read.
             reservation.first.store(detail::no_era, std::memory_order_release);
-        }
+        });
     }
 
     /// Every `epoch_freq` x T allocations of this thread advance the era
