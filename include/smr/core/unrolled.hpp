@@ -26,15 +26,18 @@ constexpr std::size_t extent_of() noexcept {
     }
 }
 
+template <class Array, class F, std::size_t... I>
+void for_each_unrolled(Array& array, F& f, std::index_sequence<I...>) {
+    (f(array[I]), ...);
+}
+
 }  // namespace detail
 
 /// Calls f(array[i]) for i = 0, 1, ..., in order, with no loop left for the
 /// compiler to keep. `Array` is a built-in array or a std::array.
 template <class Array, class F>
 void for_each_unrolled(Array& array, F&& f) {
-    [&]<std::size_t... I>(std::index_sequence<I...>) {
-        (f(array[I]), ...);
-    }(std::make_index_sequence<detail::extent_of<Array>()>{});
+    detail::for_each_unrolled(array, f, std::make_index_sequence<detail::extent_of<Array>()>{});
 }
 
 }  // namespace smr::core
