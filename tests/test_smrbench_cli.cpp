@@ -161,8 +161,9 @@ TEST(Cli, TheConfigRecordsOnlyTheTuningsTheReclaimerReads) {
 }
 
 // --bag-size's default is the run's reclaimer's (2K for the reservation and
-// neutralization schemes, the papers' 32K for the epoch schemes), recorded in the JSON config as
-// the value that ran; --help and --list --json give every reader's default.
+// neutralization schemes, the papers' 32K for the epoch schemes), recorded in
+// the JSON config as the value that ran; --help and --list --json give every
+// reader's default.
 TEST(Cli, TheBagSizeDefaultsToTheReclaimers) {
     const std::string base = "--ds hm_list --key-range 16 --ops 100 --threads 1 --quiet --json ";
     const auto bag_of = [&](const std::string& args) {

@@ -35,8 +35,8 @@
 // Michael requires R = H + Omega(H) for O(1) amortized scan cost. The
 // library's default bag_threshold is 1024, so by default R = 1024 until H
 // passes 512 (64 registered threads of 8 slots), then 2H. smrbench's default
-// is 2K nodes (32K, the Epochs paper's uniform batch, held up to five times
-// the garbage for no speed: docs/reproductions.md), so there the factor
+// is 2K nodes (32K, the Epochs paper's uniform batch, held up to 17 times
+// the garbage and ran no faster: docs/reproductions.md), so there the factor
 // matters only beyond 128 registered threads.
 // `--bag-size 1 --hp-scan-factor 2` gives Michael's original R = 2H, and
 // `--hp-scan-offset 100` Hart et al.'s R = 2H + 100.
