@@ -59,8 +59,8 @@ std::vector<combination> combinations_over(std::tuple<Domains...>*, std::int64_t
         smr::check<Structure<Domains>, Domains>(),
         has_restart_from_head_option<Structure<Domains>>(), detail::is_queue<Structure<Domains>>(),
         has_buckets_option<Structure<Domains>>(), detail::has_hold_first<Structure<Domains>>(),
-        bytes_per_key<Structure<Domains>>(), smr::ds_traits_of<Structure<Domains>>().transactional,
-        key_range}...};
+        bytes_per_key<Structure<Domains>>(), Structure<Domains>::node_size,
+        smr::ds_traits_of<Structure<Domains>>().transactional, key_range}...};
 }
 
 /// Every pair of Structure with a reclaimer; `key_range` is the structure's

@@ -36,6 +36,9 @@ struct combination {
     /// node per key unless it declares otherwise): a prefill that cannot fit
     /// in memory is refused before it starts.
     std::size_t bytes_per_key = 0;
+    /// sizeof the structure's node under this reclaimer, with the header the
+    /// reclaimer's node_base adds (every structure has one node type).
+    std::size_t node_bytes = 0;
     /// The structure runs on the STM (smr::ds_traits::transactional): it
     /// reads --ort-bits and --ort-shift and reports the `stm` statistics.
     bool transactional = false;

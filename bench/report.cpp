@@ -253,7 +253,8 @@ void print_list(std::ostream& out, bool as_json) {
                               {"valid", c.compat.safe},
                               {"safe", c.compat.safe},
                               {"reason", std::string(c.compat.reason)},
-                              {"restart_from_head_option", c.has_restart_from_head_option}});
+                              {"restart_from_head_option", c.has_restart_from_head_option},
+                              {"node_bytes", c.node_bytes}});
         }
         json allocators = json::array();
         for (auto name : allocator_names()) {

@@ -19,6 +19,10 @@
 #include <vector>
 
 #include "smr/core/asymmetric_fence.hpp"
+#include "smr/ds/dgt_bst.hpp"
+#include "smr/ds/hm_list.hpp"
+#include "smr/reclaim/debra.hpp"
+#include "smr/reclaim/none.hpp"
 #include "smrbench_process.hpp"
 
 namespace {
@@ -311,6 +315,23 @@ TEST(Cli, ListNamesEveryReclaimerAndCombination) {
     EXPECT_NE(text.out.find("valid combinations"), std::string::npos);
     EXPECT_NE(text.out.find("compatibility (ds x reclaimer"), std::string::npos);
     EXPECT_NE(text.out.find("hm_list"), std::string::npos);
+}
+
+// node_bytes is the library's own sizeof, header included, and depends on the
+// reclaimer: he adds a birth era to the header every scheme has.
+TEST(Cli, ListGivesEachCombinationsNodeBytes) {
+    const auto list = nlohmann::json::parse(smrbench("--list --json").out);
+    std::size_t dgt_debra = 0, hm_none = 0, hm_he = 0;
+    for (const auto& combo : list["combinations"]) {
+        const auto bytes = combo["node_bytes"].get<std::size_t>();
+        EXPECT_GT(bytes, 0U) << combo;
+        if (combo["ds"] == "dgt_bst" && combo["reclaimer"] == "debra") dgt_debra = bytes;
+        if (combo["ds"] == "hm_list" && combo["reclaimer"] == "none") hm_none = bytes;
+        if (combo["ds"] == "hm_list" && combo["reclaimer"] == "he") hm_he = bytes;
+    }
+    EXPECT_EQ(dgt_debra, smr::ds::dgt_bst<smr::debra_domain>::node_size);
+    EXPECT_EQ(hm_none, smr::ds::hm_list<smr::leak_domain>::node_size);
+    EXPECT_GT(hm_he, hm_none);
 }
 
 // ---- unsafe combinations and --allow-unsafe -----------------------------------

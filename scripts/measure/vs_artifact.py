@@ -33,6 +33,7 @@ import itertools
 import json
 import os
 import re
+import shlex
 import shutil
 import statistics
 import subprocess
@@ -146,6 +147,7 @@ def smrbench_command(cell: Cell, args: argparse.Namespace, round_index: int) -> 
         "--duration", str(args.duration),
         "--trials", "1",
         "--seed", str(round_index + 1),
+        *shlex.split(args.smrbench_args),
     ]  # fmt: skip
 
 
@@ -328,6 +330,11 @@ def parse_arguments(argv: list[str]) -> argparse.Namespace:
         "--rebuild", action="store_true", help="build the artifact's binaries again"
     )
     parser.add_argument("--build-only", action="store_true")
+    parser.add_argument(
+        "--smrbench-args",
+        default="",
+        help="more smrbench options for every run, one string: --smrbench-args='--bag-size 16000'",
+    )
     parser.add_argument("--json", type=Path, help="also write every sample here")
     args = parser.parse_args(argv)
     if args.rounds < 1 or args.duration <= 0 or args.key_range < 2 or min(args.threads) < 1:

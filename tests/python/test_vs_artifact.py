@@ -81,7 +81,8 @@ def arguments(root: Path, *extra: str) -> list[str]:
 @pytest.mark.skipif(shutil.which("make") is None, reason="make is not installed")
 def test_builds_the_missing_binaries_runs_pairs_and_reports_ratios(vs_artifact, checkout, capsys):
     out_json = checkout / "samples.json"
-    status = vs_artifact.main(arguments(checkout, "--rounds", "2", "--json", str(out_json)))
+    extra = ["--smrbench-args", "--bag-size 16000", "--json", str(out_json)]
+    status = vs_artifact.main(arguments(checkout, "--rounds", "2", *extra))
     assert status == 0
     bin_dir = checkout / "artifact" / "microbench" / "bin"
     assert (
@@ -94,6 +95,7 @@ def test_builds_the_missing_binaries_runs_pairs_and_reports_ratios(vs_artifact, 
     assert programs == ["artifact", "smrbench"] * 2 + ["smrbench", "artifact"] * 2
     amortized = [line for line in calls if line.startswith("smrbench") and "amortized" in line]
     assert len(amortized) == 2 and all("--reclaimer debra" in line for line in amortized)
+    assert all(line.endswith("--bag-size 16000") for line in calls if line.startswith("smrbench"))
     assert all(
         "-nwork 2 -nprefill 2 -i 50 -d 50" in line for line in calls if line.startswith("artifact")
     )
