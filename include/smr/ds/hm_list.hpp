@@ -124,9 +124,8 @@ class hm_list {
     struct window {
         node* prev;
         node* curr;
-        node* next;  // unmarked; null when curr is the tail
-        int prev_slot;
-        int curr_slot;
+        node* next;     // unmarked; null when curr is the tail
+        int prev_slot;  // where a read phase resumes after unlinking curr
         bool curr_marked;
     };
 
@@ -324,18 +323,18 @@ class hm_list {
             // goes to (n, ns). True when the window is found (in w).
             const auto step = [&](node* p, auto ps, node* c, auto cs, node*& n, auto ns) {
                 if (c == &tail_) {
-                    w = {p, c, nullptr, reader.index(ps), reader.index(cs), false};
+                    w = {p, c, nullptr, reader.index(ps), false};
                     return true;
                 }
                 n = reader.protect(SMR_MUTANT("hm_list_next_takes_curr_slot") ? cs : ns, c->next);
                 if (detail::is_marked(n)) {  // c is deleted; do not follow its next
-                    w = {p, c, detail::without_mark(n), reader.index(ps), reader.index(cs), true};
+                    w = {p, c, detail::without_mark(n), reader.index(ps), true};
                     return true;
                 }
                 // c was unmarked at protect's re-read, so reachable, so n was
                 // too: n is protected.
                 if (c->key < key) return false;
-                w = {p, c, n, reader.index(ps), reader.index(cs), false};
+                w = {p, c, n, reader.index(ps), false};
                 return true;
             };
             // Three nodes per round, each variable taking each role in turn
