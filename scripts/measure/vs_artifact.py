@@ -22,7 +22,7 @@ The artifact's reclaimers and what smrbench runs against them:
 
 Every artifact run must print "Validation OK." and every smrbench run must validate, or the
 script stops with the command that failed. The artifact computes throughput over the requested
-time, smrbench over the measured time (a few hundred microseconds longer).
+time, smrbench over the measured time (about a millisecond longer).
 """
 
 from __future__ import annotations
