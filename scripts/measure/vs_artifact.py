@@ -73,15 +73,19 @@ class Cell:
     reclaimer: str  # the artifact's name (RECLAIMERS)
 
 
+PROGRAMS = ("artifact", "smrbench")
+
+
 @dataclass
 class Samples:
-    artifact: list[float] = field(default_factory=list)
-    smrbench: list[float] = field(default_factory=list)
-    artifact_rss: list[int] = field(default_factory=list)
-    smrbench_rss: list[int] = field(default_factory=list)
+    """Per program (PROGRAMS): throughput and peak RSS, one entry per round."""
+
+    throughput: dict[str, list[float]] = field(default_factory=lambda: {p: [] for p in PROGRAMS})
+    rss: dict[str, list[int]] = field(default_factory=lambda: {p: [] for p in PROGRAMS})
 
     def ratios(self) -> list[float]:
-        return [s / a for a, s in zip(self.artifact, self.smrbench, strict=True)]
+        pairs = zip(self.throughput["artifact"], self.throughput["smrbench"], strict=True)
+        return [s / a for a, s in pairs]
 
 
 def binary_name(ds: str, reclaimer: str) -> str:
@@ -233,25 +237,15 @@ def run_pairs(cells: list[Cell], args: argparse.Namespace, microbench: Path) -> 
             f"{cell.ds} {cell.threads} threads {cell.reclaimer}",
             file=sys.stderr,
         )
-        s = samples[cell]
-
-        def run_artifact(cell: Cell = cell, s: Samples = s) -> None:
-            command = artifact_command(microbench, cell, args)
-            out, rss = measure(command, artifact_env, timeout)
-            s.artifact.append(parse_artifact(out, command))
-            s.artifact_rss.append(rss)
-
-        def run_smrbench(cell: Cell = cell, s: Samples = s, r: int = round_index) -> None:
-            command = smrbench_command(cell, args, r)
-            out, rss = measure(command, smrbench_env, timeout)
-            s.smrbench.append(parse_smrbench(out, command))
-            s.smrbench_rss.append(rss)
-
-        order = (
-            (run_artifact, run_smrbench) if round_index % 2 == 0 else (run_smrbench, run_artifact)
-        )
-        for run in order:
-            run()
+        runs = {
+            "artifact": (artifact_command(microbench, cell, args), artifact_env, parse_artifact),
+            "smrbench": (smrbench_command(cell, args, round_index), smrbench_env, parse_smrbench),
+        }
+        for program in PROGRAMS if round_index % 2 == 0 else reversed(PROGRAMS):
+            command, env, parse = runs[program]
+            out, rss = measure(command, env, timeout)
+            samples[cell].throughput[program].append(parse(out, command))
+            samples[cell].rss[program].append(rss)
     return samples
 
 
@@ -270,14 +264,11 @@ def table(samples: dict[Cell, Samples]) -> str:
     ]
     for cell, s in samples.items():
         _, reclaimer, free = RECLAIMERS[cell.reclaimer]
-        rss = (
-            f"{statistics.median(s.artifact_rss) / 2**20:.0f} / "
-            f"{statistics.median(s.smrbench_rss) / 2**20:.0f}"
-        )
+        rss = " / ".join(f"{statistics.median(s.rss[p]) / 2**20:.0f}" for p in PROGRAMS)
+        throughput = " | ".join(spread(s.throughput[p], 1e6, 2) for p in PROGRAMS)
         lines.append(
             f"| {cell.ds} | {cell.threads} | {cell.reclaimer} | {reclaimer} {free} "
-            f"| {spread(s.artifact, 1e6, 2)} | {spread(s.smrbench, 1e6, 2)} "
-            f"| {spread(s.ratios(), 1, 2)} | {rss} |"
+            f"| {throughput} | {spread(s.ratios(), 1, 2)} | {rss} |"
         )
     return "\n".join(lines)
 
@@ -290,10 +281,8 @@ def raw_samples(samples: dict[Cell, Samples], args: argparse.Namespace) -> dict:
             "artifact_reclaimer": c.reclaimer,
             "smrbench_reclaimer": RECLAIMERS[c.reclaimer][1],
             "free": RECLAIMERS[c.reclaimer][2],
-            "artifact_ops_per_s": s.artifact,
-            "smrbench_ops_per_s": s.smrbench,
-            "artifact_peak_rss_bytes": s.artifact_rss,
-            "smrbench_peak_rss_bytes": s.smrbench_rss,
+            **{f"{p}_ops_per_s": s.throughput[p] for p in PROGRAMS},
+            **{f"{p}_peak_rss_bytes": s.rss[p] for p in PROGRAMS},
         }
         for c, s in samples.items()
     ]

@@ -3,11 +3,13 @@ for failure modes the real one rarely shows (crash, hang, garbage output), synth
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import stat
 import sys
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import pytest
@@ -25,6 +27,22 @@ def smrbench() -> Path:
     if not (path.is_file() and os.access(path, os.X_OK)):
         pytest.skip(f"smrbench not built at {path} (cmake --workflow --preset smrbench)")
     return path
+
+
+@pytest.fixture(scope="session")
+def load_measure_script():
+    """Imports scripts/measure/NAME.py as module NAME (the scripts are not a package)."""
+
+    def load(name: str) -> ModuleType:
+        spec = importlib.util.spec_from_file_location(
+            name, REPO / "scripts" / "measure" / f"{name}.py"
+        )
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module  # dataclasses look their module up there
+        spec.loader.exec_module(module)
+        return module
+
+    return load
 
 
 FAKE_LISTING = {

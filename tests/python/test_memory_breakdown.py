@@ -3,7 +3,6 @@ highest sample, the node size taken from --list, and one line on bad input."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import stat
 import sys
@@ -12,17 +11,12 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[2]
-SCRIPT = REPO / "scripts" / "measure" / "memory_breakdown.py"
 MB = 2**20
 
 
 @pytest.fixture(scope="module")
-def memory_breakdown():
-    spec = importlib.util.spec_from_file_location("memory_breakdown", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses and friends look their module up there
-    spec.loader.exec_module(module)
-    return module
+def memory_breakdown(load_measure_script):
+    return load_measure_script("memory_breakdown")
 
 
 LISTING = {

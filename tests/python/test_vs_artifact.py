@@ -3,26 +3,19 @@ build step, the pairing (order alternating by round), the ratios, and one line o
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import shutil
 import stat
-import sys
 from pathlib import Path
 
 import pytest
 
 REPO = Path(__file__).resolve().parents[2]
-SCRIPT = REPO / "scripts" / "measure" / "vs_artifact.py"
 
 
 @pytest.fixture(scope="module")
-def vs_artifact():
-    spec = importlib.util.spec_from_file_location("vs_artifact", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up there
-    spec.loader.exec_module(module)
-    return module
+def vs_artifact(load_measure_script):
+    return load_measure_script("vs_artifact")
 
 
 def executable(path: Path, text: str) -> Path:
