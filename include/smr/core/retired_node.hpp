@@ -29,13 +29,13 @@ struct retired_node;
         "you allocate yourself from smr::obj_base");
 }
 
-/// Intrusive link and type-erased destructor. Retiring a node costs no
-/// allocation (NBR forbids allocating in some phases, and an allocation per
-/// retire would distort the allocator measurements this project exists to
-/// make), and a limbo bag can hold nodes of several types (the (a,b)-tree has
-/// leaves and internal nodes).
+/// The type-erased destructor every node carries. Retiring a node costs no
+/// allocation per node (NBR forbids allocating in some phases, and an
+/// allocation per retire would distort the allocator measurements this
+/// project exists to make): limbo bags are blocks of (node, destroy) entries
+/// (core/limbo_bag.hpp), and a bag can hold nodes of several types (the
+/// (a,b)-tree has leaves and internal nodes).
 struct retired_node {
-    retired_node* next_retired = nullptr;
     /// Runs the most-derived destructor and returns the memory the node was
     /// allocated in, which the domain hands back to its allocator (a null
     /// address: the object's own deleter freed it, smr::obj_base).

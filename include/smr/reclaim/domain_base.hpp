@@ -175,11 +175,11 @@ class domain_base {
             if constexpr (requires(Local & l, core::limbo_bag & b) { l.drain_into(b); }) {
                 s.local.drain_into(s.freeable);
             }
-            while (core::retired_node* node = s.freeable.pop_front()) release_memory(node);
+            s.freeable.consume([this](core::retired_entry e) { release_memory(e); });
         }
         core::limbo_bag orphaned;
         orphans_.take_all(orphaned, core::orphanage::any_taker);
-        while (core::retired_node* node = orphaned.pop_front()) release_memory(node);
+        orphaned.consume([this](core::retired_entry e) { release_memory(e); });
     }
 
     // ---- thread registration -------------------------------------------------
@@ -398,14 +398,14 @@ class domain_base {
     template <class T>
     void discard(int tid, T* node) noexcept {
         slot_of(tid).discarded.add();
-        release_memory(node);
+        release_memory(entry_of(node));
     }
 
     /// Frees a node that no thread can reach any more, outside any thread
     /// slot: for data-structure destructors, when no operation can be running.
     template <class T>
     void free_unshared(T* node) noexcept {
-        release_memory(node);
+        release_memory(entry_of(node));
     }
 
     /// Frees a node that was unlinked while its structure excluded every
@@ -418,7 +418,7 @@ class domain_base {
         slot& s = slot_of(tid);
         s.retired.add();
         s.freed.add();
-        free_timed(tid, node);
+        free_timed(tid, entry_of(node));
     }
 
     // ---- statistics ----------------------------------------------------------
@@ -680,30 +680,29 @@ class domain_base {
     }
 
   private:
-    /// Batch free of `safe`. Walks the detached chain (no per-node bag
-    /// bookkeeping); between() may append to `safe`, so the chain is taken
-    /// again until `safe` stays empty. Traced: the timeline is attached (the
-    /// untraced loop does not test for it at every node).
+    /// Batch free of `safe`, block by block (no per-node bag bookkeeping);
+    /// between() may append to `safe`, so the bag is taken again until it
+    /// stays empty. Traced: the timeline is attached (the untraced loop does
+    /// not test for it at every node).
     template <bool Traced, class Between>
     void free_batch(int tid, slot& s, core::limbo_bag& safe, std::uint32_t every,
                     Between& between) {
         const std::uint64_t batch_start = Traced ? core::now_ticks() : 0;
         std::size_t batch_size = 0;
         std::uint32_t since_check = 0;
-        while (core::retired_node* node = safe.take_chain()) {
-            do {
-                core::retired_node* const next = node->next_retired;  // before it is freed
-                free_timed<Traced>(tid, node);
+        while (!safe.empty()) {
+            core::limbo_bag batch = std::move(safe);
+            batch.consume([&](core::retired_entry entry) {
+                free_timed<Traced>(tid, entry);
                 // Per node: a sample taken while a long batch runs counts
                 // what it freed so far as freed.
                 if (!SMR_MUTANT("batch_counts_freed_at_its_end")) s.freed.add();
                 ++batch_size;
-                node = next;
                 if (every != 0 && ++since_check == every) {
                     since_check = 0;
                     between();
                 }
-            } while (node != nullptr);
+            });
         }
         if (SMR_MUTANT("batch_counts_freed_at_its_end")) s.freed.add(batch_size);
         if constexpr (Traced) {
@@ -721,9 +720,9 @@ class domain_base {
         if (SMR_MUTANT("amortized_frees_whole_list")) quota = s.freeable.size();
         std::size_t freed = 0;
         for (; freed != quota; ++freed) {
-            core::retired_node* node = s.freeable.pop_front();
-            if (node == nullptr) break;
-            free_timed(tid, node);
+            const core::retired_entry entry = s.freeable.pop_front();
+            if (!entry) break;
+            free_timed(tid, entry);
         }
         s.freed.add(freed);
     }
@@ -850,8 +849,8 @@ class domain_base {
     /// node cost ~14 instructions). MaybeTraced = false: the caller knows no
     /// timeline is attached.
     template <bool MaybeTraced = true>
-    [[gnu::always_inline]] void free_timed(int tid, core::retired_node* node) noexcept {
-        const core::node_memory memory = node->destroy(node);
+    [[gnu::always_inline]] void free_timed(int tid, core::retired_entry entry) noexcept {
+        const core::node_memory memory = entry.release();
         if (latency_ == nullptr) {  // time_frees off: the library's default
             free_memory(memory);
             return;
@@ -866,7 +865,11 @@ class domain_base {
         }
     }
 
-    void release_memory(core::retired_node* node) noexcept { free_memory(node->destroy(node)); }
+    void release_memory(core::retired_entry entry) noexcept { free_memory(entry.release()); }
+    /// A node with the destroy function its allocation stamped.
+    static core::retired_entry entry_of(core::retired_node* node) noexcept {
+        return {node, node->destroy};
+    }
 
     domain_config config_;
     std::pmr::memory_resource* memory_;

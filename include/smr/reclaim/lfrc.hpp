@@ -104,8 +104,8 @@ inline thread_local bool lfrc_constructing = false;
 
 }  // namespace detail
 
-/// The node header of lfrc: the retired-node link, the count word, and how
-/// to find the node's links once it is freed.
+/// The node header of lfrc: the destroy word, how to find the node's links
+/// once it is freed, and the count word.
 class lfrc_node_header : public core::retired_node {
   public:
     /// A header constructed outside lfrc_domain::allocate is a sentinel that
@@ -128,8 +128,10 @@ class lfrc_node_header : public core::retired_node {
 
     std::atomic_ref<std::uint64_t> refs() noexcept { return std::atomic_ref<std::uint64_t>(refs_); }
 
-    std::uint64_t refs_;  // no initializer: see the constructor and allocate
+    // links_ first: the count word must lie at least 16 bytes into the node,
+    // past the pool's two free-block links (pool_options::shared_word_offset).
     links_fn links_ = nullptr;
+    std::uint64_t refs_;  // no initializer: see the constructor and allocate
 };
 
 namespace detail {
@@ -180,9 +182,10 @@ class lfrc_domain : private lfrc_memory,
         .nests = false,
     };
 
-    /// Where the count word lies in every node (after the retired-node link
-    /// and destructor): the pool's shared_word_offset must be this.
-    static constexpr std::size_t count_offset = sizeof(core::retired_node);
+    /// Where the count word lies in every node (after the destroy word and
+    /// the links function): the pool's shared_word_offset must be this.
+    static constexpr std::size_t count_offset =
+        sizeof(core::retired_node) + sizeof(lfrc_node_header::links_fn);
 
     /// The pool options lfrc needs, for a caller that builds its own pool
     /// (a bounded one, for Hart's exhaustion experiments).
@@ -425,9 +428,9 @@ class lfrc_domain : private lfrc_memory,
         work[(word & header::retired) != 0].push_back(first);
         for (;;) {
             const bool was_retired = !work[1].empty();
-            core::retired_node* node = work[was_retired ? 1 : 0].pop_front();
-            if (node == nullptr) break;
-            header* h = static_cast<header*>(node);
+            const core::retired_entry entry = work[was_retired ? 1 : 0].pop_front();
+            if (!entry) break;
+            header* h = static_cast<header*>(entry.node);
             header* targets[detail::lfrc_max_links];
             const std::size_t n = h->links_(h, targets);
             for (std::size_t i = 0; i < n; ++i) {

@@ -720,12 +720,12 @@ class basic_nbr_domain : public domain_base<basic_nbr_domain<Plus>, detail::nbr_
         core::limbo_bag safe;
         core::limbo_bag kept;
         for (std::size_t k = 0; k < count; ++k) {
-            core::retired_node* node = me.bag.pop_front();
-            if (node == nullptr) break;
-            if (std::binary_search(first, last, static_cast<const void*>(node))) {
-                kept.push_back(node);
+            const core::retired_entry entry = me.bag.pop_front();
+            if (!entry) break;
+            if (std::binary_search(first, last, static_cast<const void*>(entry.node))) {
+                kept.push_back(entry);
             } else {
-                safe.push_back(node);
+                safe.push_back(entry);
             }
         }
         kept.splice_back(me.bag);  // reserved (older) nodes first, then the rest

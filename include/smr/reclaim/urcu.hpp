@@ -76,11 +76,12 @@ struct urcu_link {
 
 }  // namespace detail
 
-/// Node header of the urcu domains: our retired-node link (reused as the
-/// return-stack link once liburcu is done with the node), liburcu's rcu_head,
-/// and where to return the node. 48 bytes.
+/// Node header of the urcu domains: the destroy word, liburcu's rcu_head,
+/// where to return the node, and the return stack's link (liburcu is done
+/// with the node when it is pushed there). 48 bytes.
 struct urcu_node_header : core::retired_node, detail::urcu_link {
     void* domain = nullptr;
+    urcu_node_header* next_returned = nullptr;
     int owner = -1;
 };
 
@@ -124,8 +125,8 @@ namespace detail {
 struct urcu_local {
     /// Nodes whose grace period has elapsed, pushed by liburcu's call_rcu
     /// thread, popped (all at once) by the slot's owner. LIFO, linked through
-    /// next_retired.
-    alignas(core::false_sharing_range) std::atomic<core::retired_node*> returned{nullptr};
+    /// next_returned.
+    alignas(core::false_sharing_range) std::atomic<urcu_node_header*> returned{nullptr};
     /// No thread owns the slot: a node returned now goes to the orphanage.
     std::atomic<bool> vacated{false};
 
@@ -133,9 +134,9 @@ struct urcu_local {
     void drain_into(core::limbo_bag& out) noexcept {
         // seq_cst (acquire: sees the pushed nodes' links): on_thread_exit's
         // Dekker pair needs it in S.
-        core::retired_node* node = returned.exchange(nullptr, std::memory_order_seq_cst);
+        urcu_node_header* node = returned.exchange(nullptr, std::memory_order_seq_cst);
         while (node != nullptr) {
-            core::retired_node* next = node->next_retired;
+            urcu_node_header* next = node->next_returned;
             out.push_back(node);
             node = next;
         }
@@ -241,11 +242,11 @@ class urcu_domain : public domain_base<urcu_domain<Flavour>, detail::urcu_local,
         if (owner.vacated.load(std::memory_order_seq_cst)) domain->orphan_returned(owner);
     }
 
-    static void push_returned(detail::urcu_local& to, core::retired_node* node) noexcept {
-        core::retired_node* top = to.returned.load(std::memory_order_relaxed);
+    static void push_returned(detail::urcu_local& to, urcu_node_header* node) noexcept {
+        urcu_node_header* top = to.returned.load(std::memory_order_relaxed);
         do {
-            node->next_retired = top;
-            // seq_cst (release: the owner's exchange sees next_retired and,
+            node->next_returned = top;
+            // seq_cst (release: the owner's exchange sees next_returned and,
             // transitively, the grace period liburcu established before
             // calling us, before it frees the node).
         } while (!to.returned.compare_exchange_weak(top, node, std::memory_order_seq_cst,
@@ -258,7 +259,8 @@ class urcu_domain : public domain_base<urcu_domain<Flavour>, detail::urcu_local,
         core::limbo_bag safe;
         vacated.drain_into(safe);
         if (this->orphans().give_safe(safe)) return;
-        while (core::retired_node* node = safe.pop_front()) push_returned(vacated, node);
+        while (const core::retired_entry entry = safe.pop_front())
+            push_returned(vacated, static_cast<urcu_node_header*>(entry.node));
     }
 
     /// Hands every returned node to the free policy (in return-stack order:
