@@ -32,7 +32,7 @@ namespace {
 
 template <class Domain>
 class treiber_stack {
-    struct node : Domain::node_base {
+    struct node final : Domain::node_base {
         explicit node(std::uint64_t v) noexcept : value(v) {}
         std::uint64_t value;
         node* next = nullptr;  // written before the node is published, then only read

@@ -13,7 +13,7 @@
 namespace smr::test {
 
 template <class Domain>
-struct counted_node : Domain::node_base {
+struct counted_node final : Domain::node_base {
     std::atomic<std::uint64_t>* freed = nullptr;
     ~counted_node() {
         if (freed != nullptr) freed->fetch_add(1, std::memory_order_relaxed);

@@ -46,7 +46,7 @@ struct domain_names {
 
 /// A node that says when it is destroyed.
 template <class Domain>
-struct flagged_node : Domain::node_base {
+struct flagged_node final : Domain::node_base {
     bool* destroyed;
     explicit flagged_node(bool* flag) : destroyed(flag) {}
     ~flagged_node() {

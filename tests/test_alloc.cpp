@@ -160,14 +160,14 @@ TEST(allocation_hook, queue_nodes_go_back_through_the_resource) {
     EXPECT_EQ(memory.mismatch, "");
 }
 
-struct alignas(64) over_aligned_node : smr::debra_domain::node_base {
+struct alignas(64) over_aligned_node final : smr::debra_domain::node_base {
     std::int64_t value = 0;
 };
 
 /// Throws from its constructor when asked; has a counted link, so that lfrc
 /// (which counts the links a constructor set) takes it too.
 template <class Domain>
-struct throwing_node : Domain::node_base {
+struct throwing_node final : Domain::node_base {
     explicit throwing_node(bool fail) {
         if (fail) throw std::runtime_error("constructor failed");
     }

@@ -11,6 +11,7 @@
 #include <random>
 #include <stdexcept>
 #include <thread>
+#include <type_traits>
 #include <vector>
 
 #include "smr/core/limbo_bag.hpp"
@@ -26,6 +27,9 @@ namespace {
 
 using smr::core::limbo_bag;
 using smr::core::retired_node;
+
+/// A node of no particular structure: final, so a bag destroys it as itself.
+struct bag_node final : retired_node {};
 using smr::trace::latency_histogram;
 
 // ---- limbo_bag ----------------------------------------------------------------
@@ -36,7 +40,7 @@ std::vector<retired_node*> contents(const limbo_bag& bag) {
     return out;
 }
 
-std::vector<retired_node*> addresses(std::vector<retired_node>& nodes, std::size_t from,
+std::vector<retired_node*> addresses(std::vector<bag_node>& nodes, std::size_t from,
                                      std::size_t to) {
     std::vector<retired_node*> out;
     for (std::size_t i = from; i < to; ++i) out.push_back(&nodes[i]);
@@ -44,7 +48,7 @@ std::vector<retired_node*> addresses(std::vector<retired_node>& nodes, std::size
 }
 
 TEST(limbo_bag, push_and_pop_are_fifo) {
-    std::vector<retired_node> nodes(5);
+    std::vector<bag_node> nodes(5);
     limbo_bag bag;
     EXPECT_TRUE(bag.empty());
     EXPECT_FALSE(bag.pop_front());
@@ -63,7 +67,7 @@ TEST(limbo_bag, push_and_pop_are_fifo) {
 }
 
 TEST(limbo_bag, splice_appends_in_order_and_empties_the_source) {
-    std::vector<retired_node> nodes(6);
+    std::vector<bag_node> nodes(6);
     limbo_bag a;
     limbo_bag b;
     for (std::size_t i = 0; i < 3; ++i) a.push_back(&nodes[i]);
@@ -90,7 +94,7 @@ TEST(limbo_bag, splice_appends_in_order_and_empties_the_source) {
 TEST(limbo_bag, splice_is_constant_time) {
     // 20,000 splices of a 200,000-node bag back and forth: microseconds if
     // splice is O(1), billions of steps (many seconds) if it walks the list.
-    std::vector<retired_node> nodes(200'000);
+    std::vector<bag_node> nodes(200'000);
     limbo_bag a;
     limbo_bag b;
     for (auto& n : nodes) a.push_back(&n);
@@ -106,7 +110,7 @@ TEST(limbo_bag, splice_is_constant_time) {
 }
 
 TEST(limbo_bag, move_and_swap_transfer_ownership) {
-    std::vector<retired_node> nodes(4);
+    std::vector<bag_node> nodes(4);
     limbo_bag a;
     for (std::size_t i = 0; i < 2; ++i) a.push_back(&nodes[i]);
     limbo_bag b(std::move(a));
@@ -124,10 +128,12 @@ TEST(limbo_bag, move_and_swap_transfer_ownership) {
 }
 
 TEST(limbo_bag, extract_unless_keeps_order_in_both_bags) {
-    std::vector<retired_node> nodes(10);
+    std::vector<bag_node> nodes(10);
     limbo_bag bag;
     for (auto& n : nodes) bag.push_back(&n);
-    auto index = [&](const retired_node* n) { return static_cast<std::size_t>(n - nodes.data()); };
+    auto index = [&](const retired_node* n) {
+        return static_cast<std::size_t>(static_cast<const bag_node*>(n) - nodes.data());
+    };
     limbo_bag odd = bag.extract_unless([&](retired_node* n) { return index(n) % 2 == 0; });
     std::vector<retired_node*> even_expected;
     std::vector<retired_node*> odd_expected;
@@ -149,17 +155,25 @@ TEST(limbo_bag, extract_unless_keeps_order_in_both_bags) {
     EXPECT_EQ(bag.size(), 5u);
 }
 
-TEST(limbo_bag, entries_carry_the_destroy_function_stamped_at_push) {
-    // A batch free calls the entry's destroy: the node need not be read.
+TEST(limbo_bag, entries_carry_the_destroy_function_of_the_nodes_type) {
+    // A batch free calls the entry's destroy: the node need not be read, and
+    // the node has no room for it.
     static int destroyed = 0;
-    retired_node node;
-    node.destroy = [](retired_node*) noexcept {
-        ++destroyed;
-        return smr::core::node_memory{};
+    struct own_destroy final : retired_node {
+        static smr::core::node_memory smr_destroy(retired_node*) noexcept {
+            ++destroyed;
+            return {};
+        }
     };
+    static_assert(sizeof(bag_node) == 1 && std::is_empty_v<retired_node>);
+    own_destroy node;
+    bag_node plain;
     limbo_bag bag;
     bag.push_back(&node);
-    node.destroy = &smr::core::no_deleter;  // what the entry holds is what counts
+    bag.push_back(&plain);
+    EXPECT_EQ(bag.pop_front().destroy, &own_destroy::smr_destroy);
+    EXPECT_EQ(bag.pop_front().destroy, &smr::core::destroy_as<bag_node>);
+    bag.push_back(&node);
     bag.consume([](smr::core::retired_entry e) { e.release(); });
     EXPECT_EQ(destroyed, 1);
     EXPECT_TRUE(bag.empty());
@@ -170,7 +184,7 @@ TEST(limbo_bag, splicing_many_small_bags_fills_blocks_instead_of_chaining_them) 
     // another: copied into the tail block, so the list stays dense.
     constexpr std::size_t per_bag = 3;
     constexpr std::size_t bags = 1000;
-    std::vector<retired_node> nodes(per_bag * bags);
+    std::vector<bag_node> nodes(per_bag * bags);
     limbo_bag all;
     for (std::size_t b = 0; b < bags; ++b) {
         limbo_bag small;
@@ -186,7 +200,7 @@ TEST(limbo_bag, splicing_many_small_bags_fills_blocks_instead_of_chaining_them) 
 TEST(limbo_bag, matches_a_deque_under_random_operations) {
     // Every operation against a model, across block boundaries, partially
     // popped heads, linked and copied splices, and in-place extraction.
-    std::vector<retired_node> nodes(20'000);
+    std::vector<bag_node> nodes(20'000);
     std::size_t next = 0;
     auto fresh = [&] { return &nodes[next++ % nodes.size()]; };
     std::mt19937 rng(53);
@@ -199,7 +213,7 @@ TEST(limbo_bag, matches_a_deque_under_random_operations) {
             case 0:
             case 1:
                 for (unsigned k = rng() % 100; k != 0; --k) {
-                    retired_node* n = fresh();
+                    bag_node* n = fresh();
                     bag.push_back(n);
                     model.push_back(n);
                 }
@@ -212,7 +226,7 @@ TEST(limbo_bag, matches_a_deque_under_random_operations) {
                 break;
             case 3:
                 for (unsigned k = rng() % 150; k != 0; --k) {
-                    retired_node* n = fresh();
+                    bag_node* n = fresh();
                     other.push_back(n);
                     other_model.push_back(n);
                 }
@@ -230,7 +244,8 @@ TEST(limbo_bag, matches_a_deque_under_random_operations) {
             case 5: {
                 const unsigned modulus = 2 + rng() % 5;
                 auto keep = [&](const retired_node* n) {
-                    return static_cast<std::size_t>(n - nodes.data()) % modulus != 0;
+                    const auto index = static_cast<const bag_node*>(n) - nodes.data();
+                    return static_cast<std::size_t>(index) % modulus != 0;
                 };
                 limbo_bag out = bag.extract_unless(keep);
                 std::vector<retired_node*> expected_out;
@@ -260,7 +275,7 @@ TEST(limbo_bag, matches_a_deque_under_random_operations) {
 TEST(limbo_bag, a_thread_that_exits_frees_the_blocks_it_cached) {
     // The blocks of every bag this thread emptied stay in its cache; LeakSanitizer
     // (the asan preset) reports them if the thread's exit does not free them.
-    std::vector<retired_node> nodes(5'000);
+    std::vector<bag_node> nodes(5'000);
     std::uint32_t cached = 0;
     std::thread([&] {
         limbo_bag bag;
@@ -275,14 +290,14 @@ TEST(limbo_bag, a_thread_that_exits_frees_the_blocks_it_cached) {
 // ---- orphanage ----------------------------------------------------------------
 
 /// A bag of nodes[from, to).
-limbo_bag bag_of(std::vector<retired_node>& nodes, std::size_t from, std::size_t to) {
+limbo_bag bag_of(std::vector<bag_node>& nodes, std::size_t from, std::size_t to) {
     limbo_bag bag;
     for (std::size_t i = from; i < to; ++i) bag.push_back(&nodes[i]);
     return bag;
 }
 
 TEST(orphanage, adopts_the_bags_whose_label_is_safe_and_keeps_the_others) {
-    std::vector<retired_node> nodes(6);
+    std::vector<bag_node> nodes(6);
     smr::core::orphanage orphans;
     EXPECT_TRUE(orphans.empty());
     limbo_bag early = bag_of(nodes, 0, 2);
@@ -312,7 +327,7 @@ TEST(orphanage, adopts_the_bags_whose_label_is_safe_and_keeps_the_others) {
 // While a barrier holds the reservation, only its thread adopts: it must know
 // when the last bag is gone.
 TEST(orphanage, a_reservation_keeps_other_takers_out) {
-    std::vector<retired_node> nodes(2);
+    std::vector<bag_node> nodes(2);
     smr::core::orphanage orphans;
     limbo_bag bag = bag_of(nodes, 0, 2);
     ASSERT_TRUE(orphans.give(bag, 0));
@@ -330,8 +345,7 @@ TEST(orphanage, a_reservation_keeps_other_takers_out) {
 TEST(orphanage, concurrent_gives_and_takes_lose_and_duplicate_nothing) {
     constexpr int threads = 4;
     constexpr int bags_per_thread = 2000;
-    std::vector<std::vector<retired_node>> nodes(threads,
-                                                 std::vector<retired_node>(bags_per_thread));
+    std::vector<std::vector<bag_node>> nodes(threads, std::vector<bag_node>(bags_per_thread));
     smr::core::orphanage orphans;
     std::atomic<std::size_t> taken{0};
     std::vector<std::thread> pool;
@@ -497,7 +511,7 @@ TEST(thread_registry, concurrent_claims_are_exclusive) {
 
 // ---- the free policy, through a real domain --------------------------------------
 
-struct node : smr::debra_domain::node_base {
+struct node final : smr::debra_domain::node_base {
     std::uint64_t payload = 0;
 };
 

@@ -34,7 +34,7 @@ smr::domain_config small_config(smr::free_mode mode = smr::free_mode::batch) {
 }
 
 template <class Domain>
-struct test_node : Domain::node_base {
+struct test_node final : Domain::node_base {
     static constexpr std::uint64_t alive = 0x5AFE5AFE5AFE5AFEull;
     std::uint64_t canary = alive;
     ~test_node() { canary = 0; }

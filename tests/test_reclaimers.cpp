@@ -101,7 +101,7 @@ struct setup_names {
 // ---- the shared cells -------------------------------------------------------
 
 template <class Domain>
-struct test_node : Domain::node_base {
+struct test_node final : Domain::node_base {
     static constexpr std::uint64_t alive = 0x5AFE5AFE5AFE5AFEull;
     std::uint64_t canary = alive;
     std::uint64_t payload;

@@ -89,7 +89,7 @@ std::uint64_t splitmix(std::uint64_t& state) {
 // ---- nodes with a canary -----------------------------------------------------
 
 template <class Domain>
-struct test_node : Domain::node_base {
+struct test_node final : Domain::node_base {
     static constexpr std::uint64_t alive = 0x5AFE5AFE5AFE5AFEull;
     std::uint64_t canary = alive;
     std::uint64_t payload;

@@ -111,7 +111,7 @@ TYPED_TEST(retire_outside_test, a_stale_thread_keeps_the_node_from_a_later_reade
 
 /// A published version: readers check that it is still intact.
 template <class Domain>
-struct version : Domain::node_base {
+struct version final : Domain::node_base {
     static constexpr std::uint64_t intact = 0xC0FFEE'C0FFEE'C0FEull;
     explicit version(std::uint64_t n) noexcept : number(n) {}
     ~version() { seal = 0; }

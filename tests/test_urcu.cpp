@@ -70,7 +70,7 @@ TYPED_TEST(Urcu, DgtBstAmortized) {
 }
 
 template <class D>
-struct test_node : D::node_base {
+struct test_node final : D::node_base {
     std::uint64_t payload = 0;
 };
 

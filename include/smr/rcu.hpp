@@ -408,7 +408,7 @@ class basic_rcu_domain {
                   "rcu_synchronize inside a read-side section: it would wait for itself");
         sentinel marker;
         scheme_.retire(me.tid, &marker);
-        // acquire: pairs with the release in sentinel::mark_freed, which the
+        // acquire: pairs with the release in sentinel::smr_destroy, which the
         // scheme's free path reaches after the grace period.
         for (unsigned round = 1; !marker.freed.load(std::memory_order_acquire); ++round) {
             scheme_.flush_step(me.tid);  // moves the epoch on, frees what is due
@@ -422,10 +422,11 @@ class basic_rcu_domain {
     }
 
     struct sentinel : Scheme::node_base {
-        sentinel() noexcept { this->destroy = &mark_freed; }
         std::atomic<bool> freed{false};
 
-        static core::node_memory mark_freed(core::retired_node* node) noexcept {
+        /// What freeing the marker does (core::entry_of): it lives on the
+        /// synchronizing thread's stack.
+        static core::node_memory smr_destroy(core::retired_node* node) noexcept {
             // release: see synchronize.
             static_cast<sentinel*>(node)->freed.store(true, std::memory_order_release);
             return {};  // on the synchronizing thread's stack: nothing to free

@@ -1,5 +1,5 @@
-// Must not compile: domain.allocate would stamp its own destroy function
-// over obj_base's and bypass the deleter.
+// Must not compile: memory from domain.allocate would go back to the
+// domain's allocator, bypassing the object's deleter.
 #include "smr/reclaim/debra.hpp"
 #include "smr/reclaim/obj_base.hpp"
 

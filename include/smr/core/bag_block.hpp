@@ -7,23 +7,9 @@
 #include <cstdlib>
 
 #include "smr/core/check.hpp"
-#include "smr/core/retired_node.hpp"
+#include "smr/core/retired_node.hpp"  // retired_entry
 
 namespace smr::core {
-
-/// One retired node and the function that destroys it. Carrying the destroy
-/// function here, not only in the node, lets a batch free run through the
-/// entries of a block without loading a line of any node (a node's memory is
-/// cold by the time its grace period ends; jemalloc's and mimalloc's free do
-/// not touch it either).
-struct retired_entry {
-    retired_node* node = nullptr;
-    node_memory (*destroy)(retired_node*) = nullptr;
-
-    /// Runs the destructor; returns the memory to give back to the allocator.
-    node_memory release() const noexcept { return destroy(node); }
-    explicit operator bool() const noexcept { return node != nullptr; }
-};
 
 /// A block of entries; a bag is a chain of them. 1 KB: one allocator size
 /// class in glibc, jemalloc and mimalloc, 63 entries, and one malloc per 63

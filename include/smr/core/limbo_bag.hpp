@@ -50,8 +50,11 @@ class limbo_bag {
         return empty() ? nullptr : head_->entries[head_->begin].node;
     }
 
-    /// Retires `node` with the destroy function it was stamped with.
-    void push_back(retired_node* node) noexcept { push_back(retired_entry{node, node->destroy}); }
+    /// Appends `node`, destroyed as core::entry_of decides from its type.
+    template <class T>
+    void push_back(T* node) noexcept {
+        push_back(entry_of(node));
+    }
     void push_back(retired_entry entry) noexcept {
         if (tail_ == nullptr || tail_->full()) [[unlikely]]
             append_block();

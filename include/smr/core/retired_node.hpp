@@ -1,9 +1,9 @@
-// The header every reclaimable node starts with.
+// The base every reclaimable node derives from, and how a retired node is
+// destroyed.
 #pragma once
 
 #include <cstdint>
-
-#include "smr/core/check.hpp"
+#include <type_traits>
 
 namespace smr::core {
 
@@ -19,27 +19,30 @@ struct node_memory {
 
 struct retired_node;
 
-/// The destroy function of a node that neither domain.allocate made nor
-/// smr::obj_base gave a deleter: the domain cannot know how to free it, so
-/// it stops the program with a message instead of guessing (in every build;
-/// a debug build already asserts at the retire).
-[[noreturn]] inline node_memory no_deleter(retired_node*) noexcept {
-    contract_failed(
-        "a retired object has no deleter: make nodes with domain.allocate, or derive objects "
-        "you allocate yourself from smr::obj_base");
-}
+/// The type-erased destructor of a retired node: runs the most-derived
+/// destructor and returns the memory the node was allocated in, which the
+/// domain hands back to its allocator (a null address: the object's own
+/// deleter freed it, smr::obj_base).
+using destroy_fn = node_memory (*)(retired_node*);
 
-/// The type-erased destructor every node carries. Retiring a node costs no
-/// allocation per node (NBR forbids allocating in some phases, and an
-/// allocation per retire would distort the allocator measurements this
-/// project exists to make): limbo bags are blocks of (node, destroy) entries
-/// (core/limbo_bag.hpp), and a bag can hold nodes of several types (the
-/// (a,b)-tree has leaves and internal nodes).
-struct retired_node {
-    /// Runs the most-derived destructor and returns the memory the node was
-    /// allocated in, which the domain hands back to its allocator (a null
-    /// address: the object's own deleter freed it, smr::obj_base).
-    node_memory (*destroy)(retired_node*) = &no_deleter;
+/// The base of every reclaimable node. Empty: a domain adds the fields its
+/// scheme needs (rcu a retire epoch, the era schemes a birth and a retire
+/// era, lfrc a count), and the none, epoch, token, hp and nbr families add
+/// nothing, so their nodes are as small as the structure's fields.
+///
+/// How a retired node is destroyed travels beside it, in its limbo bag's
+/// entry (core/limbo_bag.hpp), made at retire from the node's static type
+/// (entry_of below). Until issue 53 every node carried a 16-byte header (a
+/// bag link and the destroy function); docs/design.md, "Node header", gives
+/// what removing it saved.
+struct retired_node {};
+
+/// A destroy word kept in the node, for the schemes that free nodes whose
+/// static type they do not know when they free them: lfrc releases the nodes
+/// a freed node linked to, and the urcu domains get nodes back from liburcu's
+/// callback. domain.allocate stamps it.
+struct destroy_word : retired_node {
+    destroy_fn destroy = nullptr;
 };
 
 /// The size and alignment the domain allocates a T with: what destroy_as<T>
@@ -48,12 +51,48 @@ template <class T>
 inline constexpr node_memory memory_of_type{nullptr, static_cast<std::uint32_t>(sizeof(T)),
                                             static_cast<std::uint32_t>(alignof(T))};
 
-/// The destroy function for a node of type T; stamped by domain allocate<T>.
+/// The destroy function for a node of type T.
 template <class T>
 node_memory destroy_as(retired_node* node) noexcept {
     T* object = static_cast<T*>(node);
     object->~T();
     return {object, memory_of_type<T>.bytes, memory_of_type<T>.align};
+}
+
+/// One retired node and the function that destroys it. Carrying the destroy
+/// function here, not in the node, costs the node nothing and lets a batch
+/// free run through the entries of a block without loading a line of any
+/// node (a node's memory is cold by the time its grace period ends;
+/// jemalloc's and mimalloc's free do not touch it either).
+struct retired_entry {
+    retired_node* node = nullptr;
+    destroy_fn destroy = nullptr;
+
+    /// Runs the destructor; returns the memory to give back to the allocator.
+    node_memory release() const noexcept { return destroy(node); }
+    explicit operator bool() const noexcept { return node != nullptr; }
+};
+
+/// The entry of a node about to be retired, from its static type T:
+/// - T names its own destroy function (`static node_memory smr_destroy(
+///   retired_node*)`: smr::obj_base, whose deleter frees the object, and the
+///   rcu facade's synchronize marker);
+/// - or T is final, so a T* is the whole object domain.allocate<T> made;
+/// - or the node carries a destroy word (lfrc, urcu), stamped at allocate.
+/// A node type that is none of these is refused at compile time: a pointer
+/// to a base of the allocated type would free the wrong size.
+template <class T>
+retired_entry entry_of(T* node) noexcept {
+    if constexpr (requires { &T::smr_destroy; }) {
+        return {node, &T::smr_destroy};
+    } else if constexpr (std::is_final_v<T>) {
+        return {node, &destroy_as<T>};
+    } else {
+        static_assert(std::is_base_of_v<destroy_word, T>,
+                      "a retired node's type must be final (declare `struct node final : "
+                      "Domain::node_base`), so that retire knows the type domain.allocate made");
+        return {node, node->destroy};
+    }
 }
 
 }  // namespace smr::core

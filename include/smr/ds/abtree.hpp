@@ -111,9 +111,9 @@
 //
 // ---- Layout -----------------------------------------------------------------------
 //
-// Node = domain header (16 bytes for the epoch family) + info word 8 + flags
+// Node = domain header (none for the epoch family) + info word 8 + flags
 // 8 (leaf, tagged, marked, size) + search key 8 + 16 keys x 8 + 16 child
-// pointers (values in leaves) x 8 = 296 bytes with 8-byte keys; Brown's node
+// pointers (values in leaves) x 8 = 280 bytes with 8-byte keys; Brown's node
 // with 4-byte int keys, the papers' setting, is about 240 bytes.
 #pragma once
 
@@ -153,7 +153,7 @@ class abtree {
     static constexpr int a = std::max(b / 4, 2);
 
   private:
-    struct node : Domain::node_base {
+    struct node final : Domain::node_base {
         node() noexcept = default;
         /// SCX word of the last SCX that froze this node; 0: never frozen.
         std::atomic<std::uint64_t> info{0};

@@ -74,7 +74,7 @@ class dgt_bst {
 
     enum side : int { left = 0, right = 1 };
 
-    struct node : Domain::node_base {
+    struct node final : Domain::node_base {
         /// A leaf.
         node(Key k, Value v) noexcept : key(k), value(v), leaf(true) {}
         /// A routing node.

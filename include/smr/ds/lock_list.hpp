@@ -43,7 +43,7 @@ template <class Domain, class Key = std::int64_t, class Value = std::int64_t>
 class lock_list {
     friend struct smr::ds::testing::access;  // tests corrupt internals
 
-    struct node : Domain::node_base {
+    struct node final : Domain::node_base {
         node(Key k, Value v, node* successor) noexcept : key(k), value(v), next(successor) {}
 
         const Key key;

@@ -79,7 +79,7 @@ template <class Domain, class Key = std::int64_t, class Value = std::int64_t>
 class ms_queue {
     friend struct smr::ds::testing::access;  // tests corrupt internals
 
-    struct node : Domain::node_base {
+    struct node final : Domain::node_base {
         node(Key k, Value v) noexcept : key(k), value(v) {}
 
         const Key key;

@@ -144,9 +144,9 @@
 //
 // ---- Layout -----------------------------------------------------------------------
 //
-// Node = domain header (16 bytes for the epoch family and the leak domain) +
+// Node = domain header (none for the epoch family and the leak domain) +
 // key 8 + value 8 + two children 16 + parent 8 + version 4 + height 2 + lock 1
-// + present 1 = 64 bytes, one cache line. A 32-bit version can only be
+// + present 1 = 48 bytes. A 32-bit version can only be
 // mistaken for an earlier one after 2^30 rotations of one node during a
 // single validation window; heights fit 16 bits (an AVL tree of height 64
 // holds more than 2^40 nodes).
@@ -226,7 +226,7 @@ class occ_avl {
 
     enum side : int { left = 0, right = 1 };
 
-    struct node : Domain::node_base {
+    struct node final : Domain::node_base {
         node(Key k, Value v, node* up, bool has_value) noexcept
             : key(k), value(v), parent(up), present(has_value) {}
 

@@ -113,9 +113,9 @@ class debra_domain : public domain_base<debra_domain, detail::debra_local> {
         count_retired(s, node);
         // relaxed: the thread's own announcement, written only by itself.
         if ((s.local.announce.load(std::memory_order_relaxed) & 1) != 0) [[unlikely]] {
-            return retire_while_quiescent(tid, node);
+            return retire_while_quiescent(tid, core::entry_of(node));
         }
-        s.local.bags.add(node);
+        s.local.bags.add(core::entry_of(node));
     }
 
     void on_thread_exit(int tid) noexcept { end_op(tid); }
@@ -137,9 +137,9 @@ class debra_domain : public domain_base<debra_domain, detail::debra_local> {
     /// labelled with it, the node would be freed while readers that entered
     /// later epochs still hold it. Inside an operation of its own the thread
     /// has caught up with the global epoch and announced it.
-    SMR_SLOW_PATH void retire_while_quiescent(int tid, core::retired_node* node) noexcept {
+    SMR_SLOW_PATH void retire_while_quiescent(int tid, core::retired_entry entry) noexcept {
         begin_op(tid);
-        local(tid).bags.add(node);
+        local(tid).bags.add(entry);
         end_op(tid);
         hand_over_if_offline(tid);
     }

@@ -355,7 +355,9 @@ class domain_base {
             free_memory({memory, shape.bytes, shape.align});
             throw;
         }
-        node->destroy = &core::destroy_as<T>;
+        if constexpr (std::is_base_of_v<core::destroy_word, T>) {
+            node->destroy = &core::destroy_as<T>;
+        }
         slot& s = slot_of(tid);
         s.allocated.add();
         s.allocated_bytes.add(sizeof(T));
@@ -398,14 +400,14 @@ class domain_base {
     template <class T>
     void discard(int tid, T* node) noexcept {
         slot_of(tid).discarded.add();
-        release_memory(entry_of(node));
+        release_memory(core::entry_of(node));
     }
 
     /// Frees a node that no thread can reach any more, outside any thread
     /// slot: for data-structure destructors, when no operation can be running.
     template <class T>
     void free_unshared(T* node) noexcept {
-        release_memory(entry_of(node));
+        release_memory(core::entry_of(node));
     }
 
     /// Frees a node that was unlinked while its structure excluded every
@@ -418,7 +420,7 @@ class domain_base {
         slot& s = slot_of(tid);
         s.retired.add();
         s.freed.add();
-        free_timed(tid, entry_of(node));
+        free_timed(tid, core::entry_of(node));
     }
 
     // ---- statistics ----------------------------------------------------------
@@ -587,22 +589,29 @@ class domain_base {
         return true;
     }
 
-    /// Every scheme's retire starts here, which is where a node with no way
-    /// to be freed is caught in a debug build (core::no_deleter stops a
-    /// release build when it would be freed).
+    /// An smr::obj_base object may be retired only as its obj_base, the static
+    /// type obj_base::retire passes; any other node as itself.
+    template <class T>
+    static constexpr bool retire_accepts() noexcept {
+        if constexpr (requires { T::smr_has_own_deleter; }) {
+            return std::is_same_v<std::remove_cv_t<T>, typename T::smr_obj_base>;
+        } else {
+            return true;
+        }
+    }
+
+    /// Every scheme's retire starts here, which is where an smr::obj_base
+    /// object retired past its retire() is refused at compile time (and
+    /// core::entry_of refuses a node type that is not final).
     template <class T>
     void count_retired(int tid, const T* node) noexcept {
         count_retired(slot_of(tid), node);
     }
     template <class T>
     void count_retired(slot& s, [[maybe_unused]] const T* node) noexcept {
-        static_assert(
-            !requires { T::smr_has_own_deleter; },
-            "retire an smr::obj_base object with object->retire(domain, tid): it "
-            "stores the deleter and counts the object on the scheme's clock");
-        assert(node->destroy != &core::no_deleter &&
-               "retire: the object was neither made by domain.allocate nor derives from "
-               "smr::obj_base");
+        static_assert(retire_accepts<T>(),
+                      "retire an smr::obj_base object with object->retire(domain, tid): it "
+                      "stores the deleter and counts the object on the scheme's clock");
         s.retired.add();
     }
     void count_signal(int tid) noexcept { slot_of(tid).signals.add(); }
@@ -866,10 +875,6 @@ class domain_base {
     }
 
     void release_memory(core::retired_entry entry) noexcept { free_memory(entry.release()); }
-    /// A node with the destroy function its allocation stamped.
-    static core::retired_entry entry_of(core::retired_node* node) noexcept {
-        return {node, node->destroy};
-    }
 
     domain_config config_;
     std::pmr::memory_resource* memory_;

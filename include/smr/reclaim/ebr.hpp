@@ -105,9 +105,9 @@ class ebr_domain : public domain_base<ebr_domain, detail::ebr_local> {
         auto& me = local(tid);
         // relaxed: the thread's own flag, written only by itself.
         if ((me.announce.load(std::memory_order_relaxed) & 1) == 0) [[unlikely]] {
-            return retire_outside_region(tid, node);
+            return retire_outside_region(tid, core::entry_of(node));
         }
-        me.bags.add(node);
+        me.bags.add(core::entry_of(node));
     }
 
     /// The caller has left every operation; clearing the flag again is
@@ -124,9 +124,9 @@ class ebr_domain : public domain_base<ebr_domain, detail::ebr_local> {
     /// global one: labelled with it, the node would be freed while readers
     /// that entered later epochs still hold it. In a region of its own the
     /// thread has caught up and announced the current epoch.
-    SMR_SLOW_PATH void retire_outside_region(int tid, core::retired_node* node) noexcept {
+    SMR_SLOW_PATH void retire_outside_region(int tid, core::retired_entry entry) noexcept {
         begin_op(tid);
-        local(tid).bags.add(node);
+        local(tid).bags.add(entry);
         end_op(tid);
         hand_over_if_offline(tid);
     }

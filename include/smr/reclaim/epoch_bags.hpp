@@ -31,7 +31,7 @@ class epoch_bags {
 
     /// Retires into the bag of the owner's local epoch (the one last passed
     /// to advance(); 0 before the first).
-    void add(core::retired_node* node) noexcept { current_->push_back(node); }
+    void add(core::retired_entry entry) noexcept { current_->push_back(entry); }
 
     /// A bag retired in local epoch `label` is safe for a thread that has
     /// seen epoch `epoch`: the global epoch has been at least `epoch`, so it

@@ -106,7 +106,7 @@ inline thread_local bool lfrc_constructing = false;
 
 /// The node header of lfrc: the destroy word, how to find the node's links
 /// once it is freed, and the count word.
-class lfrc_node_header : public core::retired_node {
+class lfrc_node_header : public core::destroy_word {
   public:
     /// A header constructed outside lfrc_domain::allocate is a sentinel that
     /// lives in its structure: pinned, with a count that never reaches zero.
@@ -185,7 +185,7 @@ class lfrc_domain : private lfrc_memory,
     /// Where the count word lies in every node (after the destroy word and
     /// the links function): the pool's shared_word_offset must be this.
     static constexpr std::size_t count_offset =
-        sizeof(core::retired_node) + sizeof(lfrc_node_header::links_fn);
+        sizeof(core::destroy_word) + sizeof(lfrc_node_header::links_fn);
 
     /// The pool options lfrc needs, for a caller that builds its own pool
     /// (a bounded one, for Hart's exhaustion experiments).

@@ -96,9 +96,9 @@ class nebr_domain : public domain_base<nebr_domain, detail::nebr_local> {
         auto& me = local(tid);
         // relaxed: the thread's own flag, written only by itself.
         if ((me.announce.load(std::memory_order_relaxed) & 1) == 0) [[unlikely]] {
-            return retire_while_offline(tid, node);
+            return retire_while_offline(tid, core::entry_of(node));
         }
-        me.bags.add(node);
+        me.bags.add(core::entry_of(node));
     }
 
     void on_thread_enter(int tid) noexcept { thread_online(tid); }
@@ -147,9 +147,9 @@ class nebr_domain : public domain_base<nebr_domain, detail::nebr_local> {
     /// labelled with it, the node would be freed while readers that entered
     /// later epochs still hold it. Online, the thread has caught up with the
     /// global epoch and announced it (with thread_online's fence).
-    SMR_SLOW_PATH void retire_while_offline(int tid, core::retired_node* node) noexcept {
+    SMR_SLOW_PATH void retire_while_offline(int tid, core::retired_entry entry) noexcept {
         come_online(tid);
-        local(tid).bags.add(node);
+        local(tid).bags.add(entry);
         go_offline(tid);
         hand_over_if_offline(tid);
     }

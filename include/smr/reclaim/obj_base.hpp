@@ -10,9 +10,9 @@
 //
 // Why a base class and not retire(tid, ptr, deleter): retiring must not
 // allocate (NBR forbids it in some phases, and the measurements would see
-// it), so the deleter has to live in the object, next to the header every
-// node of the domain starts with. The base stamps the header's destroy
-// function in its constructor. Such an object is retired only through
+// it), so the deleter has to live in the object, after the header every
+// node of the domain starts with; the limbo bag's entry names the function
+// that calls it (smr_destroy). Such an object is retired only through
 // object->retire(domain, tid): it stores the deleter and ticks the scheme's
 // clock; domain.retire(tid, object) refuses it at compile time.
 //
@@ -62,8 +62,10 @@ class obj_base : public Domain::node_base {
                   "the deleter is made, stored and moved out in noexcept code");
 
   public:
-    /// Marks types that allocate must refuse (domain_base::allocate).
+    /// Marks types that allocate must refuse (domain_base::allocate), and
+    /// the one static type retire accepts them as.
     static constexpr bool smr_has_own_deleter = true;
+    using smr_obj_base = obj_base;
 
     /// Hands the object to `domain` on the calling thread `tid` (inside an
     /// operation or outside one, as domain.retire allows for the scheme):
@@ -73,25 +75,28 @@ class obj_base : public Domain::node_base {
     void retire(Domain& domain, int tid, D deleter = D()) noexcept {
         deleter_ = std::move(deleter);
         domain.tick_clock(tid);
-        // As the header type: domain.retire refuses obj_base types (above).
-        domain.retire(tid, static_cast<typename Domain::node_base*>(this));
+        // As an obj_base: domain.retire refuses the object's own type (above),
+        // and core::entry_of finds smr_destroy on this one.
+        domain.retire(tid, this);
     }
 
-  protected:
-    obj_base() noexcept { this->destroy = &destroy_with_deleter; }
-    /// A copy is a new object with a header of its own, not retired.
-    obj_base(const obj_base&) noexcept : obj_base() {}
-    obj_base& operator=(const obj_base&) noexcept { return *this; }
-    ~obj_base() = default;
-
-  private:
-    static core::node_memory destroy_with_deleter(core::retired_node* node) noexcept {
+    /// How the domain destroys the object once it is safe (core::entry_of):
+    /// moves the deleter out and calls it.
+    static core::node_memory smr_destroy(core::retired_node* node) noexcept {
         T* object = static_cast<T*>(static_cast<obj_base*>(node));
         D deleter = std::move(object->obj_base::deleter_);
         deleter(object);
         return {};  // no address: the deleter gave the memory back itself
     }
 
+  protected:
+    obj_base() noexcept = default;
+    /// A copy is a new object, not retired.
+    obj_base(const obj_base&) noexcept : obj_base() {}
+    obj_base& operator=(const obj_base&) noexcept { return *this; }
+    ~obj_base() = default;
+
+  private:
     [[no_unique_address]] D deleter_{};
 };
 

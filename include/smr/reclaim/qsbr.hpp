@@ -80,9 +80,9 @@ class qsbr_domain : public domain_base<qsbr_domain, detail::qsbr_local> {
         count_retired(s, node);
         // relaxed: the thread's own flag, written only by itself.
         if ((s.local.announce.load(std::memory_order_relaxed) & 1) != 0) [[unlikely]] {
-            return retire_while_offline(tid, node);
+            return retire_while_offline(tid, core::entry_of(node));
         }
-        s.local.bags.add(node);
+        s.local.bags.add(core::entry_of(node));
     }
 
     /// The fuzzy barrier (Hart's quiescent_state()).
@@ -143,9 +143,9 @@ class qsbr_domain : public domain_base<qsbr_domain, detail::qsbr_local> {
     /// labelled with it, the node would be freed while readers that entered
     /// later epochs still hold it. Online, the thread has caught up with the
     /// global epoch and announced it (with thread_online's fence).
-    SMR_SLOW_PATH void retire_while_offline(int tid, core::retired_node* node) noexcept {
+    SMR_SLOW_PATH void retire_while_offline(int tid, core::retired_entry entry) noexcept {
         come_online(tid);
-        local(tid).bags.add(node);
+        local(tid).bags.add(entry);
         go_offline(tid);
         hand_over_if_offline(tid);
     }

@@ -79,7 +79,7 @@ struct urcu_link {
 /// Node header of the urcu domains: the destroy word, liburcu's rcu_head,
 /// where to return the node, and the return stack's link (liburcu is done
 /// with the node when it is pushed there). 48 bytes.
-struct urcu_node_header : core::retired_node, detail::urcu_link {
+struct urcu_node_header : core::destroy_word, detail::urcu_link {
     void* domain = nullptr;
     urcu_node_header* next_returned = nullptr;
     int owner = -1;
@@ -222,6 +222,9 @@ class urcu_domain : public domain_base<urcu_domain<Flavour>, detail::urcu_local,
     void retire(int tid, T* node) noexcept {
         this->count_retired(tid, node);
         urcu_node_header* header = node;
+        // The destroy word the node comes back with (an obj_base object's
+        // deleter, which allocate did not stamp).
+        header->destroy = core::entry_of(node).destroy;
         header->domain = this;
         header->owner = tid;
         Flavour::call(&header->head, &grace_period_over);

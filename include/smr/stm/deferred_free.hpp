@@ -48,7 +48,7 @@ class deferred_frees {
     static constexpr std::size_t pointers_per_block = 60;
 
     /// A domain node carrying up to 60 freed blocks; freeing it frees them.
-    struct pointer_block : Domain::node_base {
+    struct pointer_block final : Domain::node_base {
         pointer_block() noexcept {}  // pointers past count are never read
         ~pointer_block() {
             for (std::uint32_t i = 0; i != count; ++i) std::free(pointers[i]);

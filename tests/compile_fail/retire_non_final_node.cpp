@@ -1,0 +1,11 @@
+// Must not compile: the node type is not final, so a Node* might point into
+// a larger object that domain.allocate made, and retire, which destroys the
+// node as the type it is given (no destroy word in an epoch domain's node),
+// would run the wrong destructor and free the wrong size.
+#include "smr/reclaim/debra.hpp"
+
+struct node : smr::debra_domain::node_base {
+    int value = 0;
+};
+
+void misuse(smr::debra_domain& domain, int tid, node* n) { domain.retire(tid, n); }
