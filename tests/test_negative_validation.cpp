@@ -922,11 +922,11 @@ TEST(NegativeValidation, DgtBstRoutingNodeLocked) {
     ASSERT_NO_FATAL_FAILURE(f.fill());
     auto* const parent = dgt_leaf_and_parent(node_ptr(internals::root(f.s)), 5).second;
     ASSERT_NE(parent, nullptr);
-    const std::uint32_t version = parent->version[0].load(relaxed);
+    const std::uint16_t version = parent->version[0].load(relaxed);
     ASSERT_EQ(version & 1u, 0u);
     expect_caught(
         f.s, "routing node " + std::to_string(parent->key) + " is locked or removed",
-        [&] { parent->version[0].store(version + 1, relaxed); },
+        [&] { parent->version[0].store(static_cast<std::uint16_t>(version + 1), relaxed); },
         [&] { parent->version[0].store(version, relaxed); });
 }
 

@@ -53,17 +53,21 @@ namespace smr::ds {
 /// (the leaf and its parent).
 ///
 /// Memory layout: one node type for leaves and routing nodes, as in the
-/// paper's code: the domain's header + key, value, two children, two 32-bit
-/// versioned locks and a leaf flag = 64 bytes with the 16-byte header of the
-/// epoch-family and leak domains (the paper pads its 40-byte node to a 64-byte
-/// cache line).
+/// paper's code: the domain's header (none for the epoch family, the leak
+/// domain, hp and nbr) + key, two children, two 16-bit versioned locks, a
+/// leaf flag and the value = 40 bytes, the paper's size (jemalloc's 48-byte
+/// class). What a parse reads at every level (key, leaf flag, one version,
+/// one child) is the first 29 bytes: in 48-byte regions a quarter of the
+/// nodes straddle two cache lines there, where the value in the middle left
+/// half of them straddling.
 ///
 /// Deviations from the paper's code, both portability choices:
-/// - Each side's lock is one 32-bit counter, even = free, odd = held; lock and
+/// - Each side's lock is one 16-bit counter, even = free, odd = held; lock and
 ///   unlock each add 1 (the paper's 16-bit ticket and 16-bit version, with
-///   ticket - version in {0, 1}, carry the same information). A stale version
-///   could only be mistaken for the current one after 2^31 updates of that
-///   side during one parse (the paper's 16 bits wrap after 2^16).
+///   ticket - version in {0, 1}, carry the same information in one word). A
+///   stale version could only be mistaken for the current one after 2^15
+///   updates of that side during one parse, as the paper's 16-bit version
+///   after 2^16.
 /// - The paper locks both sides of the parent in erase with one 64-bit CAS;
 ///   standard C++ cannot CAS a word whose halves other threads CAS
 ///   separately, so erase try-locks the two sides one after the other and
@@ -74,37 +78,38 @@ class dgt_bst {
 
     enum side : int { left = 0, right = 1 };
 
+    using version_t = std::uint16_t;
+
     struct node final : Domain::node_base {
         /// A leaf.
-        node(Key k, Value v) noexcept : key(k), value(v), leaf(true) {}
+        node(Key k, Value v) noexcept : key(k), leaf(true), value(v) {}
         /// A routing node.
-        node(Key k, node* l, node* r) noexcept : key(k), value(), child{l, r}, leaf(false) {}
+        node(Key k, node* l, node* r) noexcept : key(k), child{l, r}, leaf(false), value() {}
 
         /// Routing nodes: left subtree < key <= right subtree. Written only
         /// before the node is published (insert may re-target an unpublished
         /// routing node when it restarts).
         Key key;
-        Value value;  // leaves only
         std::atomic<node*> child[2]{nullptr, nullptr};
         /// Versioned try-lock of each side (routing nodes only): even = free,
         /// odd = held. child[s] changes only while version[s] is held.
-        std::atomic<std::uint32_t> version[2]{0, 0};
+        std::atomic<version_t> version[2]{0, 0};
         /// A flag, where the paper's code tests for a null left child: that
         /// test is an atomic load and a compare per level, where this is one
         /// compare with memory (one thread, 100K keys: 600.4 instructions per
-        /// operation with the flag, 636.0 without). Its 8 bytes (with
-        /// padding) change no jemalloc size class: 56 or 64 bytes take a
-        /// 64-byte region, 40 or 48 (no header) a 48-byte one. glibc's
-        /// 16-byte chunk steps do see them.
+        /// operation with the flag, 636.0 without). It fits in the padding
+        /// after the 16-bit versions.
         const bool leaf;
+        Value value;  // leaves only; last: a parse never reads it
 
         /// The lock must still be free with the version read in the parse
         /// (the paper's tl_trylock_version).
-        bool try_lock(side s, std::uint32_t seen) noexcept {
+        bool try_lock(side s, version_t seen) noexcept {
             if ((seen & 1) != 0) return false;  // held (or removed) when parsed
             // acquire: pairs with the release of the last unlock/revert, so
             // the writes of the previous holder are visible to us.
-            return version[s].compare_exchange_strong(seen, seen + 1, std::memory_order_acquire,
+            return version[s].compare_exchange_strong(seen, static_cast<version_t>(seen + 1),
+                                                      std::memory_order_acquire,
                                                       std::memory_order_relaxed);
         }
         /// Locks a side if it is free now, whatever its version.
@@ -116,12 +121,12 @@ class dgt_bst {
         void unlock(side s) noexcept {
             // release: publishes the new child[s]; pairs with the parse's
             // acquire load of the version and with the next try_lock.
-            version[s].store(version[s].load(std::memory_order_relaxed) + 1,
+            version[s].store(static_cast<version_t>(version[s].load(std::memory_order_relaxed) + 1),
                              std::memory_order_release);
         }
         /// Ends a hold that changed nothing (the paper's tl_revert): the old
         /// version is restored, so parses that saw it stay valid.
-        void revert(side s, std::uint32_t seen) noexcept {
+        void revert(side s, version_t seen) noexcept {
             // release: pairs with the next try_lock's acquire (a holder's
             // reads stay before the next holder's writes).
             version[s].store(seen, std::memory_order_release);
@@ -137,8 +142,8 @@ class dgt_bst {
         node* leaf;
         side gparent_side;
         side parent_side;
-        std::uint32_t gparent_version;
-        std::uint32_t parent_version;
+        version_t gparent_version;
+        version_t parent_version;
     };
 
   public:
@@ -398,7 +403,7 @@ class dgt_bst {
             const side s = key < n->key ? left : right;
             // acquire: pairs with unlock's release, so the child read next is
             // at least as new as this version (and is not read before it).
-            const std::uint32_t v = n->version[s].load(std::memory_order_acquire);
+            const version_t v = n->version[s].load(std::memory_order_acquire);
             p.gparent = p.parent;
             p.gparent_side = p.parent_side;
             p.gparent_version = p.parent_version;
