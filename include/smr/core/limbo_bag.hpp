@@ -34,14 +34,19 @@ class limbo_bag {
     limbo_bag(limbo_bag&& other) noexcept { steal(other); }
     limbo_bag& operator=(limbo_bag&& other) noexcept {
         if (this != &other) {
-            release_blocks();
+            // The common case, an epoch's rotation, assigns to an empty bag:
+            // only the test is inline.
+            if (head_ != nullptr) [[unlikely]]
+                release_blocks();
             steal(other);
         }
         return *this;
     }
     /// Gives the blocks back; nodes still in the bag are not freed (the
     /// domain frees every node before its bags go).
-    ~limbo_bag() { release_blocks(); }
+    ~limbo_bag() {
+        if (head_ != nullptr) release_blocks();
+    }
 
     bool empty() const noexcept { return size_ == 0; }
     std::size_t size() const noexcept { return size_; }
@@ -55,7 +60,7 @@ class limbo_bag {
     void push_back(T* node) noexcept {
         push_back(entry_of(node));
     }
-    void push_back(retired_entry entry) noexcept {
+    [[gnu::always_inline]] void push_back(retired_entry entry) noexcept {
         if (tail_ == nullptr || tail_->full()) [[unlikely]]
             append_block();
         tail_->entries[tail_->end++] = entry;
@@ -171,7 +176,7 @@ class limbo_bag {
     }
 
   private:
-    void append_block() noexcept {
+    [[gnu::noinline]] void append_block() noexcept {
         bag_block* const b = acquire_block();
         if (tail_ != nullptr) {
             tail_->next = b;
@@ -196,7 +201,7 @@ class limbo_bag {
         head_ = tail_ = nullptr;
         size_ = 0;
     }
-    void release_blocks() noexcept {
+    [[gnu::noinline]] void release_blocks() noexcept {
         while (head_ != nullptr) {
             bag_block* const next = head_->next;
             release_block(head_);
