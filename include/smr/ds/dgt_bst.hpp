@@ -54,7 +54,7 @@ namespace smr::ds {
 ///
 /// Memory layout: one node type for leaves and routing nodes, as in the
 /// paper's code: the domain's header (none for the epoch family, the leak
-/// domain, hp and nbr) + two children, key, two 16-bit versioned locks, a
+/// domain, hp and nbr) + key, two children, two 16-bit versioned locks, a
 /// leaf flag and the value = 40 bytes, the paper's size (jemalloc's 48-byte
 /// class). What a parse reads at every level (key, leaf flag, one version,
 /// one child) is the first 29 bytes: in 48-byte regions a quarter of the
@@ -86,14 +86,18 @@ class dgt_bst {
         /// A leaf.
         node(Key k, Value v) noexcept : key(k), leaf(true), value(v) {}
         /// A routing node.
-        node(Key k, node* l, node* r) noexcept : child{l, r}, key(k), leaf(false), value() {}
+        node(Key k, node* l, node* r) noexcept : key(k), child{l, r}, leaf(false), value() {}
 
-        /// First: at offset 0 a side indexes it with no displacement.
-        std::atomic<node*> child[2]{nullptr, nullptr};
         /// Routing nodes: left subtree < key <= right subtree. Written only
         /// before the node is published (insert may re-target an unpublished
-        /// routing node when it restarts).
+        /// routing node when it restarts). First, before the children: when
+        /// a node straddles two cache lines, the key, which the child load
+        /// waits for, is in the first line and the chosen child most often
+        /// with it; children first put a quarter of the nodes' key in the
+        /// second line and their children in the first, two misses in
+        /// series (debra, 2 threads, 2M keys: 0.78x the throughput).
         Key key;
+        std::atomic<node*> child[2]{nullptr, nullptr};
         /// Versioned try-lock of each side (routing nodes only): even = free,
         /// odd = held. child[s] changes only while version[s] is held.
         std::atomic<version_t> version[2]{0, 0};
@@ -401,9 +405,7 @@ class dgt_bst {
     parse_result parse(int tid, Key key) noexcept {
         // Locals, not the result's fields: GCC keeps a struct that is
         // returned in memory there, two stores per level. With the word-sized
-        // side and the children at offset 0, insert's parse is 10
-        // instructions per level where it was 15 (one thread, 100K keys:
-        // `none` 615.0 -> 487.2 instructions per operation).
+        // side, insert's parse is 11 instructions per level where it was 15.
         node* gparent = nullptr;
         node* parent = nullptr;
         node* curr = &root_;
