@@ -181,6 +181,12 @@ constexpr std::array table{
             &assign<&bench_config::free, &smr::domain_config::free, &smr::free_policy::mode>},
     tuning<&bench_config::free_k, &smr::domain_config::free, &smr::free_policy::k>(
         "free-k", "amortized: nodes freed per operation", 1, two_to(20), "nodes"),
+    tuning<&bench_config::time_frees_every, &smr::domain_config::time_frees_every>(
+        "time-frees-every",
+        "time one free() call in N on average, at random gaps, into free_latency_ns and "
+        "free_seconds (scaled to all calls); 1: every call, as a --timeline does. Two timestamp "
+        "reads cost more than a free() often does",
+        1, two_to(30), "frees"),
     tuning<&bench_config::free_catchup_divisor, &smr::domain_config::free,
            &smr::free_policy::catchup_divisor>(
         "free-catchup-div",

@@ -96,6 +96,8 @@ struct bench_config {
     std::uint32_t quiescent_every = 1;
     std::uint32_t wfe_fast_attempts = 16;
     std::uint32_t token_check_every = 100;
+    /// One free() in this many is timed (smr::domain_config::time_frees_every).
+    std::uint32_t time_frees_every = 16;
     int nbr_signal = SIGUSR1;
     std::uint64_t nbr_low_watermark = 0;   // 0: half the high watermark
     std::uint64_t nbr_high_watermark = 0;  // 0: --bag-size

@@ -150,8 +150,11 @@ constexpr std::array table{
     statistic_spec{where::reclaimer, "heavy_barriers", "heavy barriers", "calls",
                    "membarrier calls of asymmetric fences, one per scan (hp)", &s::heavy_barriers},
     statistic_spec{where::reclaimer, "free_seconds", "time in free()", "s",
-                   "time inside free(), summed over threads", &s::free_seconds},
-    statistic_spec{where::reclaimer, "free_calls", "free() calls", "calls", "free() calls timed",
+                   "time inside free(), summed over threads (the timed calls' sum x freed / "
+                   "free_calls)",
+                   &s::free_seconds},
+    statistic_spec{where::reclaimer, "free_calls", "free() calls timed", "calls",
+                   "free() calls timed, one in --time-frees-every (every one with --timeline)",
                    &calls},
     statistic_spec{where::reclaimer, "free_latency_ns/p50", "free() call latency, median", "ns",
                    "median free() call", &percentile<500>},

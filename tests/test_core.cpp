@@ -628,6 +628,31 @@ TEST(free_policy, a_batch_counts_each_free_as_it_happens) {
     EXPECT_TRUE(bag.empty());
 }
 
+TEST(free_policy, one_free_in_n_is_timed_and_the_time_is_scaled_to_all) {
+    for (smr::free_mode mode : {smr::free_mode::batch, smr::free_mode::amortized}) {
+        smr::domain_config config = one_thread_config(mode);
+        config.time_frees_every = 16;
+        smr::debra_domain domain(config);
+        smr::thread_handle handle(domain);
+        const int tid = handle.tid();
+        constexpr int n = 16'000;
+        retire_in_one_op(domain, tid, n);
+        for (int op = 0; op < 20'000 && domain.garbage() != 0; ++op) {
+            smr::op_guard guard(domain, tid);
+        }
+        const smr::reclaimer_stats stats = domain.stats();
+        ASSERT_EQ(stats.freed, static_cast<std::uint64_t>(n)) << smr::to_string(mode);
+        // Gaps uniform in [1, 31]: about 1,000 timed, with a standard
+        // deviation of 18; the draws are deterministic (seeded by slot).
+        const std::uint64_t timed = stats.free_latency.count();
+        EXPECT_GT(timed, 900u) << smr::to_string(mode);
+        EXPECT_LT(timed, 1'100u) << smr::to_string(mode);
+        EXPECT_DOUBLE_EQ(stats.free_seconds, static_cast<double>(stats.free_latency.sum_ns()) *
+                                                 1e-9 * n / static_cast<double>(timed))
+            << smr::to_string(mode);
+    }
+}
+
 TEST(free_policy, frees_are_timed_only_when_asked) {
     smr::domain_config config = one_thread_config(smr::free_mode::batch);
     config.time_frees = false;  // the library's default

@@ -119,6 +119,16 @@ struct domain_config {
     /// timestamp counter. A benchmark's setting (smrbench turns it on; a
     /// timeline needs it).
     bool time_frees = false;
+    /// With time_frees: time one free in this many, on average (1, the
+    /// default: every free; 0 counts as 1). Two timestamp reads cost more
+    /// than many a free() (36 ns on our machines), so timing every call
+    /// slows the very batches it measures. The timed frees are drawn at
+    /// random gaps, uniform in [1, 2n - 1], which no periodic pattern of the
+    /// allocator (a cache flush every k frees) can alias with; free_latency
+    /// holds the timed calls, and free_seconds is their sum scaled by
+    /// frees / timed frees. A timeline records every call: attaching one
+    /// times them all.
+    std::uint32_t time_frees_every = 1;
 };
 
 /// The counters every reclaimer reports. Garbage = nodes retired but not yet
@@ -163,7 +173,13 @@ class domain_base {
           latency_(config.time_frees ? std::make_unique<core::padded<trace::latency_histogram>[]>(
                                            config.max_threads)
                                      : nullptr),
-          ticks_(config.time_frees ? core::ns_per_tick() : 1.0) {}
+          ticks_(config.time_frees ? core::ns_per_tick() : 1.0),
+          timing_gaps_(2 * std::clamp<std::uint32_t>(config.time_frees_every, 1, 1u << 30) - 1) {
+        for (std::size_t i = 0; i < config.max_threads; ++i) {
+            // Any odd multiple of i + 1 is non-zero, as xorshift needs.
+            slots_[i]->timing_rng = static_cast<std::uint32_t>((i + 1) * 0x9e3779b9u);
+        }
+    }
 
     domain_base(const domain_base&) = delete;
     domain_base& operator=(const domain_base&) = delete;
@@ -420,7 +436,7 @@ class domain_base {
         slot& s = slot_of(tid);
         s.retired.add();
         s.freed.add();
-        free_timed(tid, core::entry_of(node));
+        free_timed(tid, s, core::entry_of(node));
     }
 
     // ---- statistics ----------------------------------------------------------
@@ -482,7 +498,13 @@ class domain_base {
         }
         out.garbage = out.retired > out.freed ? out.retired - out.freed : 0;
         out.garbage_peak = std::max(garbage_peak_.load(std::memory_order_relaxed), out.garbage);
+        // Every free counted as freed went through free_timed; one in
+        // time_frees_every of them was timed.
+        const std::uint64_t timed = out.free_latency.count();
         out.free_seconds = static_cast<double>(out.free_latency.sum_ns()) * 1e-9;
+        if (timed != 0 && timed != out.freed && !SMR_MUTANT("free_seconds_not_scaled")) {
+            out.free_seconds *= static_cast<double>(out.freed) / static_cast<double>(timed);
+        }
         return out;
     }
 
@@ -493,6 +515,7 @@ class domain_base {
     void attach_recorders(trace::timeline* timeline, trace::garbage_series* series) noexcept {
         assert(timeline == nullptr || config_.time_frees);  // free calls are events of a timeline
         timeline_ = timeline;
+        if (timeline != nullptr) timing_gaps_ = 1;  // every call is an event
         series_ = series;
     }
 
@@ -509,6 +532,10 @@ class domain_base {
         core::owner_counter allocated, allocated_bytes, retired, freed, discarded;
         core::owner_counter epochs, signals, restarts, heavy_barriers;
         std::uint32_t op_depth = 0;  // op_guards open; the owner's alone
+        /// With time_frees: frees left before the next timed one, and the
+        /// state of the generator of the gaps (the owner's alone).
+        std::uint32_t frees_until_timed = 1;
+        std::uint32_t timing_rng = 1;
         /// The latest barrier request that concerns the thread (written by
         /// barriers) and the latest it answered (by the owner; `answered_offline`
         /// while offline).
@@ -702,7 +729,7 @@ class domain_base {
         while (!safe.empty()) {
             core::limbo_bag batch = std::move(safe);
             batch.consume([&](core::retired_entry entry) {
-                free_timed<Traced>(tid, entry);
+                free_timed<Traced>(tid, s, entry);
                 // Per node: a sample taken while a long batch runs counts
                 // what it freed so far as freed.
                 if (!SMR_MUTANT("batch_counts_freed_at_its_end")) s.freed.add();
@@ -731,7 +758,7 @@ class domain_base {
         for (; freed != quota; ++freed) {
             const core::retired_entry entry = s.freeable.pop_front();
             if (!entry) break;
-            free_timed(tid, entry);
+            free_timed(tid, s, entry);
         }
         s.freed.add(freed);
     }
@@ -851,19 +878,21 @@ class domain_base {
     }
 
     /// The one place a node goes back to the allocator while threads run:
-    /// timed into the thread's latency histogram (which also sums the time in
-    /// free). Callers count it as freed (retired garbage). It runs for every
-    /// node, so it is kept to two rdtsc, a fixed-point conversion and a
-    /// histogram increment, inlined into the freeing loops (a call frame per
-    /// node cost ~14 instructions). MaybeTraced = false: the caller knows no
-    /// timeline is attached.
+    /// one call in time_frees_every is timed into the thread's latency
+    /// histogram (which also sums the time in free). Callers count it as
+    /// freed (retired garbage). It runs for every node, so it is kept to a
+    /// countdown, and on a timed call two rdtsc, a fixed-point conversion and
+    /// a histogram increment, inlined into the freeing loops (a call frame
+    /// per node cost ~14 instructions). MaybeTraced = false: the caller knows
+    /// no timeline is attached.
     template <bool MaybeTraced = true>
-    [[gnu::always_inline]] void free_timed(int tid, core::retired_entry entry) noexcept {
+    [[gnu::always_inline]] void free_timed(int tid, slot& s, core::retired_entry entry) noexcept {
         const core::node_memory memory = entry.release();
-        if (latency_ == nullptr) {  // time_frees off: the library's default
-            free_memory(memory);
+        if (latency_ == nullptr || --s.frees_until_timed != 0) {
+            free_memory(memory);  // time_frees off (the library's default), or not this one
             return;
         }
+        s.frees_until_timed = next_timing_gap(s);
         const std::uint64_t start = core::now_ticks();
         free_memory(memory);
         const std::uint64_t end = core::now_ticks();
@@ -876,6 +905,18 @@ class domain_base {
 
     void release_memory(core::retired_entry entry) noexcept { free_memory(entry.release()); }
 
+    /// Frees until the next timed one: 1 + a uniform draw below timing_gaps_
+    /// (xorshift32, then Lemire's multiply-shift; no division).
+    std::uint32_t next_timing_gap(slot& s) noexcept {
+        if (timing_gaps_ == 1) return 1;
+        std::uint32_t x = s.timing_rng;
+        x ^= x << 13;
+        x ^= x >> 17;
+        x ^= x << 5;
+        s.timing_rng = x;
+        return 1 + static_cast<std::uint32_t>((std::uint64_t{x} * timing_gaps_) >> 32);
+    }
+
     domain_config config_;
     std::pmr::memory_resource* memory_;
     core::thread_registry registry_;
@@ -883,6 +924,9 @@ class domain_base {
     /// Per-slot free() latency, only with config.time_frees (2.7 KB a slot).
     std::unique_ptr<core::padded<trace::latency_histogram>[]> latency_;
     core::tick_converter ticks_;
+    /// How many gaps between timed frees are drawn from: 2 x time_frees_every
+    /// - 1 (mean time_frees_every), 1 while a timeline is attached.
+    std::uint32_t timing_gaps_;
     trace::timeline* timeline_ = nullptr;
     trace::garbage_series* series_ = nullptr;
     alignas(core::false_sharing_range) core::orphanage orphans_;
