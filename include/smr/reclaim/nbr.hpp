@@ -717,19 +717,35 @@ class basic_nbr_domain : public domain_base<basic_nbr_domain<Plus>, detail::nbr_
         const void** first = me.scratch.begin();
         const void** last = me.scratch.end();
         std::sort(first, last);
+        const auto unreserved = [first, last](const core::retired_node* node) {
+            return !std::binary_search(first, last, static_cast<const void*>(node));
+        };
         core::limbo_bag safe;
-        core::limbo_bag kept;
-        for (std::size_t k = 0; k < count; ++k) {
-            const core::retired_entry entry = me.bag.pop_front();
-            if (!entry) break;
-            if (std::binary_search(first, last, static_cast<const void*>(entry.node))) {
-                kept.push_back(entry);
-            } else {
-                safe.push_back(entry);
+        if (count >= me.bag.size()) {
+            // The whole bag (NBR, and NBR+ past its high watermark): the few
+            // reserved nodes leave it, the rest is compacted in place and
+            // freed as it stands, no entry copied into another bag (one
+            // thread, dgt_bst 100K keys: 703.1 -> 694.4 instructions per
+            // operation).
+            core::limbo_bag reserved = me.bag.extract_unless(unreserved);
+            swap(safe, me.bag);
+            swap(me.bag, reserved);
+        } else {
+            // NBR+'s bookmarked prefix: the nodes after it wait for their
+            // own grace period.
+            core::limbo_bag kept;
+            for (std::size_t k = 0; k < count; ++k) {
+                const core::retired_entry entry = me.bag.pop_front();
+                if (!entry) break;
+                if (unreserved(entry.node)) {
+                    safe.push_back(entry);
+                } else {
+                    kept.push_back(entry);
+                }
             }
+            kept.splice_back(me.bag);  // reserved (older) nodes first, then the rest
+            swap(kept, me.bag);
         }
-        kept.splice_back(me.bag);  // reserved (older) nodes first, then the rest
-        swap(kept, me.bag);
         this->dispose_safe(tid, safe);
     }
 
