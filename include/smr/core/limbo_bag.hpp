@@ -18,8 +18,8 @@ namespace smr::core {
 /// room of the last, so that many small epoch bags spliced one after another
 /// do not leave a chain of nearly empty blocks).
 ///
-/// Why blocks and not a list threaded through the nodes (our design until
-/// issue 53, and the free list of most published code): appending writes to
+/// Why blocks and not a list threaded through the nodes (the free list of
+/// most published code, and once ours): appending writes to
 /// no retired node, and freeing a bag reads its entries sequentially instead
 /// of chasing a link through each node, whose line is cold by the time the
 /// grace period ends; the nodes lose the 8-byte link. docs/design.md gives

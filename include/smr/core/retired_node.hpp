@@ -32,9 +32,9 @@ using destroy_fn = node_memory (*)(retired_node*);
 ///
 /// How a retired node is destroyed travels beside it, in its limbo bag's
 /// entry (core/limbo_bag.hpp), made at retire from the node's static type
-/// (entry_of below). Until issue 53 every node carried a 16-byte header (a
-/// bag link and the destroy function); docs/design.md, "Node header", gives
-/// what removing it saved.
+/// (entry_of below), not in a header: a bag link and a destroy function
+/// in every node cost 16 bytes, a jemalloc size class for the DGT node;
+/// docs/design.md, "Node header", gives what removing them saved.
 struct retired_node {};
 
 /// A destroy word kept in the node, for the schemes that free nodes whose
