@@ -17,6 +17,7 @@
 #include "smr/core/limbo_bag.hpp"
 #include "smr/core/orphanage.hpp"
 #include "smr/core/retired_node.hpp"
+#include "smr/core/scan_buffer.hpp"
 #include "smr/core/thread_registry.hpp"
 #include "smr/free_policy.hpp"
 #include "smr/reclaim/debra.hpp"
@@ -45,6 +46,29 @@ std::vector<retired_node*> addresses(std::vector<bag_node>& nodes, std::size_t f
     std::vector<retired_node*> out;
     for (std::size_t i = from; i < to; ++i) out.push_back(&nodes[i]);
     return out;
+}
+
+// Both lookups of a sealed scan buffer, on each side of the linear limit:
+// every value collected is found (the first and the last included), and no
+// value between or around them is.
+TEST(scan_buffer, contains_exactly_what_was_collected_below_and_above_the_linear_limit) {
+    using buffer = smr::core::scan_buffer<std::uintptr_t>;
+    for (const std::size_t n :
+         {std::size_t{0}, std::size_t{1}, std::size_t{3}, buffer::linear_scan_limit,
+          buffer::linear_scan_limit + 1, std::size_t{200}}) {
+        buffer b;
+        b.reserve(n);
+        // Even values, collected out of order as a scan collects them.
+        for (std::size_t i = 0; i < n; ++i) b.push_back(2 * ((i * 7919) % n) + 2);
+        b.seal();
+        for (std::uintptr_t v = 0; v <= 2 * n + 3; ++v) {
+            const bool collected = v % 2 == 0 && v >= 2 && v <= 2 * n;
+            EXPECT_EQ(b.contains(v), collected) << "n=" << n << " value " << v;
+        }
+        b.clear();
+        b.seal();
+        EXPECT_FALSE(b.contains(2)) << "n=" << n << ": a cleared buffer holds nothing";
+    }
 }
 
 TEST(limbo_bag, push_and_pop_are_fifo) {

@@ -333,10 +333,9 @@ class hp_domain : public domain_base<hp_domain, detail::hp_local> {
                 }
             }
         }
-        std::sort(me.scratch.begin(), me.scratch.end());
+        me.scratch.seal();
         core::limbo_bag safe = me.retired.extract_unless([&](core::retired_node* node) {
-            return std::binary_search(me.scratch.begin(), me.scratch.end(),
-                                      static_cast<const void*>(node));
+            return me.scratch.contains(static_cast<const void*>(node));
         });
         me.next_scan_at = me.retired.size() + scan_threshold();
         dispose_safe(tid, safe);

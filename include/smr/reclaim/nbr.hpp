@@ -714,11 +714,10 @@ class basic_nbr_domain : public domain_base<basic_nbr_domain<Plus>, detail::nbr_
                 }
             }
         }
-        const void** first = me.scratch.begin();
-        const void** last = me.scratch.end();
-        std::sort(first, last);
-        const auto unreserved = [first, last](const core::retired_node* node) {
-            return !std::binary_search(first, last, static_cast<const void*>(node));
+        me.scratch.seal();
+        const auto& reservations = me.scratch;
+        const auto unreserved = [&reservations](const core::retired_node* node) {
+            return !reservations.contains(static_cast<const void*>(node));
         };
         core::limbo_bag safe;
         if (count >= me.bag.size()) {
