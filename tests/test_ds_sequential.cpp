@@ -60,16 +60,18 @@ smr::ds::validation_result full_validate(const S& s) {
 template <class DS>
 struct ds_facts;
 
+/// A list's operation walks half the list: 100,000 random operations (not
+/// the default 200,000) still insert and erase each key of 2,048 about
+/// twelve times and of the 4,096-key pool about six, and halve the lists'
+/// share of the ASan stage (38 test-seconds of random runs).
+inline constexpr int list_random_ops = 100000;
+
 template <class Domain>
 struct ds_facts<smr::ds::lazylist<Domain>> {
     static constexpr std::uint64_t allocated_per_insert = 1;
     static constexpr std::uint64_t retired_per_erase = 1;
     static constexpr std::uint64_t large_range_keys = 4096;
-    /// A list's operation walks half the list: 100,000 random operations
-    /// (not the default 200,000) still insert and erase each key of 2,048
-    /// about twelve times and of the 4,096-key pool about six, and halve the
-    /// lists' share of the ASan stage (38 test-seconds of random runs).
-    static constexpr int random_ops = 100000;
+    static constexpr int random_ops = list_random_ops;
 };
 
 template <class Domain>
@@ -84,7 +86,7 @@ struct ds_facts<smr::ds::harris_list<Domain>> {
     static constexpr std::uint64_t allocated_per_insert = 1;
     static constexpr std::uint64_t retired_per_erase = 1;
     static constexpr std::uint64_t large_range_keys = 4096;
-    static constexpr int random_ops = 100000;  // as lazylist's
+    static constexpr int random_ops = list_random_ops;
 };
 
 template <class Domain>
@@ -92,7 +94,7 @@ struct ds_facts<smr::ds::hm_list<Domain>> {
     static constexpr std::uint64_t allocated_per_insert = 1;
     static constexpr std::uint64_t retired_per_erase = 1;
     static constexpr std::uint64_t large_range_keys = 4096;
-    static constexpr int random_ops = 100000;  // as lazylist's
+    static constexpr int random_ops = list_random_ops;
 };
 
 using smr::test::hm_list_restarting;
