@@ -187,6 +187,15 @@ constexpr std::array table{
         "free_seconds (scaled to all calls); 1: every call, as a --timeline does. Two timestamp "
         "reads cost more than a free() often does",
         1, two_to(30), "frees"),
+    option_spec{
+        .name = "count-remote-frees",
+        .field = &bench_config::count_remote_frees,
+        .help = "count the freed nodes another thread allocated (reclaimer.remote_frees): each "
+                "node's block carries its allocating thread's 4-byte tag, so it may move up a "
+                "size class (the DGT node does not); off, nodes are exactly their type's size",
+        .target = option_target::domain,
+        .to_domain =
+            &assign<&bench_config::count_remote_frees, &smr::domain_config::count_remote_frees>},
     tuning<&bench_config::free_catchup_divisor, &smr::domain_config::free,
            &smr::free_policy::catchup_divisor>(
         "free-catchup-div",

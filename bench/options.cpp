@@ -354,6 +354,12 @@ void check_stm_options(const CLI::App& app, const bench_config& config) {
                             " runs on no STM)");
         }
     }
+    if (config.count_remote_frees && combo->transactional) {
+        throw bad_input("--count-remote-frees counts the nodes a reclaimer allocates, and --ds " +
+                        config.ds +
+                        "'s nodes are its STM's plain malloc blocks, freed in batches of "
+                        "pointers: it has none to count");
+    }
     if (config.pool_nodes != 0 && combo->transactional) {
         throw bad_input("--pool-nodes bounds the nodes a reclaimer allocates, and --ds " +
                         config.ds +

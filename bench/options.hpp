@@ -98,6 +98,8 @@ struct bench_config {
     std::uint32_t token_check_every = 100;
     /// One free() in this many is timed (smr::domain_config::time_frees_every).
     std::uint32_t time_frees_every = 16;
+    /// smr::domain_config::count_remote_frees.
+    bool count_remote_frees = false;
     int nbr_signal = SIGUSR1;
     std::uint64_t nbr_low_watermark = 0;   // 0: half the high watermark
     std::uint64_t nbr_high_watermark = 0;  // 0: --bag-size

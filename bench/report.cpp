@@ -215,6 +215,12 @@ void print_human(std::ostream& out, const bench_config& config, const combinatio
                       human_ns(r.totals.free_latency.max_ns()).c_str(), t.validated ? "yes" : "NO");
         out << line;
         if (!t.validated) out << "       validation failed: " << t.validation_error << '\n';
+        if (r.remote_frees_counted && r.totals.freed != 0) {
+            std::snprintf(line, sizeof line, "       remote frees: %s (%.1f %% of freed)\n",
+                          human_count(double(r.totals.remote_frees)).c_str(),
+                          100.0 * double(r.totals.remote_frees) / double(r.totals.freed));
+            out << line;
+        }
         if (t.has_stm) {
             const smr::stm::stm_stats& x = t.stm;
             out << "       stm: " << x.commits << " commits, " << x.aborts << " aborts ("

@@ -643,6 +643,7 @@ trial_result run_trial(const bench_config& config, int trial_index) {
     r.measured_allocated = stats.allocated - allocated_before.nodes;
     r.measured_allocated_bytes = stats.allocated_bytes - allocated_before.bytes;
     r.garbage_end = std::max(stats.garbage, garbage_at_stop);
+    r.remote_frees_counted = domain_cfg.count_remote_frees;
     result.samples = std::move(samples);
     return result;
 }

@@ -79,6 +79,14 @@ json aborted_pct(const trial_result& trial) {
 json false_aborts_pct(const trial_result& trial) {
     return percent(trial.stm.false_aborts, trial.stm.aborts);
 }
+json remote_frees(const trial_result& trial) {
+    if (!trial.reclaimer.remote_frees_counted) return nullptr;
+    return trial.reclaimer.totals.remote_frees;
+}
+json remote_frees_pct(const trial_result& trial) {
+    if (!trial.reclaimer.remote_frees_counted) return nullptr;
+    return percent(trial.reclaimer.totals.remote_frees, trial.reclaimer.totals.freed);
+}
 json capacity(const trial_result& trial) {
     if (trial.pool.capacity == unbounded_pool_capacity) return nullptr;
     return trial.pool.capacity;
@@ -149,6 +157,11 @@ constexpr std::array table{
                    "read phases restarted by a neutralization (nbr)", &s::restarts},
     statistic_spec{where::reclaimer, "heavy_barriers", "heavy barriers", "calls",
                    "membarrier calls of asymmetric fences, one per scan (hp)", &s::heavy_barriers},
+    statistic_spec{where::reclaimer, "remote_frees", "remote frees", "nodes",
+                   "freed nodes another thread had allocated (null: no --count-remote-frees)",
+                   &remote_frees},
+    statistic_spec{where::reclaimer, "remote_frees_pct", "remote frees", "% of freed",
+                   "remote_frees / freed (null: not counted, or nothing freed)", &remote_frees_pct},
     statistic_spec{where::reclaimer, "free_seconds", "time in free()", "s",
                    "time inside free(), summed over threads (the timed calls' sum x freed / "
                    "free_calls)",

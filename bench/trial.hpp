@@ -19,6 +19,7 @@ struct reclaimer_report {
     std::uint64_t measured_allocated = 0;        ///< in the measured interval (no prefill)
     std::uint64_t measured_allocated_bytes = 0;  ///< in the measured interval (no prefill)
     std::uint64_t garbage_end = 0;               ///< unreclaimed when the workers stopped
+    bool remote_frees_counted = false;           ///< --count-remote-frees
 };
 
 /// One --sample-ms sample.

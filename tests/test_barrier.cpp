@@ -132,6 +132,45 @@ TYPED_TEST(barrier_test, frees_what_exited_and_offline_threads_left) {
     domain.free_unshared(cell.load());
 }
 
+// With count_remote_frees, a free is remote when the freeing thread is not the
+// registration that allocated the node: here the main thread retires and its
+// barrier frees 300 nodes another thread allocated (all remote) and 200 of
+// its own (none), whatever the scheme's path to the free (scan, bag, liburcu's
+// callback and return stack).
+TYPED_TEST(barrier_test, counts_the_nodes_another_thread_allocated_as_remote_frees) {
+    using Domain = TypeParam;
+    using node = counted_node<Domain>;
+    smr::domain_config config = lazy_config(3);
+    config.count_remote_frees = true;
+    Domain domain(config);
+    smr::thread_handle main_thread(domain);
+    const int m = main_thread.tid();
+    std::vector<node*> theirs;
+    std::thread([&] {
+        smr::thread_handle other(domain);
+        for (int i = 0; i < 300; ++i) theirs.push_back(domain.template allocate<node>(other.tid()));
+    }).join();
+    std::atomic<std::uint64_t> freed{0};
+    {
+        smr::op_guard op(domain, m);
+        SMR_READ_PHASE_BEGIN(domain, m);
+        domain.read_phase_end(m);
+        for (int i = 0; i < 500; ++i) {
+            node* n =
+                i < 300 ? theirs[static_cast<std::size_t>(i)] : domain.template allocate<node>(m);
+            n->freed = &freed;
+            domain.retire(m, n);
+        }
+    }
+    domain.quiescent(m);
+    domain.discard(m, domain.template allocate<node>(m));  // freed at once, by its allocator
+    domain.barrier(m);
+    ASSERT_EQ(freed.load(), 500u);
+    const smr::reclaimer_stats stats = domain.stats();
+    EXPECT_EQ(stats.freed, 500u);
+    EXPECT_EQ(stats.remote_frees, 300u);
+}
+
 // A reader inside an operation that holds a retired node delays the barrier
 // until its operation ends, and the node is not freed before.
 TYPED_TEST(barrier_reader_test, waits_for_an_operation_that_holds_a_retired_node) {

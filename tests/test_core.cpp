@@ -14,8 +14,10 @@
 #include <type_traits>
 #include <vector>
 
+#include "smr/alloc/pool_resource.hpp"
 #include "smr/core/limbo_bag.hpp"
 #include "smr/core/orphanage.hpp"
+#include "smr/core/owner_tag.hpp"
 #include "smr/core/retired_node.hpp"
 #include "smr/core/scan_buffer.hpp"
 #include "smr/core/thread_registry.hpp"
@@ -691,6 +693,108 @@ TEST(free_policy, frees_are_timed_only_when_asked) {
     EXPECT_EQ(stats.freed, 100u);
     EXPECT_EQ(stats.free_latency.count(), 0u);
     EXPECT_EQ(stats.free_seconds, 0.0);
+}
+
+// ---- remote frees, counted ---------------------------------------------------
+
+TEST(owner_tag, follows_the_object_and_keeps_the_block_a_multiple_of_its_alignment) {
+    EXPECT_EQ(smr::core::tagged_block_bytes(40, 8), 48u);  // the DGT node: its size class
+    EXPECT_EQ(smr::core::tagged_block_bytes(44, 4), 48u);
+    EXPECT_EQ(smr::core::tagged_block_bytes(41, 1), 48u);  // the tag is 4-byte aligned
+    EXPECT_EQ(smr::core::tagged_block_bytes(48, 16), 64u);
+    EXPECT_EQ(smr::core::tagged_block_bytes(64, 64), 128u);
+    alignas(8) unsigned char block[48] = {};
+    smr::core::stamp_owner(block, 41, 0xC0FFEEu);
+    EXPECT_EQ(smr::core::owner_of(block, 41), 0xC0FFEEu);
+    EXPECT_EQ(block[40], 0) << "the tag lies past the object";
+}
+
+smr::domain_config counting_config(smr::free_mode mode) {
+    smr::domain_config config = one_thread_config(mode);
+    config.count_remote_frees = true;
+    return config;
+}
+
+/// Retires `nodes` in one operation of `tid` and runs operations until the
+/// domain has freed them.
+template <class Node>
+void retire_and_free(smr::debra_domain& domain, int tid, const std::vector<Node*>& nodes) {
+    {
+        smr::op_guard guard(domain, tid);
+        for (Node* n : nodes) domain.retire(tid, n);
+    }
+    for (int op = 0; op < 10'000 && domain.garbage() != 0; ++op) smr::op_guard guard(domain, tid);
+    ASSERT_EQ(domain.garbage(), 0u);
+}
+
+// A thread is one registration: what a thread allocated before it left and
+// came back (here into the same slot) is another thread's.
+TEST(remote_frees, a_node_of_an_earlier_registration_is_remote) {
+    for (smr::free_mode mode : {smr::free_mode::batch, smr::free_mode::amortized}) {
+        smr::debra_domain domain(counting_config(mode));
+        std::vector<node*> earlier;
+        {
+            smr::thread_handle handle(domain);
+            for (int i = 0; i < 70; ++i) earlier.push_back(domain.allocate<node>(handle.tid()));
+        }
+        smr::thread_handle handle(domain);
+        const int tid = handle.tid();
+        std::vector<node*> nodes = earlier;
+        for (int i = 0; i < 30; ++i) nodes.push_back(domain.allocate<node>(tid));
+        retire_and_free(domain, tid, nodes);
+        const smr::reclaimer_stats stats = domain.stats();
+        EXPECT_EQ(stats.freed, 100u) << smr::to_string(mode);
+        EXPECT_EQ(stats.remote_frees, 70u) << smr::to_string(mode);
+    }
+}
+
+TEST(remote_frees, are_not_counted_unless_asked) {
+    smr::debra_domain domain(one_thread_config(smr::free_mode::batch));
+    std::vector<node*> earlier;
+    {
+        smr::thread_handle handle(domain);
+        for (int i = 0; i < 50; ++i) earlier.push_back(domain.allocate<node>(handle.tid()));
+    }
+    smr::thread_handle handle(domain);
+    retire_and_free(domain, handle.tid(), earlier);
+    EXPECT_EQ(domain.stats().freed, 50u);
+    EXPECT_EQ(domain.stats().remote_frees, 0u);
+}
+
+// The tag goes through a memory resource too (a pool's size classes see the
+// tagged block, allocated and freed with the same size), and an over-aligned
+// node keeps its alignment.
+struct alignas(64) wide_node final : smr::debra_domain::node_base {
+    std::uint64_t payload[3] = {};
+};
+
+TEST(remote_frees, are_counted_through_a_pool_and_for_over_aligned_nodes) {
+    smr::alloc::pool_options options;
+    options.capacity = 1'000;
+    smr::alloc::pool_resource pool(options);
+    for (std::pmr::memory_resource* memory : {static_cast<std::pmr::memory_resource*>(nullptr),
+                                              static_cast<std::pmr::memory_resource*>(&pool)}) {
+        smr::domain_config config = counting_config(smr::free_mode::batch);
+        config.memory = memory;
+        smr::debra_domain domain(config);
+        std::vector<node*> small;
+        std::vector<wide_node*> wide;
+        {
+            smr::thread_handle other(domain);
+            for (int i = 0; i < 40; ++i) {
+                small.push_back(domain.allocate<node>(other.tid()));
+                wide.push_back(domain.allocate<wide_node>(other.tid()));
+                EXPECT_EQ(reinterpret_cast<std::uintptr_t>(wide.back()) % 64, 0u);
+            }
+        }
+        smr::thread_handle handle(domain);
+        const int tid = handle.tid();
+        for (int i = 0; i < 10; ++i) small.push_back(domain.allocate<node>(tid));
+        retire_and_free(domain, tid, small);
+        retire_and_free(domain, tid, wide);
+        EXPECT_EQ(domain.stats().freed, 90u) << (memory ? "pool" : "malloc");
+        EXPECT_EQ(domain.stats().remote_frees, 80u) << (memory ? "pool" : "malloc");
+    }
 }
 
 }  // namespace

@@ -100,6 +100,7 @@ INSTANTIATE_TEST_SUITE_P(
         bad_input_case{"--ds stm_list --reclaimer hp --allow-unsafe", "cannot run with"},
         bad_input_case{"--ds stm_list --reclaimer nbr", "siglongjmp"},
         bad_input_case{"--ds stm_list --pool-nodes 1000", "--pool-nodes"},
+        bad_input_case{"--ds stm_list --count-remote-frees", "--count-remote-frees"},
         bad_input_case{"--ds stm_hash_set --pool-nodes 1000", "--pool-nodes"},
         bad_input_case{"--ds stm_hash_set --buckets 0", "--buckets"},
         bad_input_case{"--ds stm_hash_set --reclaimer wfe", "hazard pointers or eras"},
@@ -207,6 +208,36 @@ TEST(Cli, TheBagSizeDefaultsToTheReclaimers) {
 // hp fences asymmetrically unless asked not to: a compiler barrier per
 // protect and one membarrier call per scan, or Michael's full fence per
 // protect and no membarrier. The reclaimer object says which ran.
+// --count-remote-frees: how many freed nodes another worker allocated, for
+// every family's path to the free (a bag, a scan, lfrc's last release on its
+// pool); null when not asked for.
+TEST(Cli, RemoteFreesAreCountedWhenAsked) {
+    for (const std::string reclaimer : {"debra", "hp --bag-size 64", "lfrc"}) {
+        const run_result counted =
+            smrbench("--ds hm_list --reclaimer " + reclaimer +
+                     " --key-range 128 --ops 5000 --threads 4 --count-remote-frees --quiet --json");
+        ASSERT_EQ(counted.exit_code, 0) << reclaimer << ": " << counted.err;
+        const auto run = nlohmann::json::parse(counted.out);
+        EXPECT_TRUE(run["validated"].get<bool>()) << reclaimer;
+        EXPECT_EQ(run["config"]["count_remote_frees"], true) << reclaimer;
+        const auto& r = run["reclaimer"];
+        const auto freed = r["freed"].get<std::uint64_t>();
+        const auto remote = r["remote_frees"].get<std::uint64_t>();
+        // Four workers insert and erase 128 keys: most erased nodes are
+        // another worker's, and never more than were freed.
+        EXPECT_GT(remote, 0u) << reclaimer;
+        EXPECT_LE(remote, freed) << reclaimer;
+        EXPECT_DOUBLE_EQ(r["remote_frees_pct"].get<double>(),
+                         100.0 * static_cast<double>(remote) / static_cast<double>(freed))
+            << reclaimer;
+    }
+    const run_result plain = smrbench("--ds hm_list --key-range 128 --ops 2000 --quiet --json");
+    ASSERT_EQ(plain.exit_code, 0) << plain.err;
+    const auto run = nlohmann::json::parse(plain.out);
+    EXPECT_TRUE(run["reclaimer"]["remote_frees"].is_null());
+    EXPECT_TRUE(run["reclaimer"]["remote_frees_pct"].is_null());
+}
+
 TEST(Cli, HazardPointersFenceAsymmetricallyUnlessAskedNotTo) {
     if (!smr::core::asymmetric_fence_available()) GTEST_SKIP() << "no membarrier here";
     const std::string base =

@@ -160,6 +160,7 @@ def fake_result(
     pool_nodes: int | None = None,
     on_empty: str = "yield",
     status: str = "ok",
+    remote_frees: int | None = None,
 ) -> dict[str, Any]:
     """A result object shaped like smrbench --json (docs/smrbench.md). Without ``pool_nodes``
     it has no pool fields at all, as results from before the pool existed."""
@@ -177,6 +178,7 @@ def fake_result(
         "free_seconds": 0.05,
         "free_calls": free_calls,
         "free_latency_ns": latency,
+        "remote_frees": remote_frees,
     }
     result = {
         "smrbench_version": 1,

@@ -73,6 +73,27 @@ def test_memory_figure(store: Store) -> None:
     assert list(series["debra"].get_ydata()) == pytest.approx([101, 102, 104, 108])
 
 
+def test_remote_frees_only_for_runs_that_counted_them(store: Store, tmp_path: Path) -> None:
+    plots, _ = build_plots(store, "exp")
+    assert by_kind(plots, "remote_frees") == []  # nothing counted
+    with Store(tmp_path / "counted.db") as counted:
+        for free, remote in (("batch", 6), ("amortized", 3)):
+            for threads in (1, 2):
+                # fake_result frees 9 nodes: 6 and 3 of them remote at 2 threads.
+                add_fake_run(
+                    counted, free=free, threads=threads, remote_frees=remote if threads > 1 else 0
+                )
+        add_fake_run(counted, reclaimer="qsbr", threads=2)  # not counted: no series
+        plots, _ = build_plots(counted, "exp")
+    (remote,) = by_kind(plots, "remote_frees")
+    ax = remote.figure.axes[0]
+    assert ax.get_ylabel() == "remote frees (% of freed)"
+    series = {container.get_label(): container.lines[0] for container in ax.containers}
+    assert set(series) == {"debra", "debra_af"}
+    assert list(series["debra"].get_ydata()) == pytest.approx([0.0, 100 * 6 / 9])
+    assert list(series["debra_af"].get_ydata()) == pytest.approx([0.0, 100 * 3 / 9])
+
+
 def test_af_bars_at_the_highest_thread_count(store: Store) -> None:
     plots, _ = build_plots(store, "exp")
     bars = by_kind(plots, "af_bars")

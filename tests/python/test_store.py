@@ -147,6 +147,7 @@ def test_a_schema_1_store_is_migrated_and_keeps_its_runs(tmp_path: Path) -> None
 ADDED_COLUMNS = {
     3: ("exec_time_per_op_ns", "cpu_time_per_op_ns", "cpus"),
     4: ("benchmark", "block_size", "objects"),
+    5: ("freed", "remote_frees"),
 }
 
 
@@ -195,6 +196,21 @@ def test_a_schema_3_store_labels_its_runs_as_the_set_benchmark(tmp_path: Path) -
         run = store.runs("t")[0]
         assert (run["benchmark"], run["block_size"], run["objects"]) == ("threadtest", 16, 0)
         assert run["ds"] is None
+    assert sqlite3.connect(path).execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
+
+
+def test_a_schema_4_store_gains_the_freed_column_and_counted_no_remote_frees(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "old.db"
+    with Store(path) as store:
+        store.add_run("e", K1, 0, fake_result(), [])
+    take_back(path, 4)
+    with Store(path) as store:
+        run = store.runs("e")[0]
+        assert (run["freed"], run["remote_frees"]) == (9, None)
+        store.add_run("e", K2, 1, fake_result(remote_frees=7), [])
+        assert (store.runs("e")[1]["freed"], store.runs("e")[1]["remote_frees"]) == (9, 7)
     assert sqlite3.connect(path).execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
 
 

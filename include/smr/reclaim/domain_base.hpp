@@ -31,6 +31,7 @@
 #include "smr/core/limbo_bag.hpp"
 #include "smr/core/mutant.hpp"
 #include "smr/core/orphanage.hpp"
+#include "smr/core/owner_tag.hpp"
 #include "smr/core/padded.hpp"
 #include "smr/core/retired_node.hpp"
 #include "smr/core/thread_registry.hpp"
@@ -129,6 +130,17 @@ struct domain_config {
     /// frees / timed frees. A timeline records every call: attaching one
     /// times them all.
     std::uint32_t time_frees_every = 1;
+    /// Count the retired nodes each thread frees that another thread
+    /// allocated (reclaimer_stats::remote_frees): the frees of the Epochs
+    /// paper's remote batch free. Every node the domain allocates then
+    /// carries its allocating thread's 4-byte tag after it (core/owner_tag.hpp),
+    /// in a block rounded up to the node's alignment, which may move a node to
+    /// the next size class of the allocator (not the 40-byte DGT node: 48 bytes
+    /// is its class anyway). Reading the tag, outside the timed part of a
+    /// free, loads a line of the freed node that an untimed free need not.
+    /// Off by default: a domain that does not count allocates and frees
+    /// exactly as before, through the same one branch.
+    bool count_remote_frees = false;
 };
 
 /// The counters every reclaimer reports. Garbage = nodes retired but not yet
@@ -152,6 +164,11 @@ struct reclaimer_stats {
     std::uint64_t restarts = 0;
     /// Asymmetric fences' heavy side (membarrier calls), one per scan.
     std::uint64_t heavy_barriers = 0;
+    /// Of `freed`, the nodes another thread had allocated (with
+    /// domain_config::count_remote_frees; zero otherwise). A thread is one
+    /// registration: a node allocated before its thread unregistered and
+    /// re-registered counts as another thread's.
+    std::uint64_t remote_frees = 0;
     /// Time inside free() calls, summed over threads (domain_config::time_frees).
     double free_seconds = 0;
     trace::latency_histogram free_latency;  ///< per free() call (time_frees)
@@ -168,6 +185,7 @@ class domain_base {
     explicit domain_base(const domain_config& config)
         : config_(config),
           memory_(config.memory),
+          direct_(config.memory == nullptr && !config.count_remote_frees),
           registry_(config.max_threads),
           slots_(std::make_unique<core::padded<slot>[]>(config.max_threads)),
           latency_(config.time_frees ? std::make_unique<core::padded<trace::latency_histogram>[]>(
@@ -363,7 +381,7 @@ class domain_base {
             "an smr::obj_base object is made by its user and freed by its deleter; "
             "allocate would bypass the deleter");
         constexpr core::node_memory shape = core::memory_of_type<T>;
-        void* memory = allocate_memory(shape.bytes, shape.align);
+        void* memory = allocate_memory(tid, shape.bytes, shape.align);
         T* node;
         try {
             node = ::new (memory) T(std::forward<Args>(args)...);
@@ -494,6 +512,7 @@ class domain_base {
             out.signals += s.signals.get();
             out.restarts += s.restarts.get();
             out.heavy_barriers += s.heavy_barriers.get();
+            out.remote_frees += s.remote_frees.get();
             if (latency_ != nullptr) out.free_latency.merge(*latency_[static_cast<std::size_t>(i)]);
         }
         out.garbage = out.retired > out.freed ? out.retired - out.freed : 0;
@@ -530,8 +549,10 @@ class domain_base {
         Local local{};
         core::limbo_bag freeable;  // amortized free: safe, not yet freed
         core::owner_counter allocated, allocated_bytes, retired, freed, discarded;
-        core::owner_counter epochs, signals, restarts, heavy_barriers;
+        core::owner_counter epochs, signals, restarts, heavy_barriers, remote_frees;
         std::uint32_t op_depth = 0;  // op_guards open; the owner's alone
+        /// The registration's tag in the blocks it allocates (count_remote_frees).
+        std::uint32_t owner_tag = 0;
         /// With time_frees: frees left before the next timed one, and the
         /// state of the generator of the gaps (the owner's alone).
         std::uint32_t frees_until_timed = 1;
@@ -836,6 +857,8 @@ class domain_base {
         // reservation of the orphanage is visible before we could adopt.
         s.flush_done.store(s.flush_asked.load(std::memory_order_acquire),
                            std::memory_order_relaxed);
+        // relaxed: only uniqueness matters; 0 is never a registration's.
+        s.owner_tag = owner_tags_.fetch_add(1, std::memory_order_relaxed) + 1;
         derived().on_thread_enter(tid);
     }
 
@@ -855,25 +878,59 @@ class domain_base {
         int tid_;
     };
 
-    /// The two places memory meets the allocator. The default (no resource)
-    /// is tested first and inlined: a run with the system allocator pays one
-    /// predicted branch per node for the hook, not an indirect call.
-    void* allocate_memory(std::size_t bytes, std::size_t align) {
-        if (memory_ == nullptr) [[likely]] {
-            void* memory = align <= alignof(std::max_align_t) ? std::malloc(bytes)
-                                                              : std::aligned_alloc(align, bytes);
-            if (memory == nullptr) throw std::bad_alloc();
-            return memory;
+    /// The two places memory meets the allocator. The direct case (no
+    /// resource, no owner tags) is tested first and inlined: a run with the
+    /// system allocator pays one predicted branch per node for the hooks.
+    /// The other paths are out of line and cold (a pool or owner tags: runs
+    /// that pay a virtual call or a tag per node anyway), so that they weigh
+    /// nothing on the inlining of allocate into its structure's operations:
+    /// as plain out-of-line calls they kept dgt_bst's insert from being
+    /// inlined into smrbench's loop (+10 instructions per operation).
+    void* allocate_memory(int tid, std::size_t bytes, std::size_t align) {
+        if (direct_) [[likely]]
+            return allocate_from_system(bytes, align);
+        return allocate_indirect(tid, bytes, align);
+    }
+    SMR_SLOW_PATH void* allocate_indirect(int tid, std::size_t bytes, std::size_t align) {
+        if (!config_.count_remote_frees) return memory_->allocate(bytes, align);
+        const std::size_t block = core::tagged_block_bytes(bytes, align);
+        void* memory = memory_ == nullptr ? allocate_from_system(block, align)
+                                          : memory_->allocate(block, align);
+        core::stamp_owner(memory, bytes, slot_of(tid).owner_tag);
+        return memory;
+    }
+    static void* allocate_from_system(std::size_t bytes, std::size_t align) {
+        void* memory = align <= alignof(std::max_align_t) ? std::malloc(bytes)
+                                                          : std::aligned_alloc(align, bytes);
+        if (memory == nullptr) throw std::bad_alloc();
+        return memory;
+    }
+    void free_memory(core::node_memory m) noexcept {
+        if (direct_) [[likely]] {
+            std::free(m.address);
+        } else {
+            free_indirect(m);
         }
-        return memory_->allocate(bytes, align);
     }
     /// A null address is an smr::obj_base object that its deleter freed:
     /// free(nullptr) does nothing, a memory resource must not see it.
-    void free_memory(core::node_memory m) noexcept {
-        if (memory_ == nullptr) [[likely]] {
+    SMR_SLOW_PATH void free_indirect(core::node_memory m) noexcept {
+        if (m.address == nullptr) return;
+        const std::size_t block =
+            config_.count_remote_frees ? core::tagged_block_bytes(m.bytes, m.align) : m.bytes;
+        if (memory_ == nullptr) {
             std::free(m.address);
-        } else if (m.address != nullptr) {
-            memory_->deallocate(m.address, m.bytes, m.align);
+        } else {
+            memory_->deallocate(m.address, block, m.align);
+        }
+    }
+    /// With count_remote_frees: counts the free of `m` by the thread of slot
+    /// `s` if another registration allocated it.
+    SMR_SLOW_PATH void count_if_remote(slot& s, core::node_memory m) noexcept {
+        if (config_.count_remote_frees && m.address != nullptr &&
+            core::owner_of(m.address, m.bytes) != s.owner_tag &&
+            !SMR_MUTANT("remote_frees_never_counted")) {
+            s.remote_frees.add();
         }
     }
 
@@ -888,6 +945,9 @@ class domain_base {
     template <bool MaybeTraced = true>
     [[gnu::always_inline]] void free_timed(int tid, slot& s, core::retired_entry entry) noexcept {
         const core::node_memory memory = entry.release();
+        // Before the timed part: the tag's line is the node's, often cold.
+        if (!direct_) [[unlikely]]
+            count_if_remote(s, memory);
         if (latency_ == nullptr || --s.frees_until_timed != 0) {
             free_memory(memory);  // time_frees off (the library's default), or not this one
             return;
@@ -919,6 +979,9 @@ class domain_base {
 
     domain_config config_;
     std::pmr::memory_resource* memory_;
+    /// Nodes come from std::malloc and go back to std::free as they are: no
+    /// resource, no owner tags (count_remote_frees).
+    bool direct_;
     core::thread_registry registry_;
     std::unique_ptr<core::padded<slot>[]> slots_;
     /// Per-slot free() latency, only with config.time_frees (2.7 KB a slot).
@@ -931,7 +994,8 @@ class domain_base {
     trace::garbage_series* series_ = nullptr;
     alignas(core::false_sharing_range) core::orphanage orphans_;
     std::mutex barrier_mutex_;
-    std::uint64_t flush_requests_ = 0;  // under barrier_mutex_
+    std::uint64_t flush_requests_ = 0;          // under barrier_mutex_
+    std::atomic<std::uint32_t> owner_tags_{0};  // registrations so far
     alignas(core::false_sharing_range) std::atomic<std::uint64_t> garbage_peak_{0};
 };
 

@@ -3,6 +3,8 @@
 - throughput vs threads (Figures 1a, 10a, 11a): median over trials, min–max error bars, one line
   per reclaimer and free policy, one figure per data structure × allocator × workload;
 - peak memory vs threads (Figures 1b, 10b; NBR Figure 4c/d);
+- remote frees vs threads, for runs that counted them (--count-remote-frees): the share of freed
+  nodes another thread had allocated, the frees the Epochs paper's remote batch free is made of;
 - batch vs amortized free per reclaimer at the highest thread count (Figure 11b);
 - free-call latency percentiles per reclaimer × free policy (log scale; cf. Figure 3);
 - garbage per epoch from garbage-series files (Figure 4).
@@ -31,7 +33,7 @@ from matplotlib.ticker import EngFormatter
 from smrlab import style
 from smrlab.options import OPTIONS
 from smrlab.outputs import write_atomically
-from smrlab.statistics import PEAK_RSS, THROUGHPUT
+from smrlab.statistics import PEAK_RSS, REMOTE_FREES, THROUGHPUT, Shown
 from smrlab.store import Store
 from smrlab.timeline import read_garbage_series
 
@@ -60,8 +62,8 @@ class Plot:
     """A built figure: its file stem, what it shows, and the matplotlib figure."""
 
     name: str
-    # throughput | memory | af_bars | free_latency | garbage | hart | threadtest | layout |
-    # stm_throughput | stm_shift
+    # throughput | memory | remote_frees | af_bars | free_latency | garbage | hart | threadtest |
+    # layout | stm_throughput | stm_shift
     kind: str
     title: str
     figure: Figure
@@ -230,7 +232,35 @@ def _hardware_threads(runs: Iterable[dict[str, Any]]) -> int | None:
     return None
 
 
+def _remote_free_pct(run: dict[str, Any]) -> float:
+    return 100.0 * run["remote_frees"] / run["freed"]
+
+
+@dataclass(frozen=True)
+class _Metric:
+    """A figure of one value per run against threads: its title and axis, and the value."""
+
+    what: str
+    shown: Shown
+    value: Any  # (run) -> float, in the unit ``shown`` scales from
+    applies: Any = lambda run: True  # (run) -> bool: the runs that have the value
+
+
+_METRICS = {
+    "throughput": _Metric("Throughput", THROUGHPUT, lambda run: run["throughput"]),
+    "memory": _Metric("Peak memory", PEAK_RSS, lambda run: run["peak_rss_bytes"]),
+    "remote_frees": _Metric(
+        "Remote frees",
+        REMOTE_FREES,
+        _remote_free_pct,
+        lambda run: run["remote_frees"] is not None and bool(run["freed"]),
+    ),
+}
+
+
 def _metric_vs_threads(runs: list[dict[str, Any]], kind: str) -> list[Plot]:
+    metric = _METRICS[kind]
+    runs = [run for run in runs if metric.applies(run)]
     groups, extra = _grouped(runs)
     plots = []
     for facet_key, by_series in groups.items():
@@ -252,10 +282,7 @@ def _metric_vs_threads(runs: list[dict[str, Any]], kind: str) -> list[Plot]:
             stats = []
             for x in xs:
                 facet_runs.extend(points[x])
-                if kind == "throughput":
-                    values = [THROUGHPUT.scale(r["throughput"]) for r in points[x]]
-                else:
-                    values = [PEAK_RSS.scale(r["peak_rss_bytes"]) for r in points[x]]
+                values = [metric.shown.scale(metric.value(r)) for r in points[x]]
                 stats.append(_Point(values))
             medians = np.array([p.median for p in stats])
             yerr = np.array([[p.median - p.low for p in stats], [p.high - p.median for p in stats]])
@@ -291,12 +318,8 @@ def _metric_vs_threads(runs: list[dict[str, Any]], kind: str) -> list[Plot]:
             ax.set_xticks(threads)
         ax.set_xlabel("threads")
         ax.set_ylim(bottom=0)
-        if kind == "throughput":
-            ax.set_ylabel(THROUGHPUT.title)
-            what = "Throughput"
-        else:
-            ax.set_ylabel(PEAK_RSS.title)
-            what = "Peak memory"
+        ax.set_ylabel(metric.shown.title)
+        what = metric.what
         title = _facet_title(facet)
         ax.set_title(f"{what} — {title}", loc="left", fontsize=10)
         legend_title = "reclaimer" + (" (_af: amortized free)" if len(frees) > 1 else "")
@@ -606,7 +629,7 @@ def build_plots(store: Store, experiment: str) -> tuple[list[Plot], list[str]]:
     if stm_plots.applies(runs):
         return stm_plots.figures(runs), notes
 
-    plots = _metric_vs_threads(runs, "throughput") + _metric_vs_threads(runs, "memory")
+    plots = [plot for kind in _METRICS for plot in _metric_vs_threads(runs, kind)]
     bars = _af_bars(runs)
     if not bars:
         notes.append(

@@ -53,3 +53,4 @@ def shown(where: str, key: str) -> Shown:
 THROUGHPUT = shown("run", "throughput_ops_per_s")
 PEAK_RSS = shown("run", "peak_rss_bytes")
 GARBAGE = shown("reclaimer", "garbage_peak")
+REMOTE_FREES = shown("reclaimer", "remote_frees_pct")

@@ -23,13 +23,15 @@ from typing import Any
 
 from smrlab.errors import UsageError
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 # Schema 2 adds the bounded pool (pool_nodes, on_empty) and the trial's status; schema 3 Hart et
 # al.'s measures (execution and CPU time per operation) and the CPUs a run could use; schema 4
 # the smrbench command that produced a run (set, threadtest, layout) and threadtest's and
-# layout's block size and objects. An older store is migrated when opened, one step at a time:
-# its runs had no pool, ended "ok" and ran the set benchmark, and their measures are computed
-# from the smrbench JSON each row keeps.
+# layout's block size and objects; schema 5 the nodes freed and, for a run with
+# --count-remote-frees, how many of them another thread had allocated. An older store is
+# migrated when opened, one step at a time: its runs had no pool, ended "ok", ran the set
+# benchmark and counted no remote frees, and their measures are computed from the smrbench JSON
+# each row keeps.
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS experiments (
@@ -70,6 +72,9 @@ CREATE TABLE IF NOT EXISTS runs (
     garbage_peak   INTEGER,
     free_seconds   REAL,
     epochs         INTEGER,
+    freed          INTEGER,                  -- retired nodes freed (the median trial's)
+    remote_frees   INTEGER,                  -- of those, allocated by another thread (NULL:
+                                             --   not counted, no --count-remote-frees)
     validated      INTEGER NOT NULL,
     elapsed_s      REAL,                     -- wall time of the smrbench process
     command        TEXT NOT NULL,            -- JSON argv
@@ -130,6 +135,8 @@ RUN_COLUMNS = (
     "garbage_peak",
     "free_seconds",
     "epochs",
+    "freed",
+    "remote_frees",
     "validated",
 )
 
@@ -188,6 +195,8 @@ def columns_from_result(result: dict[str, Any], trial: int) -> dict[str, Any]:
         "garbage_peak": reclaimer.get("garbage_peak"),
         "free_seconds": reclaimer.get("free_seconds"),
         "epochs": reclaimer.get("epochs"),
+        "freed": reclaimer.get("freed"),
+        "remote_frees": reclaimer.get("remote_frees"),
         "validated": int(bool(result.get("validated", False))),
     }
 
@@ -233,8 +242,19 @@ def _migrate_from_3(db: sqlite3.Connection) -> None:
     db.execute("ALTER TABLE runs ADD COLUMN objects INTEGER")
 
 
+def _migrate_from_4(db: sqlite3.Connection) -> None:
+    """Schema 4 → 5: the nodes freed, from each run's stored JSON; no older run counted
+    remote frees (NULL)."""
+    db.execute("ALTER TABLE runs ADD COLUMN freed INTEGER")
+    db.execute("ALTER TABLE runs ADD COLUMN remote_frees INTEGER")
+    rows = db.execute("SELECT id, result_json FROM runs").fetchall()
+    for run_id, text in rows:
+        freed = json.loads(text).get("reclaimer", {}).get("freed")
+        db.execute("UPDATE runs SET freed = ? WHERE id = ?", (freed, run_id))
+
+
 # Each step brings a store from the version it is keyed by to the next one.
-_MIGRATIONS = {1: _migrate_from_1, 2: _migrate_from_2, 3: _migrate_from_3}
+_MIGRATIONS = {1: _migrate_from_1, 2: _migrate_from_2, 3: _migrate_from_3, 4: _migrate_from_4}
 
 
 # PRAGMA application_id of a smrlab store ("smrl"), set by every smrlab that writes one: an
