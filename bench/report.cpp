@@ -62,6 +62,7 @@ json trial_json(const bench_config& c, const trial_result& t) {
     out["trial"] = t.trial;
     out["status"] = t.status;
     out["pool"] = pool_json(c, t);
+    out["allocator_counters"] = allocator_counters_json(t);
     out["validated"] = t.validated;
     out["validation"] = {{"error", t.validation_error},
                          {"key_sum", t.key_sum},
@@ -149,7 +150,8 @@ json run_to_json(const bench_config& config, const combination& combo,
          {{"name", allocator.name},
           {"version", allocator.version},
           {"library", allocator.library},
-          {"pool", pool_json(config, median)}}},
+          {"pool", pool_json(config, median)},
+          {"counters", allocator_counters_json(median)}}},
         {"machine", {{"hardware_threads", std::thread::hardware_concurrency()}, {"cpus", cpus}}},
         {"throughput_ops_per_s", median.throughput_ops_per_s},
         {"exec_time_per_op_ns", median.exec_time_per_op_ns},
@@ -215,6 +217,16 @@ void print_human(std::ostream& out, const bench_config& config, const combinatio
                       human_ns(r.totals.free_latency.max_ns()).c_str(), t.validated ? "yes" : "NO");
         out << line;
         if (!t.validated) out << "       validation failed: " << t.validation_error << '\n';
+        if (t.allocator_counts) {
+            const allocator_counters& a = *t.allocator_counts;
+            std::snprintf(line, sizeof line,
+                          "       %s: %s thread-cache flushes, %s bin locks (%s waited, %s)\n",
+                          allocator.name.c_str(), human_count(double(a.tcache_flushes)).c_str(),
+                          human_count(double(a.bin_lock_acquisitions)).c_str(),
+                          human_count(double(a.bin_lock_waits)).c_str(),
+                          human_ns(a.bin_lock_wait_ns).c_str());
+            out << line;
+        }
         if (r.remote_frees_counted && r.totals.freed != 0) {
             std::snprintf(line, sizeof line, "       remote frees: %s (%.1f %% of freed)\n",
                           human_count(double(r.totals.remote_frees)).c_str(),

@@ -506,6 +506,7 @@ trial_result run_trial(const bench_config& config, int trial_index) {
     if (pool) pool->set_when_empty(config.on_empty);  // published to the workers by `go`
     // Exact: every worker has finished its prefill and waits for `go`.
     const auto allocated_before = domain.allocated();
+    const auto allocator_before = allocator_counters_now(config.allocator.name);
     smr::stm::stm_stats stm_before;
     if constexpr (detail::has_stm<structure_type>()) stm_before = structure.stm_stats();
     const std::uint64_t start_ns = smr::core::now_ns();
@@ -555,6 +556,10 @@ trial_result run_trial(const bench_config& config, int trial_index) {
     const std::uint64_t end_ticks = smr::core::now_ticks();
     threads.join(sampler, sampler + 1);
     if (control.error) std::rethrow_exception(control.error);
+    // After the joins: the counts include each worker's cache flushed as it
+    // exited (a flush per size class it used; a trial's batches flush
+    // thousands of times).
+    const auto allocator_after = allocator_counters_now(config.allocator.name);
 
     if (timeline) {
         write_timeline(per_trial_path(config.timeline_path, trial_index, config.trials),
@@ -644,6 +649,9 @@ trial_result run_trial(const bench_config& config, int trial_index) {
     r.measured_allocated_bytes = stats.allocated_bytes - allocated_before.bytes;
     r.garbage_end = std::max(stats.garbage, garbage_at_stop);
     r.remote_frees_counted = domain_cfg.count_remote_frees;
+    if (allocator_before && allocator_after) {
+        result.allocator_counts = *allocator_after - *allocator_before;
+    }
     result.samples = std::move(samples);
     return result;
 }

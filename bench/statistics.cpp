@@ -16,7 +16,7 @@ using nlohmann::json;
 /// Where a figure is reported: the run's top level (the median trial's, or
 /// over trials), each trial, its reclaimer counters, its pool counters, its
 /// STM's counts (transactional structures).
-enum class where : std::uint8_t { run, trial, reclaimer, pool, stm };
+enum class where : std::uint8_t { run, trial, reclaimer, pool, stm, allocator };
 
 /// How a row reads its figure from a trial: a member of the trial, of its
 /// reclaimer report, of the domain's own statistics or of the pool's, or a
@@ -52,6 +52,8 @@ constexpr std::string_view object_name(where object) {
             return "pool";
         case where::stm:
             return "stm";
+        case where::allocator:
+            return "allocator";
     }
     return "run";
 }
@@ -86,6 +88,15 @@ json remote_frees(const trial_result& trial) {
 json remote_frees_pct(const trial_result& trial) {
     if (!trial.reclaimer.remote_frees_counted) return nullptr;
     return percent(trial.reclaimer.totals.remote_frees, trial.reclaimer.totals.freed);
+}
+/// An allocator counter (present: allocator_counters_json returns null
+/// without them).
+template <std::uint64_t allocator_counters::*Field>
+json counted(const trial_result& trial) {
+    return (*trial.allocator_counts).*Field;
+}
+json lock_wait_seconds(const trial_result& trial) {
+    return static_cast<double>(trial.allocator_counts->bin_lock_wait_ns) * 1e-9;
 }
 json capacity(const trial_result& trial) {
     if (trial.pool.capacity == unbounded_pool_capacity) return nullptr;
@@ -177,6 +188,18 @@ constexpr std::array table{
                    "99.9th percentile free() call", &percentile<999>},
     statistic_spec{where::reclaimer, "free_latency_ns/max", "free() call latency, max", "ns",
                    "longest free() call", &longest},
+    statistic_spec{where::allocator, "tcache_flushes", "thread-cache flushes", "flushes",
+                   "jemalloc: thread caches flushed into a size class's bins (a cache that "
+                   "overflowed, or a worker's at exit)",
+                   &counted<&allocator_counters::tcache_flushes>},
+    statistic_spec{where::allocator, "bin_lock_acquisitions", "bin lock acquisitions",
+                   "acquisitions", "jemalloc: bin locks taken, by flushes and refills",
+                   &counted<&allocator_counters::bin_lock_acquisitions>},
+    statistic_spec{where::allocator, "bin_lock_waits", "contended bin locks", "acquisitions",
+                   "jemalloc: of those, acquisitions that waited for another thread",
+                   &counted<&allocator_counters::bin_lock_waits>},
+    statistic_spec{where::allocator, "bin_lock_wait_seconds", "time waiting for bin locks", "s",
+                   "jemalloc: time threads waited for bin locks, summed", &lock_wait_seconds},
     statistic_spec{where::pool, "capacity", "pool capacity", "blocks",
                    "the pool's size (null: unbounded)", &capacity},
     statistic_spec{where::pool, "carved", "blocks carved", "blocks",
@@ -265,6 +288,11 @@ json trial_statistics_json(const trial_result& trial) { return rows_json(where::
 json reclaimer_json(const trial_result& trial) { return rows_json(where::reclaimer, trial); }
 
 json pool_statistics_json(const trial_result& trial) { return rows_json(where::pool, trial); }
+
+json allocator_counters_json(const trial_result& trial) {
+    if (!trial.allocator_counts) return nullptr;
+    return rows_json(where::allocator, trial);
+}
 
 json stm_statistics_json(const trial_result& trial) {
     if (!trial.has_stm) return nullptr;

@@ -14,11 +14,14 @@ namespace smrbench {
 nlohmann::json trial_statistics_json(const trial_result& trial);
 nlohmann::json reclaimer_json(const trial_result& trial);
 nlohmann::json pool_statistics_json(const trial_result& trial);
+/// The allocator's counters over the trial (jemalloc); null for an allocator
+/// without them.
+nlohmann::json allocator_counters_json(const trial_result& trial);
 /// Null for a structure without an STM.
 nlohmann::json stm_statistics_json(const trial_result& trial);
 
 /// smrbench --list --json's "statistics": every reported figure's object
-/// (run, trial, reclaimer, pool, stm), JSON key ('/' for nested members), unit
+/// (run, trial, reclaimer, pool, stm, allocator), JSON key ('/' for nested members), unit
 /// and meaning.
 nlohmann::json statistics_description();
 

@@ -2,9 +2,11 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "allocator_stats.hpp"
 #include "smr/alloc/pool_resource.hpp"
 #include "smr/reclaim/domain_base.hpp"
 #include "smr/reclaim/traits.hpp"
@@ -70,6 +72,9 @@ struct trial_result {
     bool has_stm = false;
     smr::stm::stm_stats stm;  ///< all zero without an STM
     std::vector<memory_sample> samples;
+    /// The allocator's counters over the measured interval, where it keeps
+    /// any (jemalloc).
+    std::optional<allocator_counters> allocator_counts;
 };
 
 }  // namespace smrbench

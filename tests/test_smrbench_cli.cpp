@@ -1011,6 +1011,34 @@ TEST(Cli, SelectedAllocatorReallyServesMalloc) {
     }
 }
 
+// jemalloc's own evidence of remote batch free, over the measured interval:
+// freed batches overflow the thread caches, which flush into their bins under
+// the bins' locks. An allocator without such counters reports null.
+TEST(Cli, JemallocCountsItsCacheFlushesAndBinLocks) {
+    if (sanitizer_build()) GTEST_SKIP() << "sanitizer builds refuse LD_PRELOAD allocators";
+    const std::string base =
+        "--ds hash_set --threads 2 --key-range 20000 --ops 50000 --quiet --json --alloc ";
+    const run_result jemalloc = smrbench(base + "jemalloc");
+    ASSERT_EQ(jemalloc.exit_code, 0) << jemalloc.err;
+    const auto run = nlohmann::json::parse(jemalloc.out);
+    const auto& counters = run["allocator"]["counters"];
+    ASSERT_TRUE(counters.is_object()) << run["allocator"];
+    EXPECT_EQ(counters, run["trials"][0]["allocator_counters"]) << "one trial: the median's";
+    const auto flushes = counters["tcache_flushes"].get<std::uint64_t>();
+    const auto locks = counters["bin_lock_acquisitions"].get<std::uint64_t>();
+    EXPECT_GT(flushes, 0u);
+    EXPECT_GT(locks, 0u);
+    EXPECT_LE(counters["bin_lock_waits"].get<std::uint64_t>(), locks);
+    EXPECT_GE(counters["bin_lock_wait_seconds"].get<double>(), 0.0);
+    for (const char* name : {"glibc", "tcmalloc"}) {
+        const run_result other = smrbench(base + name);
+        ASSERT_EQ(other.exit_code, 0) << name << ": " << other.err;
+        const auto o = nlohmann::json::parse(other.out);
+        EXPECT_TRUE(o["allocator"]["counters"].is_null()) << name;
+        EXPECT_TRUE(o["trials"][0]["allocator_counters"].is_null()) << name;
+    }
+}
+
 TEST(Cli, RecordingWritesVersionedFiles) {
     const fs::path dir = fs::temp_directory_path() / ("smrbench-rec-" + std::to_string(::getpid()));
     fs::create_directories(dir);

@@ -161,6 +161,7 @@ def fake_result(
     on_empty: str = "yield",
     status: str = "ok",
     remote_frees: int | None = None,
+    allocator_counters: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """A result object shaped like smrbench --json (docs/smrbench.md). Without ``pool_nodes``
     it has no pool fields at all, as results from before the pool existed."""
@@ -198,7 +199,7 @@ def fake_result(
             "trials": 1,
             "prefill_target": 10000,
         },
-        "allocator": {"name": alloc, "version": "5.3.0"},
+        "allocator": {"name": alloc, "version": "5.3.0", "counters": allocator_counters},
         "machine": {"hardware_threads": hardware_threads, "cpus": hardware_threads},
         "throughput_ops_per_s": throughput,
         "exec_time_per_op_ns": 1e9 / throughput,

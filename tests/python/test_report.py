@@ -225,6 +225,32 @@ def test_report_table_gives_the_median_and_range_of_trials(report: Path) -> None
         assert (median, low, high) == (2.0 * threads, 1.0 * threads, 6.0 * threads), row
 
 
+def test_where_the_frees_went_only_for_runs_that_counted(report: Path, tmp_path: Path) -> None:
+    assert "Where the frees went" not in report.read_text(encoding="utf-8")
+    db = tmp_path / "counted.db"
+    with Store(db) as store:
+        for trial, (remote, flushes) in enumerate(((3, 90), (6, 180), (9, 9000))):
+            # fake_result frees 9 nodes: the median trial 6 remote, 180 flushes.
+            counters = {"tcache_flushes": flushes, "bin_lock_waits": flushes // 9}
+            add_fake_run(store, trial=trial, remote_frees=remote, allocator_counters=counters)
+    out = tmp_path / "counted"
+    assert main(["report", "--db", str(db), "--out", str(out)]) == 0
+    page = (out / "index.html").read_text(encoding="utf-8")
+    table = page[page.index("Where the frees went") :]
+    table = table[: table.index("</table>")]
+    (row,) = [
+        cells
+        for cells in (re.findall(r"<td[^>]*>([^<]*)</td>", r) for r in table.split("<tr>"))
+        if cells
+    ]
+    assert row[:5] == ["dgt_bst", "debra", "jemalloc", "2", "3"]
+    remote, free_time, flushes, waits = (float(cell.replace(",", "")) for cell in row[5:9])
+    assert remote == pytest.approx(100 * 6 / 9, abs=0.01)
+    assert free_time == pytest.approx(0.05)
+    assert flushes == pytest.approx(1000 * 180 / 9)  # per 1,000 freed nodes
+    assert waits == pytest.approx(1000 * 20 / 9, abs=0.01)
+
+
 @pytest.fixture(scope="module")
 def browser():
     """Debian's Chromium driven by Playwright (no browser download)."""

@@ -494,6 +494,76 @@ def _stm_tables(runs: list[dict[str, Any]]) -> str:
     )
 
 
+def _counters(run: dict[str, Any]) -> dict[str, Any] | None:
+    """The allocator's counters of a run's median trial (jemalloc), or None."""
+    return (run["result"].get("allocator") or {}).get("counters")
+
+
+def _frees_evidence_table(runs: list[dict[str, Any]]) -> str:
+    """Where freeing went, per configuration (median over trials): the remote frees a run
+    counted (--count-remote-frees), its time in free, and the allocator's own counters per
+    1,000 freed nodes (jemalloc's cache flushes and contended bin locks). Empty when no run has
+    either: the evidence of remote batch free (Epochs paper, Section 3 and Table 2)."""
+    if not any(run["remote_frees"] is not None or _counters(run) for run in runs):
+        return ""
+    groups: dict[str, list[dict]] = defaultdict(list)
+    for run in runs:
+        options = {k: v for k, v in run["options"].items() if k not in {"trial", "seed"}}
+        groups[json.dumps(options, sort_keys=True)].append(run)
+
+    def median(values: list[float]) -> float | None:
+        return float(np.median(values)) if values else None
+
+    def per_kilo_freed(members: list[dict], key: str) -> float | None:
+        return median(
+            [
+                1000.0 * _counters(m)[key] / m["freed"]
+                for m in members
+                if _counters(m) and m["freed"]
+            ]
+        )
+
+    headers = (
+        "ds",
+        "series",
+        "alloc",
+        "threads",
+        "trials",
+        "remote frees (% of freed)",
+        "time in free (s)",
+        "cache flushes per 1K freed",
+        "contended bin locks per 1K freed",
+    )
+    rows = []
+    for members in groups.values():
+        first = members[0]
+        remote = median(
+            [
+                100.0 * m["remote_frees"] / m["freed"]
+                for m in members
+                if m["remote_frees"] is not None and m["freed"]
+            ]
+        )
+        free_time = median([m["free_seconds"] for m in members if m["free_seconds"] is not None])
+        values = (
+            remote,
+            free_time,
+            per_kilo_freed(members, "tcache_flushes"),
+            per_kilo_freed(members, "bin_lock_waits"),
+        )
+        rows.append(
+            [
+                _cell(first["ds"]),
+                _cell(series_label(first["reclaimer"], first["free"])),
+                _cell(first["alloc"]),
+                _cell(first["threads"]),
+                _cell(len(members)),
+                *(_cell(v, _number(v, 2)) if v is not None else _cell("n/a") for v in values),
+            ]
+        )
+    return f"<h3>Where the frees went (median over trials)</h3>{_table(headers, rows)}"
+
+
 def _tables(runs: list[dict[str, Any]]) -> str:
     """The numbers behind an experiment's figures, in the form of its smrbench command."""
     benchmark = runs[0]["benchmark"] if runs else "set"
@@ -506,6 +576,7 @@ def _tables(runs: list[dict[str, Any]]) -> str:
     stm = _stm_tables(runs) if stm_plots.applies(runs) else ""
     return f"""{stm}<h3>Configurations (median over trials)</h3>
 {_summary_table(runs)}
+{_frees_evidence_table(runs)}
 <details><summary>All {len(runs)} runs</summary>{_runs_table(runs)}</details>"""
 
 
