@@ -347,6 +347,13 @@ constexpr std::array table{
     reclaimer_tuning<&smr::tunings_read::check_every, &bench_config::check_every,
                      &smr::domain_config::check_every>(
         "check-every", "operations between checks of another thread", 1, two_to(30), "operations"),
+    reclaimer_tuning<&smr::tunings_read::min_epoch_us, &bench_config::min_epoch_us,
+                     &smr::domain_config::min_epoch_us>(
+        "min-epoch-us",
+        "the global epoch advances at most once per N microseconds (0: as soon as the scheme "
+        "allows): a large machine's long epochs and large limbo bags on a small one (the "
+        "Epochs paper's remote batch free)",
+        0, 60e6, "us"),
     reclaimer_tuning<&smr::tunings_read::epoch_freq, &bench_config::epoch_freq,
                      &smr::domain_config::epoch_freq>(
         "epoch-freq", "allocations per thread per global epoch (era) increment", 1, two_to(30),

@@ -88,6 +88,7 @@ struct bench_config {
     std::uint64_t bag_size = 0;  // --bag-size; 0: not given, the reclaimer's default
     std::uint32_t advance_every = 100;
     std::uint32_t check_every = 10;
+    std::uint32_t min_epoch_us = 0;  // smr::domain_config::min_epoch_us
     std::uint32_t epoch_freq = 150;
     std::uint32_t hp_scan_factor = 2;
     std::uint32_t hp_scan_offset = 0;

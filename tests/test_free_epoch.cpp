@@ -18,12 +18,14 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "one_thread_scenarios.hpp"
+#include "smr/core/clock.hpp"
 #include "smr/reclaim/guards.hpp"
 #include "smr/trace/timeline.hpp"
 
@@ -165,6 +167,40 @@ TYPED_TEST(free_epoch_test, a_retired_node_is_freed_at_the_step_the_algorithm_fi
     two_slots<TypeParam> s;
     replace(s.domain, s.a, s.cell);  // retires X
     EXPECT_EQ(s.steps_to_free(), expected) << TypeParam::traits.name;
+}
+
+/// The schemes whose epoch domain_config::min_epoch_us spaces out.
+using min_epoch_domains = smr::test::gtest_types_of<typename smr::test::domains_where<
+    smr::all_domains, [](smr::reclaimer_traits t) { return t.reads.min_epoch_us; }>::type>::type;
+
+template <class Domain>
+class min_epoch_test : public ::testing::Test {};
+TYPED_TEST_SUITE(min_epoch_test, min_epoch_domains, domain_names);
+
+// With a minimum epoch, however often a thread tries (eager settings: at
+// every operation) the epoch advances no sooner than the minimum after the
+// last advance (the first: after the domain was made), and it still advances.
+TYPED_TEST(min_epoch_test, advances_no_sooner_than_the_minimum_and_still_does) {
+    using node = flagged_node<TypeParam>;
+    smr::domain_config config = eager_config();
+    config.min_epoch_us = 2'000;
+    smr::core::ns_per_tick();  // the clock's one calibration (20 ms), before ours starts
+    const auto made = std::chrono::steady_clock::now();
+    TypeParam domain(config);
+    smr::thread_handle writer(domain);
+    std::atomic<node*> cell{domain.template allocate<node>(writer.tid(), nullptr)};
+    constexpr std::uint64_t advances = 5;
+    const auto deadline = made + std::chrono::seconds(30);
+    std::uint64_t operations = 0;
+    while (domain.stats().epochs < advances && std::chrono::steady_clock::now() < deadline) {
+        replace(domain, writer.tid(), cell);
+        ++operations;
+    }
+    const auto elapsed = std::chrono::steady_clock::now() - made;
+    ASSERT_EQ(domain.stats().epochs, advances) << "the epoch stopped advancing";
+    EXPECT_GE(elapsed, advances * std::chrono::microseconds(config.min_epoch_us));
+    EXPECT_GT(operations, advances) << "an epoch per operation: the minimum held nothing back";
+    domain.free_unshared(cell.load());
 }
 
 TYPED_TEST(free_epoch_test, a_stalled_operation_keeps_the_node_until_it_ends) {

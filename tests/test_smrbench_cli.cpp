@@ -74,6 +74,8 @@ INSTANTIATE_TEST_SUITE_P(
                        "--epoch-freq is read only by rcu, qsbr_ibr, he, ibr, wfe"},
         bad_input_case{"--reclaimer token_naive --token-check-every 5",
                        "--token-check-every is read only by token_periodic"},
+        bad_input_case{"--ds hm_list --reclaimer hp --min-epoch-us 100",
+                       "--min-epoch-us is read only by ebr, nebr, debra, qsbr"},
         bad_input_case{"--reclaimer nbr --nbr-low-watermark 4",
                        "--nbr-low-watermark is read only by nbrplus"},
         bad_input_case{"--reclaimer qsbr --signal 12", "--signal is read only by nbr, nbrplus"},
@@ -163,6 +165,29 @@ TEST(Cli, TheConfigRecordsOnlyTheTuningsTheReclaimerReads) {
     EXPECT_EQ(h["hp_scan_factor"], 2);
     EXPECT_TRUE(h["check_every"].is_null());
     EXPECT_TRUE(h["epoch_freq"].is_null());
+}
+
+// --min-epoch-us: the epoch advances at most once per minimum over the whole
+// trial (prefill included), so limbo bags grow; without it, thousands of
+// times as often.
+TEST(Cli, MinEpochSpacesTheEpochsAdvances) {
+    const std::string base =
+        "--ds dgt_bst --reclaimer debra --threads 2 --key-range 20000 --ops 40000 --quiet --json";
+    const run_result spaced = smrbench(base + " --min-epoch-us 20000");
+    ASSERT_EQ(spaced.exit_code, 0) << spaced.err;
+    const auto run = nlohmann::json::parse(spaced.out);
+    EXPECT_EQ(run["config"]["min_epoch_us"], 20000);
+    EXPECT_TRUE(run["validated"].get<bool>());
+    const auto& trial = run["trials"][0];
+    const double seconds =
+        trial["prefill_seconds"].get<double>() + trial["measured_seconds"].get<double>();
+    const auto epochs = run["reclaimer"]["epochs"].get<std::uint64_t>();
+    // The trial's span is a little longer than prefill + measured time: one
+    // advance of slack.
+    EXPECT_LE(static_cast<double>(epochs), seconds / 0.020 + 2) << seconds << " s";
+    const run_result eager = smrbench(base);
+    ASSERT_EQ(eager.exit_code, 0) << eager.err;
+    EXPECT_TRUE(nlohmann::json::parse(eager.out)["config"]["min_epoch_us"] == 0);
 }
 
 // --bag-size's default is the run's reclaimer's (2K for the reservation and

@@ -62,7 +62,7 @@ class debra_domain : public domain_base<debra_domain, detail::debra_local> {
         .uses_signals = false,
         .needs_quiescent_states = false,
         .threads_begin_epochs = true,
-        .reads = {.check_every = true},
+        .reads = {.check_every = true, .min_epoch_us = true},
     };
 
     using domain_base::domain_base;
@@ -174,6 +174,7 @@ class debra_domain : public domain_base<debra_domain, detail::debra_local> {
     SMR_SLOW_PATH void check_next_thread(int tid, std::uint64_t epoch) noexcept {
         auto& me = local(tid);
         me.until_check = config().check_every > 0 ? config().check_every - 1 : 0;
+        if (!epoch_due()) return;  // domain_config::min_epoch_us
         const int limit = threads().scan_limit();
         if (me.next_to_check == tid) ++me.next_to_check;
         if (me.next_to_check < limit) {

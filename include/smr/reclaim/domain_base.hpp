@@ -141,6 +141,16 @@ struct domain_config {
     /// Off by default: a domain that does not count allocates and frees
     /// exactly as before, through the same one branch.
     bool count_remote_frees = false;
+    /// ebr, nebr, debra, qsbr: the global epoch advances at most once per
+    /// this many microseconds (0: as soon as the scheme allows). Epochs as
+    /// long as a large machine's, on a small one: with 192 threads an epoch
+    /// lasts while every thread's announcement is scanned and the slowest
+    /// catches up, and each limbo bag grows to tens of thousands of nodes,
+    /// which the Epochs paper's remote batch free is made of; on 2 cores an
+    /// epoch ends in microseconds and bags hold hundreds. Attempts in the
+    /// meantime return at once, so the scheme's check costs a timestamp read.
+    /// Safety is unchanged: an epoch ends later, never sooner.
+    std::uint32_t min_epoch_us = 0;
 };
 
 /// The counters every reclaimer reports. Garbage = nodes retired but not yet
@@ -192,7 +202,12 @@ class domain_base {
                                            config.max_threads)
                                      : nullptr),
           ticks_(config.time_frees ? core::ns_per_tick() : 1.0),
-          timing_gaps_(2 * std::clamp<std::uint32_t>(config.time_frees_every, 1, 1u << 30) - 1) {
+          timing_gaps_(2 * std::clamp<std::uint32_t>(config.time_frees_every, 1, 1u << 30) - 1),
+          min_epoch_ticks_(
+              config.min_epoch_us == 0
+                  ? 0
+                  : static_cast<std::uint64_t>(config.min_epoch_us * 1e3 / core::ns_per_tick())),
+          last_advance_ticks_(config.min_epoch_us == 0 ? 0 : core::now_ticks()) {
         for (std::size_t i = 0; i < config.max_threads; ++i) {
             // Any odd multiple of i + 1 is non-zero, as xorshift needs.
             slots_[i]->timing_rng = static_cast<std::uint32_t>((i + 1) * 0x9e3779b9u);
@@ -666,9 +681,29 @@ class domain_base {
     void count_restart(int tid) noexcept { slot_of(tid).restarts.add(); }
     void count_heavy_barrier(int tid) noexcept { slot_of(tid).heavy_barriers.add(); }
 
+    /// Whether the global epoch may advance now (domain_config::min_epoch_us):
+    /// always without a minimum, else once the last advance (or the domain's
+    /// construction) is that long ago. An epoch scheme asks before its scan.
+    bool epoch_due() const noexcept {
+        if (min_epoch_ticks_ == 0 || SMR_MUTANT("min_epoch_ignored")) [[likely]]
+            return true;
+        return min_epoch_passed();
+    }
+    /// Out of line: inlined, the timestamp read kept ebr's begin_op, which
+    /// holds its advance attempt, from being inlined into operations.
+    SMR_SLOW_PATH bool min_epoch_passed() const noexcept {
+        // relaxed: a rate limit, not a synchronization; the scan and the CAS
+        // that follow decide safety as they always do.
+        return core::now_ticks() - last_advance_ticks_.load(std::memory_order_relaxed) >=
+               min_epoch_ticks_;
+    }
+
     /// Called by the thread whose CAS advanced the global epoch to `epoch`.
     void note_epoch_advanced(int tid, std::uint64_t epoch = 0) {
         slot_of(tid).epochs.add();
+        if (min_epoch_ticks_ != 0) {
+            last_advance_ticks_.store(core::now_ticks(), std::memory_order_relaxed);
+        }
         if (timeline_ != nullptr) [[unlikely]] {
             timeline_->record_instant(tid, trace::event_kind::epoch_change, core::now_ticks(),
                                       epoch);
@@ -990,6 +1025,10 @@ class domain_base {
     /// How many gaps between timed frees are drawn from: 2 x time_frees_every
     /// - 1 (mean time_frees_every), 1 while a timeline is attached.
     std::uint32_t timing_gaps_;
+    /// domain_config::min_epoch_us in ticks (0: no minimum), and when the
+    /// epoch last advanced: written once per epoch, read at each attempt.
+    std::uint64_t min_epoch_ticks_;
+    alignas(core::false_sharing_range) std::atomic<std::uint64_t> last_advance_ticks_;
     trace::timeline* timeline_ = nullptr;
     trace::garbage_series* series_ = nullptr;
     alignas(core::false_sharing_range) core::orphanage orphans_;

@@ -54,7 +54,7 @@ class ebr_domain : public domain_base<ebr_domain, detail::ebr_local> {
         .uses_signals = false,
         .needs_quiescent_states = false,
         .threads_begin_epochs = true,
-        .reads = {.advance_every = true},
+        .reads = {.advance_every = true, .min_epoch_us = true},
     };
 
     using domain_base::domain_base;
@@ -151,6 +151,9 @@ class ebr_domain : public domain_base<ebr_domain, detail::ebr_local> {
             const std::uint64_t seen = local(i).announce.load(std::memory_order_seq_cst);
             if ((seen & 1) != 0 && (seen >> 1) != epoch) return;  // i lags: try again later
         }
+        // After the scan: an attempt that finds a laggard, the common case
+        // with threads running, pays nothing for the minimum.
+        if (!epoch_due()) return;  // domain_config::min_epoch_us
         std::uint64_t expected = epoch;
         // seq_cst: in the single order S after our announcement loads (the
         // Dekker argument needs it); release publishes what the scan saw to

@@ -66,7 +66,7 @@ class nebr_domain : public domain_base<nebr_domain, detail::nebr_local> {
         .uses_signals = false,
         .needs_quiescent_states = false,
         .threads_begin_epochs = true,
-        .reads = {.advance_every = true},
+        .reads = {.advance_every = true, .min_epoch_us = true},
     };
 
     using domain_base::domain_base;
@@ -191,6 +191,7 @@ class nebr_domain : public domain_base<nebr_domain, detail::nebr_local> {
             const std::uint64_t seen = local(i).announce.load(std::memory_order_seq_cst);
             if ((seen & 1) != 0 && (seen >> 1) != epoch) return;  // i lags: try again later
         }
+        if (!epoch_due()) return;  // domain_config::min_epoch_us (after the scan, as ebr's)
         std::uint64_t expected = epoch;
         // seq_cst: ordered after the scan in S (Dekker); release publishes the
         // scan to every thread that reads epoch + 1.

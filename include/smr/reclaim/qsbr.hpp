@@ -66,6 +66,7 @@ class qsbr_domain : public domain_base<qsbr_domain, detail::qsbr_local> {
         .uses_signals = false,
         .needs_quiescent_states = true,
         .threads_begin_epochs = true,
+        .reads = {.min_epoch_us = true},
     };
 
     using domain_base::domain_base;
@@ -192,6 +193,7 @@ class qsbr_domain : public domain_base<qsbr_domain, detail::qsbr_local> {
             const bool offline = (seen & 1) != 0;
             if (!offline && (seen >> 1) != epoch) return;  // i lags: try again at the next state
         }
+        if (!epoch_due()) return;  // domain_config::min_epoch_us (after the scan, as ebr's)
         std::uint64_t expected = epoch;
         // seq_cst: ordered after the announcement loads in S (Dekker); release
         // publishes the scan to every thread that reads epoch + 1.

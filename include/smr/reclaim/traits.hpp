@@ -65,6 +65,7 @@ struct tunings_read {
     bool nbr_low_watermark = false;
     bool nbr_high_watermark = false;
     bool fence = false;
+    bool min_epoch_us = false;
 };
 
 struct reclaimer_traits {
