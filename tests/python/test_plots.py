@@ -94,6 +94,39 @@ def test_remote_frees_only_for_runs_that_counted_them(store: Store, tmp_path: Pa
     assert list(series["debra_af"].get_ydata()) == pytest.approx([0.0, 100 * 3 / 9])
 
 
+def test_rbf_figure_against_the_minimum_epoch(tmp_path: Path) -> None:
+    with Store(tmp_path / "rbf.db") as store:
+        for alloc in ("jemalloc", "mimalloc"):
+            for epoch in (0, 20000):
+                for free in ("batch", "amortized"):
+                    for trial in range(3):
+                        flushes = (9 if free == "batch" and epoch else 3) * (trial + 1)
+                        result = fake_result(
+                            alloc=alloc,
+                            free=free,
+                            allocator_counters=(
+                                {"tcache_flushes": flushes} if alloc == "jemalloc" else None
+                            ),
+                        )
+                        result["config"]["min_epoch_us"] = epoch
+                        key = json.dumps(
+                            {"alloc": alloc, "free": free, "min_epoch_us": epoch, "trial": trial}
+                        )
+                        assert store.add_run("rbf", key, trial, result, ["smrbench"])
+        plots, _ = build_plots(store, "rbf")
+    (rbf,) = by_kind(plots, "rbf")
+    time_jemalloc, time_mimalloc, flushes_jemalloc, flushes_mimalloc = rbf.figure.axes
+    assert [ax.get_title() for ax in (time_jemalloc, time_mimalloc)] == ["jemalloc", "mimalloc"]
+    assert [t.get_text() for t in flushes_jemalloc.get_xticklabels()] == ["0", "20"]
+    # fake_result: 0.05 s in free over 2 threads x 1 s; 9 nodes freed.
+    assert [p.get_height() for p in time_mimalloc.patches] == pytest.approx([2.5] * 4)
+    # Median trial (x2): batch at 0 ms, batch at 20 ms, amortized at 0 and 20 ms.
+    heights = [p.get_height() for p in flushes_jemalloc.patches]
+    assert heights == pytest.approx([1000 * 6 / 9, 1000 * 18 / 9, 1000 * 6 / 9, 1000 * 6 / 9])
+    assert not flushes_mimalloc.patches
+    assert "no such counter" in flushes_mimalloc.texts[0].get_text()
+
+
 def test_af_bars_at_the_highest_thread_count(store: Store) -> None:
     plots, _ = build_plots(store, "exp")
     bars = by_kind(plots, "af_bars")

@@ -7,7 +7,9 @@
   nodes another thread had allocated, the frees the Epochs paper's remote batch free is made of;
 - batch vs amortized free per reclaimer at the highest thread count (Figure 11b);
 - free-call latency percentiles per reclaimer × free policy (log scale; cf. Figure 3);
-- garbage per epoch from garbage-series files (Figure 4).
+- garbage per epoch from garbage-series files (Figure 4);
+- for an experiment that varies ``min_epoch_us``, time in free and jemalloc's cache flushes
+  against the minimum epoch (``rbf_plots``).
 
 Options other than threads, reclaimer and free that vary within an experiment (stall, key range,
 free_k, …) split figures rather than being averaged together: a point is only ever the median
@@ -63,7 +65,7 @@ class Plot:
 
     name: str
     # throughput | memory | remote_frees | af_bars | free_latency | garbage | hart | threadtest |
-    # layout | stm_throughput | stm_shift
+    # layout | stm_throughput | stm_shift | rbf
     kind: str
     title: str
     figure: Figure
@@ -620,7 +622,8 @@ def build_plots(store: Store, experiment: str) -> tuple[list[Plot], list[str]]:
     runs = store.runs(experiment)
     if not runs:
         return [], [f"{experiment}: no stored runs"]
-    from smrlab import allocator_plots, hart, stm_plots  # they build on this module's helpers
+    # They build on this module's helpers.
+    from smrlab import allocator_plots, hart, rbf_plots, stm_plots
 
     if runs[0]["benchmark"] == "threadtest":  # an experiment runs one smrbench command
         return allocator_plots.threadtest_figures(runs), notes
@@ -647,7 +650,8 @@ def build_plots(store: Store, experiment: str) -> tuple[list[Plot], list[str]]:
             f"store; set garbage_series = true in the experiment's [fixed] table)"
         )
     hart_figures = hart.build(runs) if hart.applies(experiment) else []
-    return plots + bars + latency + garbage + hart_figures, notes
+    rbf = rbf_plots.figures(runs) if rbf_plots.applies(runs) else []
+    return plots + bars + latency + garbage + hart_figures + rbf, notes
 
 
 def plot_store(
