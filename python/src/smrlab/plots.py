@@ -32,7 +32,7 @@ import numpy as np
 from matplotlib.figure import Figure
 from matplotlib.ticker import EngFormatter
 
-from smrlab import style
+from smrlab import frees, style
 from smrlab.options import OPTIONS
 from smrlab.outputs import write_atomically
 from smrlab.statistics import PEAK_RSS, REMOTE_FREES, THROUGHPUT, Shown
@@ -234,10 +234,6 @@ def _hardware_threads(runs: Iterable[dict[str, Any]]) -> int | None:
     return None
 
 
-def _remote_free_pct(run: dict[str, Any]) -> float:
-    return 100.0 * run["remote_frees"] / run["freed"]
-
-
 @dataclass(frozen=True)
 class _Metric:
     """A figure of one value per run against threads: its title and axis, and the value."""
@@ -254,8 +250,8 @@ _METRICS = {
     "remote_frees": _Metric(
         "Remote frees",
         REMOTE_FREES,
-        _remote_free_pct,
-        lambda run: run["remote_frees"] is not None and bool(run["freed"]),
+        frees.remote_free_pct,
+        lambda run: frees.remote_free_pct(run) is not None,
     ),
 }
 

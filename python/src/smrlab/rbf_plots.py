@@ -20,7 +20,7 @@ import statistics
 from collections import defaultdict
 from typing import Any
 
-from smrlab import style
+from smrlab import frees, style
 from smrlab.plots import Plot
 
 _FREES = ("batch", "amortized")
@@ -37,23 +37,12 @@ def _min_epoch_ms(run: dict[str, Any]) -> float | None:
     return None if value is None else value / 1000.0
 
 
-def _time_in_free_pct(run: dict[str, Any]) -> float | None:
-    trials = run["result"].get("trials") or []
-    median = next((t for t in trials if t.get("trial") == run["result"].get("median_trial")), {})
-    busy = (median.get("measured_seconds") or 0) * (run["threads"] or 0)
-    return None if not busy or run["free_seconds"] is None else 100.0 * run["free_seconds"] / busy
-
-
-def _flushes_per_kilo_freed(run: dict[str, Any]) -> float | None:
-    counters = (run["result"].get("allocator") or {}).get("counters")
-    if not counters or not run["freed"]:
-        return None
-    return 1000.0 * counters["tcache_flushes"] / run["freed"]
-
-
 _PANELS = (
-    ("time in free() (% of threads × time)", _time_in_free_pct),
-    ("thread-cache flushes per 1,000 freed", _flushes_per_kilo_freed),
+    ("time in free() (% of threads × time)", frees.time_in_free_pct),
+    (
+        "thread-cache flushes per 1,000 freed",
+        lambda run: frees.per_kilo_freed(run, "tcache_flushes"),
+    ),
 )
 
 

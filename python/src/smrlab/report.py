@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from smrlab import __version__, hart, stm_plots, style
+from smrlab import __version__, frees, hart, stm_plots, style
 from smrlab.allocator_plots import by_facet, other_options, other_values
 from smrlab.errors import UsageError
 from smrlab.outputs import write_atomically
@@ -494,34 +494,21 @@ def _stm_tables(runs: list[dict[str, Any]]) -> str:
     )
 
 
-def _counters(run: dict[str, Any]) -> dict[str, Any] | None:
-    """The allocator's counters of a run's median trial (jemalloc), or None."""
-    return (run["result"].get("allocator") or {}).get("counters")
-
-
 def _frees_evidence_table(runs: list[dict[str, Any]]) -> str:
     """Where freeing went, per configuration (median over trials): the remote frees a run
     counted (--count-remote-frees), its time in free, and the allocator's own counters per
     1,000 freed nodes (jemalloc's cache flushes and contended bin locks). Empty when no run has
     either: the evidence of remote batch free (Epochs paper, Section 3 and Table 2)."""
-    if not any(run["remote_frees"] is not None or _counters(run) for run in runs):
+    if not any(run["remote_frees"] is not None or frees.allocator_counters(run) for run in runs):
         return ""
     groups: dict[str, list[dict]] = defaultdict(list)
     for run in runs:
         options = {k: v for k, v in run["options"].items() if k not in {"trial", "seed"}}
         groups[json.dumps(options, sort_keys=True)].append(run)
 
-    def median(values: list[float]) -> float | None:
+    def median(members: list[dict], measure) -> float | None:
+        values = [v for v in (measure(m) for m in members) if v is not None]
         return float(np.median(values)) if values else None
-
-    def per_kilo_freed(members: list[dict], key: str) -> float | None:
-        return median(
-            [
-                1000.0 * _counters(m)[key] / m["freed"]
-                for m in members
-                if _counters(m) and m["freed"]
-            ]
-        )
 
     headers = (
         "ds",
@@ -537,19 +524,11 @@ def _frees_evidence_table(runs: list[dict[str, Any]]) -> str:
     rows = []
     for members in groups.values():
         first = members[0]
-        remote = median(
-            [
-                100.0 * m["remote_frees"] / m["freed"]
-                for m in members
-                if m["remote_frees"] is not None and m["freed"]
-            ]
-        )
-        free_time = median([m["free_seconds"] for m in members if m["free_seconds"] is not None])
         values = (
-            remote,
-            free_time,
-            per_kilo_freed(members, "tcache_flushes"),
-            per_kilo_freed(members, "bin_lock_waits"),
+            median(members, frees.remote_free_pct),
+            median(members, lambda m: m["free_seconds"]),
+            median(members, lambda m: frees.per_kilo_freed(m, "tcache_flushes")),
+            median(members, lambda m: frees.per_kilo_freed(m, "bin_lock_waits")),
         )
         rows.append(
             [
