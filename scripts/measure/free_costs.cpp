@@ -176,7 +176,7 @@ measurement run(const options& opt, const std::string& allocator_name) {
 
     // Owners allocate, then idle until the frees are done: their arenas stay
     // attached to live threads, as a benchmark's other threads' do.
-    std::atomic<int> allocated{0};
+    std::atomic<int> owners_ready{0};
     std::atomic<bool> frees_done{false};
     std::vector<std::thread> owners;
     for (int k = 0; k < opt.owners; ++k) {
@@ -184,11 +184,11 @@ measurement run(const options& opt, const std::string& allocator_name) {
             for (std::size_t i = static_cast<std::size_t>(k); i < total;
                  i += static_cast<std::size_t>(opt.owners))
                 blocks[i] = allocate(opt.size, i);
-            allocated.fetch_add(1, std::memory_order_release);  // publishes blocks[]
-            while (!frees_done.load(std::memory_order_acquire)) std::this_thread::yield();
+            owners_ready.fetch_add(1, std::memory_order_release);  // publishes blocks[]
+            while (!frees_done.load(std::memory_order_relaxed)) std::this_thread::yield();
         });
     }
-    while (allocated.load(std::memory_order_acquire) < opt.owners) std::this_thread::yield();
+    while (owners_ready.load(std::memory_order_acquire) < opt.owners) std::this_thread::yield();
     if (opt.owners > 0) shuffle(blocks.begin(), blocks.end(), 0);
 
     measurement out;
@@ -215,7 +215,7 @@ measurement run(const options& opt, const std::string& allocator_name) {
                 opt.amortized ? free_amortized(mine, opt.size, allocated) : free_batch(mine);
             finished.arrive_and_wait();
             // Alive until the counters are read: a thread's exit flushes its cache.
-            while (!may_exit.load(std::memory_order_acquire)) std::this_thread::yield();
+            while (!may_exit.load(std::memory_order_relaxed)) std::this_thread::yield();
             for (void* block : allocated) std::free(block);
         });
     }
@@ -225,9 +225,9 @@ measurement run(const options& opt, const std::string& allocator_name) {
     finished.arrive_and_wait();
     const auto after = smrbench::allocator_counters_now(allocator_name);
     if (before && after) out.counters = *after - *before;
-    may_exit.store(true, std::memory_order_release);
+    may_exit.store(true, std::memory_order_relaxed);  // a signal; nothing is handed over
     for (auto& t : freers) t.join();
-    frees_done.store(true, std::memory_order_release);
+    frees_done.store(true, std::memory_order_relaxed);  // only a signal: join() orders the rest
     for (auto& t : owners) t.join();
     return out;
 }
