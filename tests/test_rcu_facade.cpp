@@ -8,6 +8,7 @@
 // (gtest_discover_tests), so each starts with fresh domains.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <barrier>
 #include <chrono>
@@ -221,6 +222,51 @@ TYPED_TEST(rcu_facade, barrier_runs_what_exited_threads_retired) {
     for (auto& t : threads) t.join();
     smr::rcu_barrier(domain);
     EXPECT_EQ(destroyed.load(), 200);
+}
+
+/// Objects retired and not yet reclaimed.
+std::int64_t alive() { return made.load() - destroyed.load(); }
+
+// A thread-per-task program: each task retires a few objects and exits. What
+// exited threads retired is reclaimed by later retires, whoever makes them:
+// garbage stays below (T + 1) x the batch, T the threads alive at once.
+TYPED_TEST(rcu_facade, short_lived_threads_leave_bounded_garbage) {
+    auto& domain = this->domain;
+    constexpr int tasks = 1000;
+    constexpr int per_task = 50;  // 50,000 objects in all, against a batch of 1,024
+    std::int64_t most = 0;
+    for (int t = 0; t < tasks; ++t) {
+        std::thread([&] {
+            for (int i = 0; i < per_task; ++i)
+                (new tracked(1))->retire(std::default_delete<tracked>(), domain);
+        }).join();
+        most = std::max(most, alive());
+    }
+    EXPECT_LE(most, 2 * SMR_RCU_RETIRE_BATCH);
+    smr::rcu_barrier(domain);
+    EXPECT_EQ(alive(), 0);
+}
+
+TYPED_TEST(rcu_facade, short_lived_threads_in_groups_leave_bounded_garbage) {
+    auto& domain = this->domain;
+    constexpr int group = 4, groups = 250, per_task = 50;
+    std::int64_t most = 0;
+    for (int g = 0; g < groups; ++g) {
+        std::vector<std::thread> tasks;
+        for (int t = 0; t < group; ++t) {
+            tasks.emplace_back([&] {
+                for (int i = 0; i < per_task; ++i) {
+                    std::scoped_lock section(domain);  // retired inside: reclaimed at the unlock
+                    (new tracked(1))->retire(std::default_delete<tracked>(), domain);
+                }
+            });
+        }
+        for (auto& t : tasks) t.join();
+        most = std::max(most, alive());
+    }
+    EXPECT_LE(most, (group + 1) * SMR_RCU_RETIRE_BATCH);
+    smr::rcu_barrier(domain);
+    EXPECT_EQ(alive(), 0);
 }
 
 /// Uses the domain from a thread_local destroyed after the domain's own

@@ -35,6 +35,21 @@
 // for a thread that sits idle, which the scheme's bags (freed only by their
 // owner) would make it wait for (the domain's own barrier() does).
 //
+// Threads that exit. A thread's list outlives it: at exit it moves onto the
+// domain's list of orphans, and the next retire by any thread that finds
+// SMR_RCU_RETIRE_BATCH orphans or more reclaims them with its own list. So
+// however short the threads' lives, at most (T + 1) x SMR_RCU_RETIRE_BATCH
+// retired objects wait to be taken, T the threads registered at the last
+// retire, plus what reclamations under way hold (each what it took, at most
+// as many). liburcu gives each call_rcu to a helper thread (one per process
+// by default, made at the first call_rcu), which waits for grace periods and
+// runs callbacks whatever the callers' lifetimes; folly's rcu_domain moves an
+// exiting thread's list to a shared one and lets any later retire run a
+// reclamation step once 3.2 ms have passed since the last. Neither a thread
+// the user did not ask for (it must survive fork, sandboxes and shutdown
+// order) nor a clock read per retire: a count, checked where retire already
+// writes.
+//
 // Which schemes: those under which a thread outside an operation holds up no
 // grace period -- debra (the default: its read-side section costs a store
 // and a load of the global epoch, plus a release store at the end), ebr
@@ -77,6 +92,7 @@
 #include <utility>
 
 #include "smr/core/check.hpp"
+#include "smr/core/mutant.hpp"
 #include "smr/core/retired_node.hpp"
 #include "smr/reclaim/debra.hpp"
 #include "smr/reclaim/ebr.hpp"
@@ -123,14 +139,20 @@ inline void rcu_reclaim_all(rcu_deferred* list) noexcept {
     }
 }
 
-/// Pushes `object` onto a list that any thread may take whole.
-inline void rcu_push(std::atomic<rcu_deferred*>& list, rcu_deferred* object) noexcept {
-    object->next_deferred = list.load(std::memory_order_relaxed);
-    // release: the object's contents and link happen before the taker's
-    // exchange (acquire) and the deleter it runs.
-    while (!list.compare_exchange_weak(object->next_deferred, object, std::memory_order_release,
+/// Pushes the chain first..last onto a list that any thread may take whole.
+inline void rcu_push_chain(std::atomic<rcu_deferred*>& list, rcu_deferred* first,
+                           rcu_deferred* last) noexcept {
+    last->next_deferred = list.load(std::memory_order_relaxed);
+    // release: the objects' contents and links happen before the taker's
+    // exchange (acquire) and the deleters it runs.
+    while (!list.compare_exchange_weak(last->next_deferred, first, std::memory_order_release,
                                        std::memory_order_relaxed)) {
     }
+}
+
+/// Pushes `object` onto a list that any thread may take whole.
+inline void rcu_push(std::atomic<rcu_deferred*>& list, rcu_deferred* object) noexcept {
+    rcu_push_chain(list, object, object);
 }
 
 }  // namespace detail
@@ -200,8 +222,16 @@ class basic_rcu_domain {
     void retire(detail::rcu_deferred* object) noexcept {
         reader& me = this_thread();
         detail::rcu_push(me.pending, object);
-        if (++me.pending_count >= SMR_RCU_RETIRE_BATCH && me.depth == 0) [[unlikely]]
-            reclaim_own(me);
+        // relaxed: a trigger; the orphans themselves are taken by an exchange.
+        if (++me.pending_count >= SMR_RCU_RETIRE_BATCH ||
+            (orphan_count_.load(std::memory_order_relaxed) >= SMR_RCU_RETIRE_BATCH &&
+             !SMR_MUTANT("rcu_orphans_wait_for_a_barrier"))) [[unlikely]] {
+            if (me.depth == 0) {
+                reclaim_own(me);
+            } else {
+                me.pending_count = SMR_RCU_RETIRE_BATCH;  // at the outermost unlock
+            }
+        }
         if (me.temporary && me.depth == 0) [[unlikely]]
             leave(me);
     }
@@ -231,8 +261,11 @@ class basic_rcu_domain {
         const std::lock_guard<std::mutex> one_at_a_time(barrier_mutex_);
         me.reclaiming = true;
         detail::rcu_deferred* taken = nullptr;
-        for (reader* r = first_reader(); r != nullptr; r = r->next_reader) take_into(taken, *r);
+        for (reader* r = first_reader(); r != nullptr; r = r->next_reader)
+            take_into(taken, r->pending);
+        take_orphans(taken);
         for (reader* r = first_reader(); r != nullptr; r = r->next_reader) wait_for_round(*r);
+        take_orphans(taken);  // lists that threads exiting meanwhile moved there
         synchronize(me);
         detail::rcu_reclaim_all(taken);
         me.reclaiming = false;
@@ -246,10 +279,9 @@ class basic_rcu_domain {
   private:
     /// A thread's registration: its slot in the scheme, its nesting depth and
     /// the list of what it retired. Records are linked into a list that only
-    /// grows and are never freed: a thread that exits releases its record
-    /// (its list stays in it, where barriers and reclaimers find it) and the
-    /// next thread to register reuses it, so a barrier walks the list with
-    /// no lock.
+    /// grows and are never freed: a thread that exits moves its list to the
+    /// orphans and releases its record, and the next thread to register
+    /// reuses it, so a barrier walks the list with no lock.
     struct reader {
         std::atomic<bool> in_use{true};
         reader* next_reader = nullptr;  // written once, before the record is published
@@ -259,7 +291,8 @@ class basic_rcu_domain {
         bool reclaiming = false;        // the owner runs deleters (no nested reclaim)
         bool temporary = false;         // registered for one call during thread exit
         std::atomic<detail::rcu_deferred*> pending{nullptr};
-        /// Odd while the owner runs the deleters of lists it took.
+        /// Odd while the owner runs the deleters of lists it took, or moves
+        /// its list to the orphans.
         std::atomic<std::uint64_t> rounds{0};
     };
 
@@ -352,10 +385,11 @@ class basic_rcu_domain {
         return *r;
     }
 
-    /// At thread exit (or after a call made during it): the slot goes back
-    /// to the scheme and the record to the free ones, with its list.
+    /// At thread exit (or after a call made during it): the list goes to the
+    /// orphans, the slot back to the scheme and the record to the free ones.
     void leave(reader& me) noexcept {
         if (me.depth != 0) scheme_.end_op(me.tid);  // exited inside a section
+        orphan_list(me);
         scheme_.unregister_thread(me.tid);
         me.depth = 0;
         me.temporary = false;
@@ -378,10 +412,8 @@ class basic_rcu_domain {
             me.rounds.fetch_add(1, std::memory_order_seq_cst);
             me.pending_count = 0;
             detail::rcu_deferred* taken = nullptr;
-            take_into(taken, me);
-            for (reader* r = first_reader(); r != nullptr; r = r->next_reader) {
-                if (!r->in_use.load(std::memory_order_relaxed)) take_into(taken, *r);
-            }
+            take_into(taken, me.pending);
+            take_orphans(taken);
             synchronize(me);
             detail::rcu_reclaim_all(taken);
             // release: the deleters ran before a barrier that reads the even
@@ -392,7 +424,8 @@ class basic_rcu_domain {
     }
 
     /// A barrier's wait for a round of r's owner that may hold lists taken
-    /// before the barrier's own exchanges.
+    /// before the barrier's own exchanges, or be moving its list to the
+    /// orphans.
     static void wait_for_round(reader& r) noexcept {
         // seq_cst: see reclaim_own.
         const std::uint64_t seen = r.rounds.load(std::memory_order_seq_cst);
@@ -433,19 +466,64 @@ class basic_rcu_domain {
         }
     };
 
-    /// Takes reader r's list (one exchange; r's owner may push concurrently).
-    static void take_into(detail::rcu_deferred*& taken, reader& r) noexcept {
+    /// A list taken whole: its ends and length.
+    struct chain {
+        detail::rcu_deferred* first = nullptr;
+        detail::rcu_deferred* last = nullptr;
+        std::size_t count = 0;
+    };
+
+    /// Takes `list` (one exchange; its owner may push concurrently).
+    static chain take(std::atomic<detail::rcu_deferred*>& list) noexcept {
+        chain out;
         // seq_cst: see reclaim_own. Also acquire: pairs with the pushes.
-        detail::rcu_deferred* more = r.pending.exchange(nullptr, std::memory_order_seq_cst);
-        if (more == nullptr) return;
-        detail::rcu_deferred* tail = more;
-        while (tail->next_deferred != nullptr) tail = tail->next_deferred;
-        tail->next_deferred = taken;
-        taken = more;
+        out.first = list.exchange(nullptr, std::memory_order_seq_cst);
+        if (out.first == nullptr) return out;
+        out.last = out.first;
+        for (out.count = 1; out.last->next_deferred != nullptr; ++out.count)
+            out.last = out.last->next_deferred;
+        return out;
+    }
+
+    /// Takes `list` onto `taken`; returns how many objects it held.
+    static std::size_t take_into(detail::rcu_deferred*& taken,
+                                 std::atomic<detail::rcu_deferred*>& list) noexcept {
+        const chain more = take(list);
+        if (more.first == nullptr) return 0;
+        more.last->next_deferred = taken;
+        taken = more.first;
+        return more.count;
+    }
+
+    void take_orphans(detail::rcu_deferred*& taken) noexcept {
+        const std::size_t count = take_into(taken, orphans_);
+        // Never below zero: orphan_list adds before it pushes, and our
+        // exchange read that push (acquire), so the add comes first.
+        if (count != 0) orphan_count_.fetch_sub(count, std::memory_order_relaxed);
+    }
+
+    /// Moves the exiting thread's list onto the orphans, inside an odd
+    /// round: a barrier that took the thread's list empty and the orphans
+    /// before the move waits for the round's end and takes them again.
+    void orphan_list(reader& me) noexcept {
+        // seq_cst: see reclaim_own.
+        me.rounds.fetch_add(1, std::memory_order_seq_cst);
+        const chain list = take(me.pending);
+        if (list.first != nullptr) {
+            orphan_count_.fetch_add(list.count, std::memory_order_relaxed);
+            detail::rcu_push_chain(orphans_, list.first, list.last);
+        }
+        me.pending_count = 0;
+        // release: the move happens before a barrier that reads the even
+        // count (acquire) and then takes the orphans.
+        me.rounds.fetch_add(1, std::memory_order_release);
     }
 
     Scheme scheme_;
     std::atomic<reader*> readers_{nullptr};
+    /// What exited threads retired, for the next reclamation or barrier.
+    std::atomic<detail::rcu_deferred*> orphans_{nullptr};
+    std::atomic<std::size_t> orphan_count_{0};
     std::mutex barrier_mutex_;
 };
 
