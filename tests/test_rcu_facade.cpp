@@ -14,6 +14,7 @@
 #include <chrono>
 #include <cstdint>
 #include <latch>
+#include <memory>
 #include <mutex>
 #include <random>
 #include <thread>
@@ -376,6 +377,41 @@ struct barrier_delete {
         delete object;
     }
 };
+
+// In every build: a second retire would link the object to itself, and the
+// barrier would walk its list for ever.
+TYPED_TEST(rcu_facade, a_second_retire_stops_the_program) {
+    auto& domain = this->domain;
+    GTEST_FLAG_SET(death_test_style, "threadsafe");
+    EXPECT_DEATH(
+        {
+            auto* object = new tracked(1);
+            object->retire(std::default_delete<tracked>(), domain);
+            object->retire(std::default_delete<tracked>(), domain);
+            smr::rcu_barrier(domain);
+        },
+        "retired twice");
+}
+
+/// An object whose deleter keeps it (returns it to a free list) instead of
+/// deleting it.
+struct kept_object;
+struct keep {
+    static inline kept_object* kept = nullptr;
+    void operator()(kept_object* object) const noexcept { kept = object; }
+};
+struct kept_object : smr::rcu_obj_base<kept_object, keep> {};
+
+TYPED_TEST(rcu_facade, an_object_kept_by_its_deleter_may_be_retired_again) {
+    auto& domain = this->domain;
+    auto object = std::make_unique<kept_object>();
+    for (int round = 0; round < 3; ++round) {
+        keep::kept = nullptr;
+        object->retire(keep{}, domain);
+        smr::rcu_barrier(domain);
+        EXPECT_EQ(keep::kept, object.get());
+    }
+}
 
 TEST(rcu_facade_death, misuse_that_would_wait_forever_stops_with_a_message) {
     GTEST_FLAG_SET(death_test_style, "threadsafe");

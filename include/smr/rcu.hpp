@@ -80,6 +80,10 @@
 //   call; what it retires is reclaimed like an exited thread's.
 // - Objects still retired when the program ends are not destroyed, unless
 //   rcu_barrier ran after their retirement.
+// - An rcu_obj_base object retired a second time before its deleter ran
+//   stops the program with a message, in every build (its list would link
+//   it to itself); rcu_retire of one pointer twice, in debug builds
+//   (core/retire_check.hpp).
 #pragma once
 
 #include <atomic>
@@ -93,6 +97,7 @@
 
 #include "smr/core/check.hpp"
 #include "smr/core/mutant.hpp"
+#include "smr/core/retire_check.hpp"
 #include "smr/core/retired_node.hpp"
 #include "smr/reclaim/debra.hpp"
 #include "smr/reclaim/ebr.hpp"
@@ -546,6 +551,12 @@ class rcu_obj_base : private detail::rcu_deferred {
     template <class Scheme = rcu_default_scheme>
     void retire(D deleter = D(),
                 basic_rcu_domain<Scheme>& domain = rcu_default_domain<Scheme>()) noexcept {
+        // In every build, at the cost of a load of the line written next: a
+        // second retire before the reclamation would link the object to
+        // itself, and every walk of its list would loop for ever.
+        SMR_CHECK(this->reclaim == nullptr || SMR_MUTANT("rcu_obj_base_retire_unchecked"),
+                  "rcu_obj_base::retire: the object was retired twice (retire it once, after "
+                  "it is unreachable)");
         deleter_ = std::move(deleter);
         this->reclaim = &reclaim_with_deleter;
         domain.retire(static_cast<detail::rcu_deferred*>(this));
@@ -564,6 +575,7 @@ class rcu_obj_base : private detail::rcu_deferred {
     friend class basic_rcu_domain;
 
     static void reclaim_with_deleter(detail::rcu_deferred* node) noexcept {
+        node->reclaim = nullptr;  // a deleter that keeps the object may retire it again
         T* object = static_cast<T*>(static_cast<rcu_obj_base*>(node));
         D deleter = std::move(object->rcu_obj_base::deleter_);
         deleter(object);
@@ -583,6 +595,7 @@ struct rcu_retired_box : rcu_deferred {
 
     static void run(rcu_deferred* node) noexcept {
         auto* box = static_cast<rcu_retired_box*>(node);
+        core::note_freed(box->object);  // debug builds: see rcu_retire
         box->deleter(box->object);
         delete box;
     }
@@ -595,7 +608,11 @@ struct rcu_retired_box : rcu_deferred {
 /// is allocated for it (throws std::bad_alloc, and then `p` is not retired).
 template <class T, class D = std::default_delete<T>, class Scheme = rcu_default_scheme>
 void rcu_retire(T* p, D d = D(), basic_rcu_domain<Scheme>& domain = rcu_default_domain<Scheme>()) {
-    domain.retire(new detail::rcu_retired_box<T, D>(p, std::move(d)));
+    auto* box = new detail::rcu_retired_box<T, D>(p, std::move(d));
+    // Debug builds (core/retire_check.hpp): each retire has a record of its
+    // own, so only the set of retired objects sees `p` retired twice.
+    core::note_retired(p);
+    domain.retire(box);
 }
 
 /// Returns once every read-side section of `domain` that began before the

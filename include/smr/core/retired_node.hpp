@@ -5,6 +5,8 @@
 #include <cstdint>
 #include <type_traits>
 
+#include "smr/core/retire_check.hpp"
+
 namespace smr::core {
 
 /// Where a destroyed node's memory goes back to, and the size and alignment
@@ -69,7 +71,10 @@ struct retired_entry {
     destroy_fn destroy = nullptr;
 
     /// Runs the destructor; returns the memory to give back to the allocator.
-    node_memory release() const noexcept { return destroy(node); }
+    node_memory release() const noexcept {
+        note_freed(node);  // debug builds: the address may be retired again
+        return destroy(node);
+    }
     explicit operator bool() const noexcept { return node != nullptr; }
 };
 

@@ -675,6 +675,7 @@ class domain_base {
         static_assert(retire_accepts<T>(),
                       "retire an smr::obj_base object with object->retire(domain, tid): it "
                       "stores the deleter and counts the object on the scheme's clock");
+        core::note_retired(static_cast<const core::retired_node*>(node));  // debug builds
         s.retired.add();
     }
     void count_signal(int tid) noexcept { slot_of(tid).signals.add(); }
