@@ -355,6 +355,22 @@ TYPED_TEST(DsSequential, MinAndMaxKeys) {
     this->expect_matches({}, "all erased");
 }
 
+// The lowest and highest keys belong to the sentinels: every build refuses
+// them (ds/key_range.hpp). Before, an empty hm_list said it contained the
+// highest key, and erasing it retired the list's own tail.
+TYPED_TEST(DsSequential, KeysOutsideTheRangeStopTheProgram) {
+    auto& set = this->set;
+    const int tid = this->tid;
+    constexpr key_t below = std::numeric_limits<key_t>::min();
+    constexpr key_t above = std::numeric_limits<key_t>::max();
+    GTEST_FLAG_SET(death_test_style, "fast");  // one thread: fork is enough
+    const char* message = "outside the structure's range";
+    EXPECT_DEATH(set.insert(tid, below, 0), message);
+    EXPECT_DEATH(set.erase(tid, above), message);
+    EXPECT_DEATH(set.contains(tid, above), message);
+    this->expect_matches({}, "untouched");
+}
+
 TYPED_TEST(DsSequential, DuplicateInsert) {
     auto& set = this->set;
     const int tid = this->tid;

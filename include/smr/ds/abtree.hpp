@@ -134,6 +134,7 @@
 #include <vector>
 
 #include "smr/core/padded.hpp"
+#include "smr/ds/key_range.hpp"
 #include "smr/ds/validation.hpp"
 #include "smr/reclaim/guards.hpp"
 
@@ -295,6 +296,7 @@ class abtree {
     }
 
     bool contains(int tid, Key key) {
+        detail::check_key(key, min_key, max_key);
         smr::op_guard guard(domain_, tid);
         for (;;) {  // never restarts by itself; NBR may neutralize the read phase
             SMR_READ_PHASE_BEGIN(domain_, tid);
@@ -310,6 +312,7 @@ class abtree {
     }
 
     bool insert(int tid, Key key, Value value) {
+        detail::check_key(key, min_key, max_key);
         smr::op_guard guard(domain_, tid);
         // volatile: kept across the read-phase checkpoint (sigsetjmp).
         volatile unsigned failures = 0;
@@ -399,6 +402,7 @@ class abtree {
     }
 
     bool erase(int tid, Key key) {
+        detail::check_key(key, min_key, max_key);
         smr::op_guard guard(domain_, tid);
         // volatile: kept across the read-phase checkpoint (sigsetjmp).
         volatile unsigned failures = 0;

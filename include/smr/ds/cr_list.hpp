@@ -61,6 +61,7 @@
 #include <string_view>
 
 #include "smr/core/padded.hpp"
+#include "smr/ds/key_range.hpp"
 #include "smr/ds/list_validation.hpp"
 #include "smr/ds/marked_ptr.hpp"
 #include "smr/ds/sentinel_layout.hpp"
@@ -139,6 +140,7 @@ class cr_list {
     }
 
     bool insert(int tid, Key key, Value value) {
+        detail::check_key(key, min_key, max_key);
         std::lock_guard hold(lock_);
         const window w = locate(key);
         if (w.curr->key == key) return false;
@@ -150,6 +152,7 @@ class cr_list {
     }
 
     bool erase(int tid, Key key) {
+        detail::check_key(key, min_key, max_key);
         node* removed = nullptr;
         {
             std::lock_guard hold(lock_);
@@ -175,6 +178,7 @@ class cr_list {
     }
 
     bool contains(int tid, Key key) {
+        detail::check_key(key, min_key, max_key);
         smr::op_guard guard(domain_, tid);
         for (;;) {  // restarts only when NBR neutralizes the read phase
             SMR_READ_PHASE_BEGIN(domain_, tid);

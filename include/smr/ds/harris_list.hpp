@@ -78,6 +78,7 @@
 #include <string_view>
 
 #include "smr/core/padded.hpp"
+#include "smr/ds/key_range.hpp"
 #include "smr/ds/list_validation.hpp"
 #include "smr/ds/marked_ptr.hpp"
 #include "smr/ds/slot_rotation.hpp"
@@ -153,6 +154,7 @@ class harris_list {
     }
 
     bool insert(int tid, Key key, Value value) {
+        detail::check_key(key, min_key, max_key);
         smr::op_guard guard(domain_, tid);
         node* fresh = nullptr;  // allocated in a write phase, kept across attempts
         for (;;) {
@@ -173,6 +175,7 @@ class harris_list {
     }
 
     bool erase(int tid, Key key) {
+        detail::check_key(key, min_key, max_key);
         smr::op_guard guard(domain_, tid);
         for (;;) {
             const window w = search(tid, key);  // returns in a write phase
@@ -199,6 +202,7 @@ class harris_list {
     }
 
     bool contains(int tid, Key key) {
+        detail::check_key(key, min_key, max_key);
         smr::op_guard guard(domain_, tid);
         for (;;) {  // contains never restarts by itself; NBR may neutralize its read phase
             SMR_READ_PHASE_BEGIN(domain_, tid);

@@ -79,6 +79,7 @@
 
 #include "smr/core/mutant.hpp"
 #include "smr/core/padded.hpp"
+#include "smr/ds/key_range.hpp"
 #include "smr/ds/list_validation.hpp"
 #include "smr/ds/marked_ptr.hpp"
 #include "smr/ds/options.hpp"
@@ -181,6 +182,7 @@ class hm_list {
     bool restarts_from_head() const noexcept { return restart_from_head_; }
 
     bool insert(int tid, Key key, Value value) {
+        detail::check_key(key, min_key, max_key);
         smr::op_guard guard(domain_, tid);
         node* fresh = nullptr;  // allocated in a write phase, kept across attempts
         for (;;) {
@@ -201,6 +203,7 @@ class hm_list {
     }
 
     bool erase(int tid, Key key) {
+        detail::check_key(key, min_key, max_key);
         smr::op_guard guard(domain_, tid);
         for (;;) {
             const window w = search(tid, key);  // returns in a write phase
@@ -225,6 +228,7 @@ class hm_list {
     /// Michael's Search: the traversal of the updates (it unlinks the marked
     /// nodes it meets), then a look at the key.
     bool contains(int tid, Key key) {
+        detail::check_key(key, min_key, max_key);
         smr::op_guard guard(domain_, tid);
         const window w = search(tid, key);
         return w.curr->key == key;

@@ -19,6 +19,7 @@
 #include <string_view>
 
 #include "smr/core/padded.hpp"
+#include "smr/ds/key_range.hpp"
 #include "smr/ds/list_validation.hpp"
 #include "smr/ds/spinlock.hpp"
 #include "smr/ds/validation.hpp"
@@ -112,6 +113,7 @@ class lazylist {
     }
 
     bool insert(int tid, Key key, Value value) {
+        detail::check_key(key, min_key, max_key);
         smr::op_guard guard(domain_, tid);
         node* fresh = nullptr;  // allocated in a write phase, kept across restarts
         for (;;) {
@@ -149,6 +151,7 @@ class lazylist {
     }
 
     bool erase(int tid, Key key) {
+        detail::check_key(key, min_key, max_key);
         smr::op_guard guard(domain_, tid);
         for (;;) {
             SMR_READ_PHASE_BEGIN(domain_, tid);
@@ -184,6 +187,7 @@ class lazylist {
     }
 
     bool contains(int tid, Key key) {
+        detail::check_key(key, min_key, max_key);
         smr::op_guard guard(domain_, tid);
         for (;;) {  // contains never restarts by itself; NBR may neutralize its read phase
             SMR_READ_PHASE_BEGIN(domain_, tid);

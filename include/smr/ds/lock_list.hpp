@@ -30,6 +30,7 @@
 #include <string_view>
 
 #include "smr/core/padded.hpp"
+#include "smr/ds/key_range.hpp"
 #include "smr/ds/list_validation.hpp"
 #include "smr/ds/spinlock.hpp"
 #include "smr/ds/validation.hpp"
@@ -94,6 +95,7 @@ class lock_list {
     }
 
     bool insert(int tid, Key key, Value value) {
+        detail::check_key(key, min_key, max_key);
         std::lock_guard hold(lock_);
         const window w = locate(key);
         if (w.curr->key == key) return false;
@@ -104,6 +106,7 @@ class lock_list {
     }
 
     bool erase(int tid, Key key) {
+        detail::check_key(key, min_key, max_key);
         node* removed = nullptr;
         {
             std::lock_guard hold(lock_);
@@ -118,6 +121,7 @@ class lock_list {
     }
 
     bool contains(int, Key key) {
+        detail::check_key(key, min_key, max_key);
         std::lock_guard hold(lock_);
         return locate(key).curr->key == key;
     }

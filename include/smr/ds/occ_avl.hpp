@@ -165,6 +165,7 @@
 #include "smr/core/compiler.hpp"
 #include "smr/core/mutant.hpp"
 #include "smr/core/padded.hpp"
+#include "smr/ds/key_range.hpp"
 #include "smr/ds/validation.hpp"
 #include "smr/reclaim/guards.hpp"
 
@@ -360,6 +361,7 @@ class occ_avl {
     }
 
     bool insert(int tid, Key key, Value value) {
+        detail::check_key(key, min_key, max_key);
         smr::op_guard guard(domain_, tid);
         node* fresh = nullptr;  // allocated in a write phase, kept across restarts
         for (;;) {
@@ -415,6 +417,7 @@ class occ_avl {
     }
 
     bool erase(int tid, Key key) {
+        detail::check_key(key, min_key, max_key);
         smr::op_guard guard(domain_, tid);
         for (;;) {
             SMR_READ_PHASE_BEGIN(domain_, tid);
@@ -483,6 +486,7 @@ class occ_avl {
     }
 
     bool contains(int tid, Key key) {
+        detail::check_key(key, min_key, max_key);
         smr::op_guard guard(domain_, tid);
         for (;;) {  // contains never restarts by itself; NBR may neutralize its read phase
             SMR_READ_PHASE_BEGIN(domain_, tid);

@@ -51,6 +51,7 @@
 #include <string_view>
 #include <unordered_set>
 
+#include "smr/ds/key_range.hpp"
 #include "smr/ds/options.hpp"
 #include "smr/ds/stm_structure.hpp"
 #include "smr/ds/validation.hpp"
@@ -111,6 +112,7 @@ class stm_hash_set : public detail::stm_structure<Domain> {
     }
 
     bool insert(int tid, key_type key, std::int64_t /*value: not stored*/ = 0) {
+        detail::check_key(key, min_key, max_key);
         return this->stm_.atomically(tid, [&](stm::transaction& tx) {
             node** head = &buckets_[bucket_of(key)];
             node* first = tx.load(head);
@@ -121,6 +123,7 @@ class stm_hash_set : public detail::stm_structure<Domain> {
     }
 
     bool erase(int tid, key_type key) {
+        detail::check_key(key, min_key, max_key);
         return this->stm_.atomically(tid, [&](stm::transaction& tx) {
             node** head = &buckets_[bucket_of(key)];
             const found f = find(tx, head, tx.load(head), key);
@@ -136,6 +139,7 @@ class stm_hash_set : public detail::stm_structure<Domain> {
     }
 
     bool contains(int tid, key_type key) {
+        detail::check_key(key, min_key, max_key);
         return this->stm_.atomically(tid, [&](stm::transaction& tx) {
             node** head = &buckets_[bucket_of(key)];
             return find(tx, head, tx.load(head), key).curr != nullptr;

@@ -55,6 +55,7 @@
 #include <string>
 #include <string_view>
 
+#include "smr/ds/key_range.hpp"
 #include "smr/ds/list_validation.hpp"
 #include "smr/ds/options.hpp"
 #include "smr/ds/stm_structure.hpp"
@@ -110,6 +111,7 @@ class stm_list : public detail::stm_structure<Domain> {
     }
 
     bool insert(int tid, key_type key, std::int64_t /*value: not stored*/ = 0) {
+        detail::check_key(key, min_key, max_key);
         return this->stm_.atomically(tid, [&](stm::transaction& tx) {
             const window w = locate(tx, key);
             if (w.curr_key == key) return false;
@@ -119,6 +121,7 @@ class stm_list : public detail::stm_structure<Domain> {
     }
 
     bool erase(int tid, key_type key) {
+        detail::check_key(key, min_key, max_key);
         return this->stm_.atomically(tid, [&](stm::transaction& tx) {
             const window w = locate(tx, key);
             if (w.curr_key != key) return false;
@@ -129,6 +132,7 @@ class stm_list : public detail::stm_structure<Domain> {
     }
 
     bool contains(int tid, key_type key) {
+        detail::check_key(key, min_key, max_key);
         return this->stm_.atomically(
             tid, [&](stm::transaction& tx) { return locate(tx, key).curr_key == key; });
     }

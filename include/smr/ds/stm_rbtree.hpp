@@ -42,6 +42,7 @@
 #include <string_view>
 #include <vector>
 
+#include "smr/ds/key_range.hpp"
 #include "smr/ds/options.hpp"
 #include "smr/ds/stm_structure.hpp"
 #include "smr/ds/validation.hpp"
@@ -98,18 +99,21 @@ class stm_rbtree : public detail::stm_structure<Domain> {
     }
 
     bool insert(int tid, key_type key, value_type value) {
+        detail::check_key(key, min_key, max_key);
         return this->stm_.atomically(tid, [&](stm::transaction& tx) {
             return access{*this, tx}.insert(key, value);
         });
     }
 
     bool erase(int tid, key_type key) {
+        detail::check_key(key, min_key, max_key);
         return this->stm_.atomically(tid, [&](stm::transaction& tx) {
             return access{*this, tx}.erase(key);
         });
     }
 
     bool contains(int tid, key_type key) {
+        detail::check_key(key, min_key, max_key);
         return this->stm_.atomically(tid, [&](stm::transaction& tx) {
             return access{*this, tx}.find(key) != nullptr;
         });
