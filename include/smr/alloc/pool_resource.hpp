@@ -94,10 +94,12 @@
 #include "smr/alloc/depot.hpp"
 #include "smr/alloc/sanitizer.hpp"
 #include "smr/alloc/wait_observer.hpp"
+#include "smr/core/check.hpp"
 #include "smr/core/compiler.hpp"
 #include "smr/core/counters.hpp"
 #include "smr/core/mutant.hpp"
 #include "smr/core/padded.hpp"
+#include "smr/core/resource_users.hpp"
 
 namespace smr::alloc {
 
@@ -192,7 +194,14 @@ class pool_resource final : public std::pmr::memory_resource {
     pool_resource(const pool_resource&) = delete;
     pool_resource& operator=(const pool_resource&) = delete;
 
+    /// Stops the program if a domain still allocates from the pool: that
+    /// domain frees its nodes into it when destroyed, after the pool's
+    /// memory went back (destroy the domain first).
     ~pool_resource() override {
+        SMR_CHECK(
+            core::resource_users::count(static_cast<const std::pmr::memory_resource*>(this)) == 0,
+            "pool_resource destroyed while a domain still allocates from it (destroy the "
+            "domain first)");
         {
             // After this, exiting threads no longer flush into this pool.
             std::lock_guard lock(live_pools().mutex);

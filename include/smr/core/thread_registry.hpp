@@ -56,6 +56,20 @@ class thread_registry {
         return in_use_[static_cast<std::size_t>(tid)]->load(std::memory_order_acquire);
     }
 
+    /// Whether `tid` names a slot in use: any int, also out of range. For the
+    /// checks of a caller's tid (relaxed: it asks about its own claim).
+    bool registered(int tid) const noexcept {
+        return static_cast<std::size_t>(static_cast<unsigned>(tid)) < capacity_ &&
+               in_use_[static_cast<std::size_t>(tid)]->load(std::memory_order_relaxed);
+    }
+
+    /// How many slots are in use now.
+    std::size_t registered_count() const noexcept {
+        std::size_t count = 0;
+        for (int i = 0; i < scan_limit(); ++i) count += in_use(i) ? 1u : 0u;
+        return count;
+    }
+
     /// One past the highest slot ever claimed: loops over threads stop here,
     /// so a domain sized for 1024 threads but used by 4 scans 4 slots.
     ///

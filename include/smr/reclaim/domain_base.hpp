@@ -33,11 +33,13 @@
 #include "smr/core/orphanage.hpp"
 #include "smr/core/owner_tag.hpp"
 #include "smr/core/padded.hpp"
+#include "smr/core/resource_users.hpp"
 #include "smr/core/retired_node.hpp"
 #include "smr/core/thread_registry.hpp"
 #include "smr/free_policy.hpp"
 #include "smr/reclaim/guards.hpp"
 #include "smr/reclaim/reader.hpp"
+#include "smr/reclaim/slots.hpp"
 #include "smr/reclaim/traits.hpp"
 #include "smr/trace/latency_histogram.hpp"
 #include "smr/trace/timeline.hpp"
@@ -212,13 +214,21 @@ class domain_base {
             // Any odd multiple of i + 1 is non-zero, as xorshift needs.
             slots_[i]->timing_rng = static_cast<std::uint32_t>((i + 1) * 0x9e3779b9u);
         }
+        // A pool_resource refuses to be destroyed while we may still free into it.
+        if (memory_ != nullptr && !SMR_MUTANT("domain_never_attaches_its_resource"))
+            core::resource_users::attach(static_cast<const void*>(memory_));
     }
 
     domain_base(const domain_base&) = delete;
     domain_base& operator=(const domain_base&) = delete;
 
     /// Frees every node still held, safe or not: by now no thread may run.
+    /// A thread still registered would use the freed slots and nodes: the
+    /// program stops instead, in every build.
     ~domain_base() {
+        SMR_CHECK(registry_.registered_count() == 0,
+                  "domain destroyed while threads are still registered (destroy or release "
+                  "every thread_handle first)");
         for (std::size_t i = 0; i < config_.max_threads; ++i) {
             slot& s = *slots_[i];
             if constexpr (requires(Local & l, core::limbo_bag & b) { l.drain_into(b); }) {
@@ -229,6 +239,7 @@ class domain_base {
         core::limbo_bag orphaned;
         orphans_.take_all(orphaned, core::orphanage::any_taker);
         orphaned.consume([this](core::retired_entry e) { release_memory(e); });
+        if (memory_ != nullptr) core::resource_users::detach(static_cast<const void*>(memory_));
     }
 
     // ---- thread registration -------------------------------------------------
@@ -250,11 +261,21 @@ class domain_base {
     /// to the orphanage (core/orphanage.hpp), where running threads adopt it
     /// once it is safe; it does not wait in the slot for the next registrant.
     void unregister_thread(int tid) {
+        check_registered(tid);
         derived().on_thread_exit(tid);  // also ends an operation still open
         hand_over(tid);
         slot_of(tid).op_depth = 0;
         registry_.release(tid);
     }
+
+    /// Stops the program unless `tid` is a registered slot: every build, on
+    /// the paths that are not per operation (unregister, barrier, offline and
+    /// online); an operation's own path asserts it in debug builds (op_guard).
+    void check_registered(int tid) const noexcept {
+        SMR_CHECK(registry_.registered(tid),
+                  "tid is not a registered thread of this domain (use smr::thread_handle)");
+    }
+    bool registered(int tid) const noexcept { return registry_.registered(tid); }
 
     /// The open op_guards of thread tid (guards.hpp): only the outermost one
     /// begins and ends an operation.
@@ -269,7 +290,9 @@ class domain_base {
     /// the release (or CAS) that published the node, so its fields are
     /// initialized. Reservation schemes announce and validate here.
     template <class T>
-    T* protect(int, int /*slot*/, const std::atomic<T*>& source) noexcept {
+    T* protect(int, int index, const std::atomic<T*>& source) noexcept {
+        // Unused here, but hp's would take it.
+        if (!SMR_MUTANT("slot_unchecked_where_unused")) detail::check_slot(index);
         return source.load(std::memory_order_acquire);
     }
     /// Thread tid's protect for one traversal: reader(tid).protect(slot,
@@ -289,10 +312,12 @@ class domain_base {
     /// hold up grace periods and must not touch shared nodes. Going offline
     /// hands the thread's garbage over, so barrier() need not wait for it.
     void thread_online(int tid) noexcept {
+        check_registered(tid);
         mark_online(tid);
         derived().come_online(tid);
     }
     void thread_offline(int tid) noexcept {
+        check_registered(tid);
         derived().go_offline(tid);
         mark_offline(tid);
     }
@@ -339,7 +364,10 @@ class domain_base {
     /// or unregister. Barriers of one domain run one at a time. Under none
     /// (which frees nothing while the domain lives) it returns at once.
     void barrier(int tid) {
-        assert(slot_of(tid).op_depth == 0 && "barrier() inside an operation waits for itself");
+        check_registered(tid);
+        // It would free nodes the caller's own operation may still hold.
+        SMR_CHECK(slot_of(tid).op_depth == 0,
+                  "barrier() inside an operation: it would free what the operation holds");
         if constexpr (Derived::traits.family != reclaimer_family::leak) {
             if (!barrier_mutex_.try_lock()) {
                 // Another barrier runs and waits for us: offline (our garbage

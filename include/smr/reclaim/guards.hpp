@@ -28,6 +28,7 @@
 #include <type_traits>
 #include <utility>
 
+#include "smr/core/check.hpp"
 #include "smr/core/compiler.hpp"
 
 namespace smr {
@@ -39,15 +40,22 @@ namespace smr {
 /// (reclaimer_traits::nests: the epoch family, ibr, none): only the outermost
 /// guard begins and ends the operation, so what the outer operation protects
 /// stays protected through any inner one. hp, he, wfe, lfrc and nbr refuse a
-/// nested guard with a debug-build assertion: their protection belongs to one
-/// operation at a time (docs/design.md, "Nested operations").
+/// nested guard, in every build (the depth is compared anyway): their
+/// protection belongs to one operation at a time, and the inner guard's end
+/// would drop the outer one's (docs/design.md, "Nested operations").
+///
+/// `tid` must be the caller's registered slot: checked in debug builds only,
+/// since the guard is on every operation's path (docs/library.md, "Rules").
 template <class Domain>
 class [[nodiscard]] op_guard {
   public:
     op_guard(Domain& domain, int tid)
-        : domain_(domain), tid_(tid), depth_(domain.operation_depth(tid)) {
-        assert((depth_ == 0 || Domain::traits.nests) &&
-               "nested op_guard: this reclaimer protects one operation at a time per thread");
+        : domain_(domain), tid_(tid), depth_(checked_depth(domain, tid)) {
+        if constexpr (!Domain::traits.nests) {
+            SMR_CHECK(depth_ == 0,
+                      "nested op_guard: this reclaimer protects one operation at a time per "
+                      "thread");
+        }
         if (depth_++ == 0) domain_.begin_op(tid_);
     }
     ~op_guard() {
@@ -57,6 +65,11 @@ class [[nodiscard]] op_guard {
     op_guard& operator=(const op_guard&) = delete;
 
   private:
+    static std::uint32_t& checked_depth(Domain& domain, int tid) noexcept {
+        assert(domain.registered(tid) && "op_guard: tid is not a registered thread of the domain");
+        return domain.operation_depth(tid);
+    }
+
     Domain& domain_;
     int tid_;
     std::uint32_t& depth_;  // the thread's count of open guards, in its own slot

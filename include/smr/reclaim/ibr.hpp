@@ -115,7 +115,8 @@ class ibr_domain : public domain_base<ibr_domain, detail::ibr_local, era_node_he
     }
 
     template <class T>
-    T* protect(int tid, int /*slot*/, const std::atomic<T*>& source) noexcept {
+    T* protect(int tid, int index, const std::atomic<T*>& source) noexcept {
+        detail::check_slot(index);  // one reservation per thread, but hp's would index
         auto& me = local(tid);
         for (;;) {
             // seq_cst (acquire on every target, a plain load on x86): pairs

@@ -19,6 +19,8 @@
 #include <atomic>
 #include <type_traits>
 
+#include "smr/reclaim/slots.hpp"
+
 namespace smr::detail {
 
 /// The slot of a scheme whose protect reads none: nothing to keep or rotate.
@@ -35,7 +37,11 @@ struct indexed_slots {
 /// The slots of a scheme whose protect ignores them.
 struct unused_slots {
     using slot_type = unused_slot;
-    static constexpr unused_slot slot(int /*index*/) noexcept { return {}; }
+    /// Checked although unused (slots.hpp): hp would index its array with it.
+    static unused_slot slot(int index) noexcept {
+        check_slot(index);
+        return {};
+    }
     static constexpr int index(unused_slot /*slot*/) noexcept { return 0; }
 };
 

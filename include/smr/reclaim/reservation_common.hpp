@@ -1,5 +1,5 @@
-// What the reservation reclaimers (hp, he, ibr, wfe) share: the number of
-// protect slots, the era node header, the fence, and the scan helpers.
+// What the reservation reclaimers (hp, he, ibr, wfe) share: the era node
+// header, the fence, and the scan helpers (the protect slots: slots.hpp).
 #pragma once
 
 #include <algorithm>
@@ -14,14 +14,9 @@
 #include "smr/core/fence.hpp"
 #include "smr/core/retired_node.hpp"
 #include "smr/core/scan_buffer.hpp"
+#include "smr/reclaim/slots.hpp"
 
 namespace smr {
-
-/// Protect slots per thread in hp, he and wfe: the most any data structure
-/// here declares (`protect_slots`: lazylist 2, dgt_bst 3), with room for
-/// Harris-Michael (3) and trees that hold a few more. A compile-time constant,
-/// so a slot is an array element and a scan reads a fixed-size block.
-inline constexpr int max_protect_slots = 8;
 
 /// The node header of he, ibr and wfe: the retired-node link plus the era
 /// the node was allocated in and the era read after its unlink. A node may be
@@ -32,15 +27,6 @@ struct era_node_header : core::retired_node {
 };
 
 namespace detail {
-
-/// The slot numbers protect takes index a fixed array: one out of range
-/// would write past it into the thread's other state (or, below zero, the
-/// previous slot's), so it stops the program in
-/// every build (a compare the compiler folds away for a constant index).
-inline void check_slot(int index) noexcept {
-    SMR_CHECK(static_cast<unsigned>(index) < static_cast<unsigned>(max_protect_slots),
-              "protect: hazard slot index out of range (0 to max_protect_slots - 1)");
-}
 
 /// "No reservation" for an era slot. Eras start at 1.
 inline constexpr std::uint64_t no_era = 0;
