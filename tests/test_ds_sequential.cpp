@@ -344,6 +344,7 @@ TYPED_TEST(DsSequential, MinAndMaxKeys) {
     EXPECT_FALSE(set.insert(tid, lo, 3));
     EXPECT_FALSE(set.insert(tid, hi, 3));
     this->expect_matches({lo, 0, hi}, "three keys");  // key sum wraps to -1
+    EXPECT_EQ(set.size(), 3u);
 
     EXPECT_TRUE(set.erase(tid, lo));
     EXPECT_FALSE(set.contains(tid, lo));
@@ -353,6 +354,7 @@ TYPED_TEST(DsSequential, MinAndMaxKeys) {
     EXPECT_FALSE(set.erase(tid, hi));
     EXPECT_TRUE(set.erase(tid, 0));
     this->expect_matches({}, "all erased");
+    EXPECT_EQ(set.size(), 0u);
 }
 
 // The lowest and highest keys belong to the sentinels: every build refuses

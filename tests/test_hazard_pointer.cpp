@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <random>
 #include <stdexcept>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -177,7 +178,14 @@ TEST(hazard_pointer, past_the_bound_make_hazard_pointer_throws_length_error) {
     const std::size_t bound = std::size_t{SMR_HAZARD_POINTER_SLOTS} * smr::max_protect_slots;
     held.reserve(bound);
     for (std::size_t i = 0; i < bound; ++i) held.push_back(smr::make_hazard_pointer());
-    EXPECT_THROW((void)smr::make_hazard_pointer(), std::length_error);
+    try {
+        (void)smr::make_hazard_pointer();
+        ADD_FAILURE() << "no std::length_error past the bound";
+    } catch (const std::length_error& e) {
+        // The fix the message names is the facade's, not the domain's max_threads.
+        EXPECT_NE(std::string(e.what()).find("SMR_HAZARD_POINTER_SLOTS"), std::string::npos)
+            << e.what();
+    }
     held.pop_back();  // a cell back: making one works again
     EXPECT_NO_THROW(held.push_back(smr::make_hazard_pointer()));
 }

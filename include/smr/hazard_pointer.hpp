@@ -69,6 +69,7 @@
 #include <memory>
 #include <mutex>
 #include <stdexcept>
+#include <string>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -205,7 +206,16 @@ class hazard_thread {
     void add_block() {
         hp_domain& domain = hazard_pointer_default_domain();
         blocks_.reserve(blocks_.size() + 1);  // the push below cannot throw
-        const int tid = domain.register_thread();
+        int tid = -1;
+        try {
+            tid = domain.register_thread();
+        } catch (const std::length_error&) {
+            throw std::length_error("make_hazard_pointer: all " +
+                                    std::to_string(SMR_HAZARD_POINTER_SLOTS) +
+                                    " thread slots of the default domain are in use (each holds " +
+                                    std::to_string(max_protect_slots) +
+                                    " hazard pointers); define SMR_HAZARD_POINTER_SLOTS larger");
+        }
         std::unique_ptr<hazard_block> fresh;
         try {
             fresh = std::make_unique<hazard_block>(domain, tid, this,

@@ -554,6 +554,9 @@ class rcu_obj_base : private detail::rcu_deferred {
         // In every build, at the cost of a load of the line written next: a
         // second retire before the reclamation would link the object to
         // itself, and every walk of its list would loop for ever.
+        static_assert(std::is_nothrow_destructible_v<T>,
+                      "a retired object's destructor must not throw: its deleter runs where "
+                      "nothing can catch, and would end the program");
         SMR_CHECK(this->reclaim == nullptr || SMR_MUTANT("rcu_obj_base_retire_unchecked"),
                   "rcu_obj_base::retire: the object was retired twice (retire it once, after "
                   "it is unreachable)");

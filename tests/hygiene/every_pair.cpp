@@ -95,3 +95,17 @@ SMR_EVERY_STRUCTURE(SMR_INSTANTIATE, smr::urcu_memb_domain)
 #endif
 
 int main() { return 0; }
+
+// Members a user calls that no structure does (a strict build that called
+// stats() failed on a sign conversion no structure instantiated), for every
+// reclaimer.
+template <class Domain>
+void user_calls(Domain& domain, int tid) {
+    (void)domain.stats();
+    domain.barrier(tid);
+    domain.thread_offline(tid);
+    domain.thread_online(tid);
+}
+#define SMR_USER_CALLS(DS, Domain) template void user_calls<Domain>(Domain&, int);
+SMR_EVERY_UNCOUNTED_RECLAIMER(SMR_USER_CALLS, unused)
+template void user_calls<smr::lfrc_domain>(smr::lfrc_domain&, int);

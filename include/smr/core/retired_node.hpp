@@ -89,8 +89,12 @@ struct retired_entry {
 template <class T>
 retired_entry entry_of(T* node) noexcept {
     if constexpr (requires { &T::smr_destroy; }) {
-        return {node, &T::smr_destroy};
+        return {node, &T::smr_destroy};  // its retire() checks what the deleter destroys
     } else if constexpr (std::is_final_v<T>) {
+        static_assert(std::is_nothrow_destructible_v<T>,
+                      "a retired node's destructor must not throw: it runs in the domain's "
+                      "noexcept free path, on whichever thread frees the node, and would end "
+                      "the program");
         return {node, &destroy_as<T>};
     } else {
         static_assert(std::is_base_of_v<destroy_word, T>,

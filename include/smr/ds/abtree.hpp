@@ -455,6 +455,10 @@ class abtree {
         return abandoned_fixes_.load(std::memory_order_relaxed);
     }
 
+    /// Quiescent only (no operation on the set runs): how many keys it
+    /// holds, counted by a walk of the whole structure, O(n).
+    std::size_t size() const { return validate().size; }
+
     /// Quiescent only. Checks: the entry intact; every reachable node
     /// unmarked, untagged, of degree in [a, b] (the root: a leaf of 0..b keys
     /// or an internal node of 2..b children), keys strictly ascending within

@@ -108,6 +108,10 @@ class bucket_table {
         buckets_[0].hold_first(tid, std::forward<Wait>(wait));
     }
 
+    /// Quiescent only (no operation on the set runs): how many keys it
+    /// holds, counted by a walk of the whole structure, O(n).
+    std::size_t size() const { return validate().size; }
+
     /// Quiescent only. Every bucket's validate() must hold, and every key
     /// must sit in the bucket it hashes to; key sums (wrapping) and sizes add
     /// up over the buckets.

@@ -320,6 +320,10 @@ class dgt_bst {
         }
     }
 
+    /// Quiescent only (no operation on the set runs): how many keys it
+    /// holds, counted by a walk of the whole structure, O(n).
+    std::size_t size() const { return validate().size; }
+
     /// Quiescent only. Checks: sentinels intact; every routing node has two
     /// children and no held lock; routing invariant (left subtree < key <=
     /// right subtree) along every path, which also excludes cycles; leaves

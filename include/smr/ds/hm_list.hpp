@@ -248,6 +248,10 @@ class hm_list {
         domain_.read_phase_end(tid);
     }
 
+    /// Quiescent only (no operation on the set runs): how many keys it
+    /// holds, counted by a walk of the whole structure, O(n).
+    std::size_t size() const { return validate().size; }
+
     /// Quiescent only. Checks: sentinels intact, keys strictly ascending from
     /// head to tail, no reachable node marked; sums keys and counts nodes
     /// between the sentinels.

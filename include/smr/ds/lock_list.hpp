@@ -126,6 +126,10 @@ class lock_list {
         return locate(key).curr->key == key;
     }
 
+    /// Quiescent only (no operation on the set runs): how many keys it
+    /// holds, counted by a walk of the whole structure, O(n).
+    std::size_t size() const { return validate().size; }
+
     /// Quiescent only. Checks: sentinels intact, keys strictly ascending from
     /// head to tail, the lock free; sums keys and counts nodes between the
     /// sentinels.

@@ -498,6 +498,10 @@ class occ_avl {
         }
     }
 
+    /// Quiescent only (no operation on the set runs): how many keys it
+    /// holds, counted by a walk of the whole structure, O(n).
+    std::size_t size() const { return validate().size; }
+
     /// Quiescent only. Checks what the algorithm guarantees once operations
     /// stop: the root holder intact; search-tree order (which also excludes
     /// cycles); parent pointers; no reachable node unlinked, shrinking or

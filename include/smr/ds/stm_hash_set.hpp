@@ -154,6 +154,10 @@ class stm_hash_set : public detail::stm_structure<Domain> {
         return static_cast<std::size_t>(hashed) % bucket_count_;
     }
 
+    /// Quiescent only (no operation on the set runs): how many keys it
+    /// holds, counted by a walk of the whole structure, O(n).
+    std::size_t size() const { return validate().size; }
+
     /// Quiescent only. Checks: every node in the bucket its key hashes to, no
     /// key twice (which also stops a cycle), no versioned lock left held;
     /// sums keys and counts nodes.

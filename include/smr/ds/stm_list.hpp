@@ -137,6 +137,10 @@ class stm_list : public detail::stm_structure<Domain> {
             tid, [&](stm::transaction& tx) { return locate(tx, key).curr_key == key; });
     }
 
+    /// Quiescent only (no operation on the set runs): how many keys it
+    /// holds, counted by a walk of the whole structure, O(n).
+    std::size_t size() const { return validate().size; }
+
     /// Quiescent only. Checks: sentinels intact, keys strictly ascending from
     /// head to tail, and no versioned lock left held; sums keys and counts
     /// nodes.

@@ -119,6 +119,10 @@ class stm_rbtree : public detail::stm_structure<Domain> {
         });
     }
 
+    /// Quiescent only (no operation on the set runs): how many keys it
+    /// holds, counted by a walk of the whole structure, O(n).
+    std::size_t size() const { return validate().size; }
+
     /// Quiescent only. Checks: keys strictly ascending in order, every child's
     /// parent pointer, a black root, no red node with a red child, the same
     /// number of black nodes on every path from the root to a null child,

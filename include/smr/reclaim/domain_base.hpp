@@ -545,7 +545,7 @@ class domain_base {
         reclaimer_stats out;
         const int limit = registry_.scan_limit();
         for (int i = 0; i < limit; ++i) {
-            const slot& s = *slots_[i];
+            const slot& s = *slots_[static_cast<std::size_t>(i)];
             out.allocated += s.allocated.get();
             out.allocated_bytes += s.allocated_bytes.get();
             out.retired += s.retired.get();

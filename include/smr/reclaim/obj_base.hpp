@@ -73,6 +73,9 @@ class obj_base : public Domain::node_base {
     /// whichever thread frees it. The object must be unreachable from shared
     /// memory and retired once.
     void retire(Domain& domain, int tid, D deleter = D()) noexcept {
+        static_assert(std::is_nothrow_destructible_v<T>,
+                      "a retired object's destructor must not throw: its deleter runs in the "
+                      "domain's noexcept free path and would end the program");
         deleter_ = std::move(deleter);
         domain.tick_clock(tid);
         // As an obj_base: domain.retire refuses the object's own type (above),
