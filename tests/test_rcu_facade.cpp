@@ -42,13 +42,18 @@ class rcu_facade : public ::testing::Test {
 struct scheme_names {
     template <class Scheme>
     static std::string GetName(int) {
-        return std::string(Scheme::traits.name);
+        if constexpr (std::is_same_v<Scheme, smr::rcu_memb>) {
+            return std::string(Scheme::name);
+        } else {
+            return std::string(Scheme::traits.name);
+        }
     }
 };
-using schemes = ::testing::Types<smr::debra_domain, smr::ebr_domain, smr::rcu_epoch_domain>;
+using schemes =
+    ::testing::Types<smr::rcu_memb, smr::debra_domain, smr::ebr_domain, smr::rcu_epoch_domain>;
 TYPED_TEST_SUITE(rcu_facade, schemes, scheme_names);
 
-static_assert(std::is_same_v<smr::rcu_domain, smr::basic_rcu_domain<smr::debra_domain>>);
+static_assert(std::is_same_v<smr::rcu_domain, smr::basic_rcu_domain<smr::rcu_memb>>);
 static_assert(std::is_same_v<decltype(smr::rcu_default_domain()), smr::rcu_domain&>);
 
 TYPED_TEST(rcu_facade, read_side_sections_are_lockable_and_nest) {
@@ -334,7 +339,7 @@ TYPED_TEST(rcu_facade, a_barrier_waits_for_the_deleters_of_an_earlier_barrier) {
 struct parent_delete {
     void operator()(tracked* object) const noexcept {
         smr::rcu_retire(new tracked(object->value + 1), std::default_delete<tracked>(),
-                        smr::rcu_default_domain<smr::debra_domain>());
+                        smr::rcu_default_domain());
         delete object;
     }
 };

@@ -1,6 +1,7 @@
-// C++26 read-copy-update (P2545, [saferecl.rcu]) over smrlab's epoch
-// schemes: the shape of <rcu>, usable today with a C++20 compiler and
-// replaceable by the standard header once a standard library ships it.
+// C++26 read-copy-update (P2545, [saferecl.rcu]), by default liburcu's memb
+// flavour and optionally over smrlab's epoch schemes: the shape of <rcu>,
+// usable today with a C++20 compiler and replaceable by the standard header
+// once a standard library ships it.
 //
 //     struct config : smr::rcu_obj_base<config> { ... };
 //     std::atomic<config*> current;
@@ -16,9 +17,23 @@
 //     smr::rcu_synchronize();         // wait for the readers that began before
 //     smr::rcu_barrier();             // run every deleter retired before
 //
-// How it is built. A read-side critical section is an operation of the
-// scheme (begin_op at the outermost lock, end_op at the outermost unlock;
-// sections nest). What the scheme offers beyond that is its grace period:
+// Read-side sections and grace periods. By default (rcu_memb, as liburcu's
+// urcu-memb): a thread's outermost lock writes the grace-period count it
+// reads into its own record, then a compiler barrier; the outermost unlock
+// writes 0 (sections nest, by a count in the record). rcu_synchronize issues
+// membarrier (every running thread of the process executes a full barrier),
+// increments the count, waits until no record shows a section begun under an
+// older count, and issues membarrier again (the argument at synchronize_memb
+// and core/asymmetric_fence.hpp). A section then costs about 16 instructions
+// and 1.2-1.7 ns on one thread (scripts/measure/facade_cost.cpp), against
+// 68 and 4.3-6 ns as a debra operation. Without membarrier (an old kernel,
+// a seccomp filter) and under ThreadSanitizer, the reader fences after its
+// store and the synchronizer fences instead of membarrier.
+//
+// Over a scheme (basic_rcu_domain<debra_domain>, ebr, rcu_epoch), a
+// read-side critical section is an operation of the scheme (begin_op at the
+// outermost lock, end_op at the outermost unlock). What the scheme offers
+// beyond that is its grace period:
 // it frees a node only after every operation running when the node was
 // retired has ended. rcu_synchronize retires a sentinel, which lives on its stack, and
 // drives the scheme (flush_step: empty operations that move the epoch on,
@@ -51,8 +66,9 @@
 // writes.
 //
 // Which schemes: those under which a thread outside an operation holds up no
-// grace period -- debra (the default: its read-side section costs a store
-// and a load of the global epoch, plus a release store at the end), ebr
+// grace period -- debra (its read-side section costs a store and a load of
+// the global epoch, plus a release store at the end, and its occasional
+// epoch advance attempt), ebr
 // (Fraser's, as Hart et al. measure it) and rcu_epoch (the IBR benchmark's
 // RCU). qsbr and nebr need the application to declare quiescent or offline
 // stretches, and token passes its token only from threads that operate; a
@@ -67,8 +83,9 @@
 //   the deleters run on any thread; it does not say whether retire blocks.
 // - rcu_domain has one instance per scheme, made at first use and never
 //   destroyed; basic_rcu_domain<Scheme> names the scheme, rcu_domain is
-//   basic_rcu_domain<debra_domain>. rcu_default_domain() returns it.
-// - At most SMR_RCU_THREADS (512 by default) threads use one domain at once;
+//   basic_rcu_domain<rcu_memb>. rcu_default_domain() returns it.
+// - Over a scheme, at most SMR_RCU_THREADS (512 by default) threads use one
+//   domain at once (rcu_memb has no bound);
 //   the first lock or retire of a thread past that stops the program with a
 //   message (lock is noexcept).
 // - A deleter must not throw and must not call rcu_barrier (it would wait
@@ -91,11 +108,14 @@
 #include <cstddef>
 #include <memory>
 #include <mutex>
+#include <string_view>
 #include <thread>
 #include <type_traits>
 #include <utility>
 
+#include "smr/core/asymmetric_fence.hpp"
 #include "smr/core/check.hpp"
+#include "smr/core/compiler.hpp"
 #include "smr/core/mutant.hpp"
 #include "smr/core/retire_check.hpp"
 #include "smr/core/retired_node.hpp"
@@ -112,10 +132,30 @@
 
 namespace smr {
 
+/// liburcu's memb flavour as the facade's own grace periods, the default of
+/// smr::rcu_domain: a reader writes the grace-period count it read into its
+/// record at the outermost lock and zero at the outermost unlock, with only
+/// a compiler barrier between them and its reads; rcu_synchronize makes
+/// every running thread of the process execute a full barrier (membarrier)
+/// before and after it waits for the records that show an older count.
+/// Where the process cannot use membarrier, and under ThreadSanitizer, the
+/// reader adds a seq_cst fence after its store, and the synchronizer a
+/// fence of its own: the classic symmetric pair (liburcu's mb flavour).
+struct rcu_memb {
+    static constexpr std::string_view name = "memb";
+};
+
 /// The scheme of smr::rcu_domain.
-using rcu_default_scheme = debra_domain;
+using rcu_default_scheme = rcu_memb;
 
 namespace detail {
+
+/// What basic_rcu_domain<rcu_memb> keeps where the others keep a scheme.
+struct rcu_memb_state {
+    /// The grace-period count: 1 at start, incremented by each synchronize;
+    /// a reader's record holds the value it read, or 0 outside a section.
+    std::atomic<std::uint64_t> period{1};
+};
 
 /// Schemes under which a thread between operations holds up no grace
 /// period, so that an idle thread never delays rcu_synchronize.
@@ -127,6 +167,16 @@ template <>
 inline constexpr bool rcu_idle_threads_hold_nothing<ebr_domain> = true;
 template <>
 inline constexpr bool rcu_idle_threads_hold_nothing<rcu_epoch_domain> = true;
+
+template <class Scheme>
+constexpr bool rcu_acceptable_scheme() {
+    if constexpr (std::is_same_v<Scheme, rcu_memb>) {
+        return true;
+    } else {
+        return Scheme::traits.family == reclaimer_family::epoch && Scheme::traits.nests &&
+               rcu_idle_threads_hold_nothing<Scheme>;
+    }
+}
 
 /// An object waiting for a grace period: a link of its thread's list and
 /// the function that runs its deleter.
@@ -165,7 +215,7 @@ inline void rcu_push(std::atomic<rcu_deferred*>& list, rcu_deferred* object) noe
 template <class Scheme>
 class basic_rcu_domain;
 
-/// The domain P2545 calls rcu_domain: debra's read-side sections.
+/// The domain P2545 calls rcu_domain: liburcu's memb flavour.
 using rcu_domain = basic_rcu_domain<rcu_default_scheme>;
 
 /// P2545's rcu_domain over `Scheme`: Lockable (lock, try_lock, unlock), so
@@ -179,12 +229,12 @@ using rcu_domain = basic_rcu_domain<rcu_default_scheme>;
 /// for readers (a grace period), and barrier for reclamations under way.
 template <class Scheme>
 class basic_rcu_domain {
-    static_assert(Scheme::traits.family == reclaimer_family::epoch && Scheme::traits.nests &&
-                      detail::rcu_idle_threads_hold_nothing<Scheme>,
-                  "basic_rcu_domain needs an epoch scheme under which a thread outside a "
-                  "read-side section holds up no grace period: debra, ebr or rcu_epoch (qsbr "
-                  "and nebr need declared quiescent or offline stretches; token passes its "
-                  "token only from threads that operate)");
+    static_assert(detail::rcu_acceptable_scheme<Scheme>(),
+                  "basic_rcu_domain needs rcu_memb or an epoch scheme under which a thread "
+                  "outside a read-side section holds up no grace period: debra, ebr or "
+                  "rcu_epoch (qsbr and nebr need declared quiescent or offline stretches; token "
+                  "passes its token only from threads that operate)");
+    static constexpr bool memb = std::is_same_v<Scheme, rcu_memb>;
 
   public:
     basic_rcu_domain(const basic_rcu_domain&) = delete;
@@ -200,8 +250,20 @@ class basic_rcu_domain {
     /// Begins a read-side critical section; sections of one thread nest.
     /// Objects retired after it began are not reclaimed before it ends.
     void lock() noexcept {
-        reader& me = this_thread();
-        if (me.depth++ == 0) scheme_.begin_op(me.tid);
+        if constexpr (memb) {
+            // The fast path: registered, and membarrier makes the reader's
+            // side a compiler barrier. Anything else takes begin_slow.
+            reader* const me = fast_;
+            if (me == nullptr) [[unlikely]]
+                return begin_slow();
+            if (me->depth++ != 0) return;
+            me->period.store(scheme_.period.load(std::memory_order_relaxed),
+                             std::memory_order_relaxed);
+            core::light_fence();  // see begin_section
+        } else {
+            reader& me = this_thread();
+            if (me.depth++ == 0) scheme_.begin_op(me.tid);
+        }
     }
     /// Always succeeds (P2545: a read-side lock never blocks).
     bool try_lock() noexcept {
@@ -211,14 +273,14 @@ class basic_rcu_domain {
     /// Ends the section begun by the matching lock; at the outermost, a
     /// thread whose own list is full reclaims it (see the top of the file).
     void unlock() noexcept {
-        reader& me = this_thread();
-        assert(me.depth > 0 && "rcu_domain::unlock without a matching lock");
+        // Registered by the matching lock: no first-use test here.
+        assert(current_ != nullptr && current_->depth > 0 &&
+               "rcu_domain::unlock without a matching lock");
+        reader& me = *current_;
         if (--me.depth != 0) return;
-        scheme_.end_op(me.tid);
-        if (me.pending_count >= SMR_RCU_RETIRE_BATCH) [[unlikely]]
-            reclaim_own(me);
-        if (me.temporary) [[unlikely]]
-            leave(me);
+        end_section(me);
+        if (me.due) [[unlikely]]
+            after_outermost_unlock(me);
     }
 
     /// Hands `object` to the domain: its reclaim function runs once every
@@ -235,6 +297,7 @@ class basic_rcu_domain {
                 reclaim_own(me);
             } else {
                 me.pending_count = SMR_RCU_RETIRE_BATCH;  // at the outermost unlock
+                me.due = true;
             }
         }
         if (me.temporary && me.depth == 0) [[unlikely]]
@@ -279,7 +342,7 @@ class basic_rcu_domain {
     }
 
     /// The scheme's domain (its statistics count sections and sentinels).
-    const Scheme& scheme() const noexcept { return scheme_; }
+    const Scheme& scheme() const noexcept requires(!memb) { return scheme_; }
 
   private:
     /// A thread's registration: its slot in the scheme, its nesting depth and
@@ -295,7 +358,12 @@ class basic_rcu_domain {
         std::size_t pending_count = 0;  // pushes since the owner last took its list
         bool reclaiming = false;        // the owner runs deleters (no nested reclaim)
         bool temporary = false;         // registered for one call during thread exit
+        bool due = false;               // the outermost unlock reclaims or leaves (one test there)
         std::atomic<detail::rcu_deferred*> pending{nullptr};
+        /// rcu_memb: the grace-period count read at the outermost lock, 0
+        /// outside a section; and whether each section fences (no membarrier).
+        std::atomic<std::uint64_t> period{0};
+        bool fence_each_section = true;
         /// Odd while the owner runs the deleters of lists it took, or moves
         /// its list to the orphans.
         std::atomic<std::uint64_t> rounds{0};
@@ -305,6 +373,8 @@ class basic_rcu_domain {
     /// and after it exits; trivially destructible, so it can be read during
     /// thread exit.
     static inline thread_local reader* current_ = nullptr;
+    /// rcu_memb: current_ when its sections need no fence, else null.
+    static inline thread_local reader* fast_ = nullptr;
     static inline thread_local bool exited_ = false;
 
     /// Releases the thread's record at its exit.
@@ -318,7 +388,15 @@ class basic_rcu_domain {
         }
     };
 
-    basic_rcu_domain() : scheme_(scheme_config()) {}
+    basic_rcu_domain() : scheme_(make_scheme()) {}
+
+    static auto make_scheme() {
+        if constexpr (memb) {
+            return detail::rcu_memb_state{};
+        } else {
+            return Scheme(scheme_config());
+        }
+    }
 
     static domain_config scheme_config() noexcept {
         domain_config config;
@@ -339,10 +417,12 @@ class basic_rcu_domain {
             reader& me = claim_record();
             if (exited_) {
                 me.temporary = true;
+                me.due = true;  // leaves at its outermost unlock
             } else {
                 thread_local exit_handle handle;
             }
             current_ = &me;
+            if constexpr (memb) fast_ = me.fence_each_section ? nullptr : &me;
             return me;
         } catch (...) {
             core::contract_failed(
@@ -379,13 +459,20 @@ class basic_rcu_domain {
             }
             r = fresh.release();  // never freed: barriers walk the list without a lock
         }
-        try {
-            r->tid = scheme_.register_thread();
-        } catch (...) {
-            r->in_use.store(false, std::memory_order_release);
-            throw;
+        if constexpr (memb) {
+            // Under ThreadSanitizer too: it models neither membarrier nor a
+            // compiler barrier as ordering, and sees the fences' pair.
+            r->fence_each_section = SMR_TSAN || !core::asymmetric_fence_available();
+        } else {
+            try {
+                r->tid = scheme_.register_thread();
+            } catch (...) {
+                r->in_use.store(false, std::memory_order_release);
+                throw;
+            }
         }
         r->depth = 0;
+        r->due = false;
         r->pending_count = 0;
         return *r;
     }
@@ -393,12 +480,13 @@ class basic_rcu_domain {
     /// At thread exit (or after a call made during it): the list goes to the
     /// orphans, the slot back to the scheme and the record to the free ones.
     void leave(reader& me) noexcept {
-        if (me.depth != 0) scheme_.end_op(me.tid);  // exited inside a section
+        if (me.depth != 0) end_section(me);  // exited inside a section
         orphan_list(me);
-        scheme_.unregister_thread(me.tid);
+        if constexpr (!memb) scheme_.unregister_thread(me.tid);
         me.depth = 0;
         me.temporary = false;
         current_ = nullptr;
+        fast_ = nullptr;
         // release: our pushes and scheme calls happen before the next owner's
         // claim (acquire).
         me.in_use.store(false, std::memory_order_release);
@@ -444,6 +532,90 @@ class basic_rcu_domain {
     void synchronize(reader& me) noexcept {
         SMR_CHECK(me.depth == 0,
                   "rcu_synchronize inside a read-side section: it would wait for itself");
+        if constexpr (memb) {
+            synchronize_memb();
+        } else {
+            synchronize_scheme(me);
+        }
+    }
+
+    /// rcu_memb's outermost lock. relaxed load: any count is safe here (an
+    /// old one only makes a synchronizer wait for this section too; see
+    /// synchronize_memb). Then the Dekker pair with synchronize's first
+    /// fence: either our store is seen by its scan, or our reads after this
+    /// line see what the writer unlinked before it, so the section cannot
+    /// reach a node the writer waits to free. A compiler barrier where the
+    /// writer's membarrier makes it a full one; else a full fence.
+    void begin_section(reader& me) noexcept {
+        me.period.store(scheme_.period.load(std::memory_order_relaxed), std::memory_order_relaxed);
+        if (me.fence_each_section) [[unlikely]] {
+            std::atomic_thread_fence(std::memory_order_seq_cst);
+        } else {
+            core::light_fence();
+        }
+    }
+
+    /// rcu_memb's lock for a thread not yet registered, or whose sections
+    /// fence (no membarrier, or ThreadSanitizer).
+    SMR_SLOW_PATH void begin_slow() noexcept {
+        reader& me = this_thread();
+        if (me.depth++ == 0) begin_section(me);
+    }
+
+    /// What a section's end found to do: a list filled inside it, a thread
+    /// registered for one call during its exit.
+    SMR_SLOW_PATH void after_outermost_unlock(reader& me) noexcept {
+        me.due = false;
+        if (me.pending_count >= SMR_RCU_RETIRE_BATCH) reclaim_own(me);
+        if (me.temporary) leave(me);
+    }
+
+    /// The outermost unlock (or an exit inside a section).
+    void end_section(reader& me) noexcept {
+        if constexpr (memb) {
+            // release: the section's reads happen before a synchronizer's
+            // acquire load that sees 0, and so before what it then frees.
+            me.period.store(0, std::memory_order_release);
+        } else {
+            scheme_.end_op(me.tid);
+        }
+    }
+
+    /// rcu_memb's grace period. The first heavy fence cuts every reader's
+    /// execution at one point: a section begun before it shows in the scan
+    /// with a count below `period` (it read the count before our
+    /// increment), and one begun after reads nothing we unlinked before the
+    /// call. We wait for the first kind to end (its record goes to 0, or to
+    /// a later count when it has begun another section). The second heavy
+    /// fence orders each ended section's reads, on hardware weaker than
+    /// x86, before the frees that follow the call.
+    void synchronize_memb() noexcept {
+        const bool fenced = SMR_TSAN || !core::asymmetric_fence_available();
+        const auto heavy = [fenced] {
+            if (fenced) {
+                std::atomic_thread_fence(std::memory_order_seq_cst);
+            } else {
+                core::heavy_fence();
+            }
+        };
+        heavy();
+        // relaxed: the fences above and below order it; a reader that reads
+        // the old count after it is only waited for too.
+        const std::uint64_t period = scheme_.period.fetch_add(1, std::memory_order_relaxed) + 1;
+        for (reader* r = first_reader(); r != nullptr; r = r->next_reader) {
+            for (unsigned spins = 1;; ++spins) {
+                // acquire: pairs with end_section's release.
+                const std::uint64_t seen = r->period.load(std::memory_order_acquire);
+                if (seen == 0 || seen >= period || SMR_MUTANT("rcu_memb_waits_for_nobody")) break;
+                if (spins % 64 == 0) std::this_thread::yield();  // a reader preempted inside
+            }
+        }
+        heavy();
+    }
+
+    /// A scheme's grace period: a sentinel retired into the scheme is freed
+    /// only after every operation that was running at its retirement ended.
+    void synchronize_scheme(reader& me) noexcept {
         sentinel marker;
         scheme_.retire(me.tid, &marker);
         // acquire: pairs with the release in sentinel::smr_destroy, which the
@@ -524,7 +696,7 @@ class basic_rcu_domain {
         me.rounds.fetch_add(1, std::memory_order_release);
     }
 
-    Scheme scheme_;
+    std::conditional_t<memb, detail::rcu_memb_state, Scheme> scheme_;
     std::atomic<reader*> readers_{nullptr};
     /// What exited threads retired, for the next reclamation or barrier.
     std::atomic<detail::rcu_deferred*> orphans_{nullptr};
