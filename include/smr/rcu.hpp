@@ -24,9 +24,9 @@
 // membarrier (every running thread of the process executes a full barrier),
 // increments the count, waits until no record shows a section begun under an
 // older count, and issues membarrier again (the argument at synchronize_memb
-// and core/asymmetric_fence.hpp). A section then costs about 16 instructions
-// and 1.2-1.7 ns on one thread (scripts/measure/facade_cost.cpp), against
-// 68 and 4.3-6 ns as a debra operation. Without membarrier (an old kernel,
+// and core/asymmetric_fence.hpp). A section then costs 15 instructions and
+// 1.2-2.0 ns on one thread (scripts/measure/facade_cost.cpp), against 68
+// and 4.3-6 ns as a debra operation. Without membarrier (an old kernel,
 // a seccomp filter) and under ThreadSanitizer, the reader fences after its
 // store and the synchronizer fences instead of membarrier.
 //
@@ -256,7 +256,11 @@ class basic_rcu_domain {
             reader* const me = fast_;
             if (me == nullptr) [[unlikely]]
                 return begin_slow();
-            if (me->depth++ != 0) return;
+            if (me->depth != 0) [[unlikely]] {  // nested: written so, the outermost path is
+                ++me->depth;                    // a compare and a store of 1, not an increment
+                return;                         // and a test of the old value
+            }
+            me->depth = 1;
             me->period.store(scheme_.period.load(std::memory_order_relaxed),
                              std::memory_order_relaxed);
             core::light_fence();  // see begin_section
