@@ -2,7 +2,7 @@
 // configuration map that one writer replaces while readers read it -- per
 // reclaimer family, through the domain API (debra: epoch, hp: reservation,
 // nbr: neutralization) and through the C++26 facades (hazard_pointer over
-// hp, rcu_domain over debra). Rounds are interleaved (every variant once per
+// hp, rcu_domain: liburcu's memb flavour). Rounds are interleaved (every variant once per
 // round), as noisy shared machines need; each line gives the median and the
 // range over the rounds.
 //
@@ -64,7 +64,7 @@ double timed_round(int threads, const std::function<std::uint64_t(int, std::atom
 
 template <class Domain>
 struct domain_stack {
-    struct node : Domain::node_base {
+    struct node final : Domain::node_base {
         explicit node(std::uint64_t v) noexcept : value(v) {}
         std::uint64_t value;
         node* next = nullptr;
@@ -300,7 +300,7 @@ void run(int threads) {
         {"hp (reservation)", map_round<smr::hp_domain>, {}, {}},
         {"nbr (neutralization)", map_round<smr::nbr_domain>, {}, {}},
         {"smr::hazard_pointer", hp_facade_map_round, {}, {}},
-        {"smr::rcu_domain (debra)", rcu_facade_map_round, {}, {}},
+        {"smr::rcu_domain (memb)", rcu_facade_map_round, {}, {}},
     };
     for (int r = 0; r < rounds; ++r) {
         for (auto* set : {&stacks, &maps}) {
