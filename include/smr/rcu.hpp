@@ -261,8 +261,7 @@ class basic_rcu_domain {
                 return;                         // and a test of the old value
             }
             me->depth = 1;
-            me->period.store(scheme_.period.load(std::memory_order_relaxed),
-                             std::memory_order_relaxed);
+            publish_period(*me);
             core::light_fence();  // see begin_section
         } else {
             reader& me = this_thread();
@@ -464,9 +463,7 @@ class basic_rcu_domain {
             r = fresh.release();  // never freed: barriers walk the list without a lock
         }
         if constexpr (memb) {
-            // Under ThreadSanitizer too: it models neither membarrier nor a
-            // compiler barrier as ordering, and sees the fences' pair.
-            r->fence_each_section = SMR_TSAN || !core::asymmetric_fence_available();
+            r->fence_each_section = sections_fence();
         } else {
             try {
                 r->tid = scheme_.register_thread();
@@ -543,6 +540,18 @@ class basic_rcu_domain {
         }
     }
 
+    /// Whether rcu_memb's sections fence (and its synchronize fences instead
+    /// of membarrier): without membarrier, and under ThreadSanitizer, which
+    /// models neither membarrier nor a compiler barrier as ordering.
+    static bool sections_fence() noexcept {
+        return SMR_TSAN || !core::asymmetric_fence_available();
+    }
+
+    /// The outermost lock's store: the grace-period count into our record.
+    void publish_period(reader& me) noexcept {
+        me.period.store(scheme_.period.load(std::memory_order_relaxed), std::memory_order_relaxed);
+    }
+
     /// rcu_memb's outermost lock. relaxed load: any count is safe here (an
     /// old one only makes a synchronizer wait for this section too; see
     /// synchronize_memb). Then the Dekker pair with synchronize's first
@@ -551,7 +560,7 @@ class basic_rcu_domain {
     /// reach a node the writer waits to free. A compiler barrier where the
     /// writer's membarrier makes it a full one; else a full fence.
     void begin_section(reader& me) noexcept {
-        me.period.store(scheme_.period.load(std::memory_order_relaxed), std::memory_order_relaxed);
+        publish_period(me);
         if (me.fence_each_section) [[unlikely]] {
             std::atomic_thread_fence(std::memory_order_seq_cst);
         } else {
@@ -594,7 +603,7 @@ class basic_rcu_domain {
     /// fence orders each ended section's reads, on hardware weaker than
     /// x86, before the frees that follow the call.
     void synchronize_memb() noexcept {
-        const bool fenced = SMR_TSAN || !core::asymmetric_fence_available();
+        const bool fenced = sections_fence();
         const auto heavy = [fenced] {
             if (fenced) {
                 std::atomic_thread_fence(std::memory_order_seq_cst);
