@@ -6,6 +6,7 @@
 
 #include "allocator.hpp"
 #include "layout.hpp"
+#include "machine.hpp"
 #include "options.hpp"
 #include "output_file.hpp"
 #include "registry.hpp"
@@ -110,6 +111,7 @@ int run(int argc, char** argv) {
         allocator = identify_malloc();
         verify_allocator(config.alloc, allocator);
         config.allocator = allocator;
+        (void)this_machine_json();  // the machine as the run begins (its load average)
     } catch (const std::exception& e) {
         std::cerr << "smrbench: error: " << e.what() << '\n';
         return exit_bad_input;

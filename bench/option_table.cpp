@@ -9,6 +9,8 @@
 #include <type_traits>
 #include <vector>
 
+#include "build_info.hpp"
+#include "machine.hpp"
 #include "registry.hpp"
 
 namespace smrbench {
@@ -736,6 +738,8 @@ json subcommand_json(const bench_config& config, const allocator_identity& alloc
          {{"name", allocator.name},
           {"version", allocator.version},
           {"library", allocator.library}}},
+        {"machine", this_machine_json()},
+        {"build", build_json()},
     };
 }
 

@@ -16,6 +16,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "build_info.hpp"
 #include "faults.hpp"
 #include "option_table.hpp"
 #include "output_file.hpp"
@@ -535,8 +536,8 @@ parse_outcome parse_command_line(int argc, char** argv) {
         "trial.\n"
         "Names of data structures and reclaimers: smrbench --list."};
     app.option_defaults()->always_capture_default();
-    // The VERSION file's, through CMake (bench/CMakeLists.txt).
-    app.set_version_flag("--version", "smrbench " SMRLAB_VERSION);
+    // The VERSION file's, through CMake (bench/CMakeLists.txt), and the build's commit.
+    app.set_version_flag("--version", version_line());
     add_table_options(app, c, texts, bench_command::set);
     add_fault_options(app, c);
     CLI::App* threadtest = app.add_subcommand(

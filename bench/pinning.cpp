@@ -51,7 +51,7 @@ std::vector<int> online_cpus_fallback() {
     return cpus;
 }
 
-std::optional<int> read_int(const std::string& path) {
+std::optional<int> read_int(const std::filesystem::path& path) {
     std::ifstream file(path);
     int value = 0;
     if (file >> value) return value;
@@ -154,12 +154,14 @@ std::vector<int> allowed_cpus() {
     return online_cpus_fallback();
 }
 
-std::vector<cpu_location> read_topology(const std::vector<int>& cpus) {
+std::vector<cpu_location> read_topology(const std::vector<int>& cpus,
+                                        const std::filesystem::path& root) {
     std::vector<cpu_location> locations;
     for (int cpu : cpus) {
-        const std::string dir = "/sys/devices/system/cpu/cpu" + std::to_string(cpu) + "/topology/";
-        const std::optional<int> package = read_int(dir + "physical_package_id");
-        const std::optional<int> core = read_int(dir + "core_id");
+        const std::filesystem::path dir =
+            root / "sys/devices/system/cpu" / ("cpu" + std::to_string(cpu)) / "topology";
+        const std::optional<int> package = read_int(dir / "physical_package_id");
+        const std::optional<int> core = read_int(dir / "core_id");
         // Some kernels report -1 for an unknown package; treat it like a missing file.
         const bool known = package.value_or(-1) >= 0 && core.has_value();
         locations.push_back(known ? cpu_location{cpu, *package, *core} : cpu_location{cpu, 0, cpu});

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstddef>
+#include <filesystem>
 #include <optional>
 #include <string_view>
 #include <vector>
@@ -33,9 +34,11 @@ struct cpu_location {
 // The CPUs in this process's affinity mask (sched_getaffinity), ascending.
 std::vector<int> allowed_cpus();
 
-// Package and core of each CPU from /sys/devices/system/cpu/cpuN/topology. A CPU whose topology
-// is unreadable counts as its own core on package 0.
-std::vector<cpu_location> read_topology(const std::vector<int>& cpus);
+// Package and core of each CPU from /sys/devices/system/cpu/cpuN/topology under `root` (a
+// recorded tree of another machine in tests). A CPU whose topology is unreadable counts as its
+// own core on package 0.
+std::vector<cpu_location> read_topology(const std::vector<int>& cpus,
+                                        const std::filesystem::path& root = "/");
 
 // The placement order for `policy` over the given CPUs; pure, so any topology can be tested.
 std::vector<int> order_cpus(pin_policy policy, std::vector<cpu_location> cpus);

@@ -7,6 +7,8 @@
 #include <string>
 #include <thread>
 
+#include "build_info.hpp"
+#include "machine.hpp"
 #include "median.hpp"
 #include "option_table.hpp"
 #include "pinning.hpp"
@@ -152,7 +154,8 @@ json run_to_json(const bench_config& config, const combination& combo,
           {"library", allocator.library},
           {"pool", pool_json(config, median)},
           {"counters", allocator_counters_json(median)}}},
-        {"machine", {{"hardware_threads", std::thread::hardware_concurrency()}, {"cpus", cpus}}},
+        {"machine", this_machine_json()},
+        {"build", build_json()},
         {"throughput_ops_per_s", median.throughput_ops_per_s},
         {"exec_time_per_op_ns", median.exec_time_per_op_ns},
         {"cpu_time_per_op_ns", median.cpu_time_per_op_ns},
@@ -296,7 +299,9 @@ void print_list(std::ostream& out, bool as_json) {
                     {"pin", {"none", "compact", "scatter"}},
                     {"combinations", combos},
                     {"options", options_description()},
-                    {"statistics", statistics_description()}}
+                    {"statistics", statistics_description()},
+                    {"machine", this_machine_json()},
+                    {"build", build_json()}}
                    .dump(2)
             << '\n';
         return;

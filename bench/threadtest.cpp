@@ -240,7 +240,6 @@ nlohmann::json threadtest_to_json(const bench_config& config, const allocator_id
                                                  : 0.0;
     json out = subcommand_json(config, allocator);
     out.update(json{
-        {"machine", {{"hardware_threads", std::thread::hardware_concurrency()}, {"cpus", cpus}}},
         {"pairs_per_s", median.pairs_per_s},
         {"pairs_per_s_min", low},
         {"pairs_per_s_max", high},

@@ -31,11 +31,26 @@ def _every_tuning_to_every_reclaimer() -> types.FunctionType:
     return keep_all
 
 
+def _one_identity_for_every_binary() -> types.FunctionType:
+    """smrlab.provenance's binary_id, but the same for every binary: a rebuilt smrbench
+    would reuse the rows of the build before it."""
+
+    def same(path):
+        return "0" * 16
+
+    return same
+
+
 # mutant name -> (module, attribute, replacement factory)
 MUTANTS = {
     "py_plots_median_is_mean": ("smrlab.plots", "np", _numpy_with_mean_for_median),
     "py_report_median_is_mean": ("smrlab.report", "np", _numpy_with_mean_for_median),
     "py_hart_median_is_mean": ("smrlab.hart", "np", _numpy_with_mean_for_median),
+    "py_resume_ignores_the_binary": (
+        "smrlab.provenance",
+        "binary_id",
+        _one_identity_for_every_binary,
+    ),
     "py_plan_gives_every_tuning": (
         "smrlab.plan",
         "leave_out_unread_tunings",

@@ -6,6 +6,7 @@ import math
 from dataclasses import replace
 
 import pytest
+
 from smrlab.rbf_model import (
     CALIBRATION_ROW,
     FLUSH_SHARE,

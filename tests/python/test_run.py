@@ -127,6 +127,33 @@ def test_dry_run_omits_stored_trials(tmp_path: Path, fake_smrbench: Path, capsys
     assert "4 already stored" in out.err
 
 
+def test_a_rebuilt_smrbench_measures_again_unless_stored_results_are_reused(
+    tmp_path: Path, fake_smrbench: Path, capsys
+) -> None:
+    experiment = write(tmp_path, TINY.replace("trials = 2", "trials = 1"))
+    db = tmp_path / "r.db"
+    run = ["run", str(experiment), "--db", str(db), "--smrbench"]
+    assert main([*run, str(fake_smrbench)]) == 0
+    capsys.readouterr()
+    # The same program again: nothing to do.
+    assert main([*run, str(fake_smrbench)]) == 0
+    assert "8 of 8 trials already stored" in capsys.readouterr().err
+    # Rebuilt (other bytes): every configuration is measured again, the old rows kept.
+    rebuilt = tmp_path / "rebuilt-smrbench"
+    rebuilt.write_bytes(fake_smrbench.read_bytes() + b"# rebuilt\n")
+    rebuilt.chmod(0o755)
+    dry = main([*run, str(rebuilt), "--dry-run"])
+    assert dry == 0 and len(capsys.readouterr().out.splitlines()) == 8
+    assert main([*run, str(rebuilt), "--reuse-stored", "--dry-run"]) == 0
+    assert capsys.readouterr().out == ""
+    assert main([*run, str(rebuilt)]) == 0
+    assert "ran 8 trials" in capsys.readouterr().err
+    builds = rows(db, "SELECT build_id, COUNT(*) AS n FROM runs GROUP BY build_id")
+    assert sorted(row["n"] for row in builds) == [8, 8] and all(row["build_id"] for row in builds)
+    with Store(db, write=False) as store:
+        assert len(store.runs("tiny")) == 8  # readers see one result per configuration
+
+
 def test_dry_run_works_without_a_build(tmp_path: Path, capsys) -> None:
     experiment = write(tmp_path, TINY)
     assert (

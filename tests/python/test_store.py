@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import sqlite3
 from pathlib import Path
 
@@ -10,6 +11,7 @@ import pytest
 
 from conftest import add_fake_run, fake_result
 from smrlab.errors import UsageError
+from smrlab.provenance import Identity
 from smrlab.store import SCHEMA_VERSION, Failure, Store
 
 K1 = '{"reclaimer":"debra","trial":0}'
@@ -154,12 +156,33 @@ ADDED_COLUMNS = {
 def take_back(path: Path, version: int) -> None:
     """Turns today's store at `path` into one of schema `version` (2 or later)."""
     old = sqlite3.connect(path)
+    if version < 6:
+        for table in ("runs", "failures", "files"):
+            _drop_identity(old, table)
     for added, columns in ADDED_COLUMNS.items():
         for column in columns if added > version else ():
             old.execute(f"ALTER TABLE runs DROP COLUMN {column}")
     old.execute(f"PRAGMA user_version={version}")
     old.commit()
     old.close()
+
+
+def _drop_identity(db: sqlite3.Connection, table: str) -> None:
+    """Makes `table` again as schema 5 had it: no identity columns, nor in its unique key."""
+    (sql,) = db.execute("SELECT sql FROM sqlite_master WHERE name = ?", (table,)).fetchone()
+    lines = [
+        line
+        for line in sql.splitlines()
+        if not line.strip().startswith(("machine_id ", "build_id "))
+    ]
+    sql = "\n".join(lines).replace(", machine_id, build_id", "")
+    sql = re.sub(r'^CREATE TABLE (IF NOT EXISTS )?"?\w+"? \(', f"CREATE TABLE {table}_5 (", sql)
+    columns = [row[1] for row in db.execute(f"PRAGMA table_info({table})")]
+    kept = ", ".join(c for c in columns if c not in ("machine_id", "build_id"))
+    db.execute(sql)
+    db.execute(f"INSERT INTO {table}_5 ({kept}) SELECT {kept} FROM {table}")
+    db.execute(f"DROP TABLE {table}")
+    db.execute(f"ALTER TABLE {table}_5 RENAME TO {table}")
 
 
 def test_a_schema_2_store_gains_harts_measures_from_its_stored_json(tmp_path: Path) -> None:
@@ -212,6 +235,54 @@ def test_a_schema_4_store_gains_the_freed_column_and_counted_no_remote_frees(
         store.add_run("e", K2, 1, fake_result(remote_frees=7), [])
         assert (store.runs("e")[1]["freed"], store.runs("e")[1]["remote_frees"]) == (9, 7)
     assert sqlite3.connect(path).execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
+
+
+HERE = Identity("m1", "b1", {"cpu_model": "x"}, {"version": "1"})
+REBUILT = Identity("m1", "b2", {"cpu_model": "x"}, {"version": "1"})
+
+
+def test_a_schema_5_store_keeps_its_runs_under_an_unknown_identity(tmp_path: Path) -> None:
+    path = tmp_path / "old.db"
+    with Store(path) as store:
+        store.add_run("e", K1, 0, fake_result(throughput=2e6), [], files={"timeline": path})
+        store.add_failure(Failure("e", K2, 1, "exit", "exit status 1", 1, "", "", ["x"]))
+    take_back(path, 5)
+    with Store(path) as store:
+        (run,) = store.runs("e")
+        assert (run["machine_id"], run["build_id"], run["throughput"]) == ("", "", 2e6)
+        assert len(store.files("e")) == 1 and len(store.failures("e")) == 1
+        # Stored before provenance: this binary on this machine measures it again.
+        assert store.stored_keys("e", HERE) == set() and store.stored_keys("e") == {K1}
+        assert store.add_run("e", K1, 0, fake_result(throughput=3e6), [], identity=HERE)
+        (run,) = store.runs("e")  # the newest result of the configuration
+        assert (run["machine_id"], run["throughput"]) == ("m1", 3e6)
+    db = sqlite3.connect(path)
+    assert db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
+    assert db.execute("SELECT COUNT(*) FROM runs").fetchone()[0] == 2  # the old one is kept
+
+
+def test_a_rebuilt_binary_stores_beside_the_old_build_and_readers_see_the_newest(
+    tmp_path: Path,
+) -> None:
+    with Store(tmp_path / "r.db") as store:
+        timeline = tmp_path / "t1"
+        assert store.add_run("e", K1, 0, fake_result(throughput=1.0), [], identity=HERE)
+        assert not store.add_run("e", K1, 0, fake_result(throughput=9.0), [], identity=HERE)
+        assert store.stored_keys("e", REBUILT) == set()
+        assert store.add_run(
+            "e", K1, 0, fake_result(throughput=2.0), [], identity=REBUILT, files={"t": timeline}
+        )
+        assert store.stored_keys("e", HERE) == store.stored_keys("e", REBUILT) == {K1}
+        assert [run["throughput"] for run in store.runs("e")] == [2.0]
+        (file,) = store.files("e")  # joined with its own build's row, not duplicated
+        assert file["build_id"] == "b2"
+        (ident,) = store.identities("e")
+        assert (ident["build_id"], ident["runs"]) == ("b2", 1)
+        store.add_failure(Failure("e", K2, 1, "exit", "m", 1, "", "", ["x"], HERE))
+        store.add_failure(Failure("e", K2, 1, "exit", "m", 1, "", "", ["x"], REBUILT))
+        assert len(store.failures("e")) == 2  # one per build
+        store.add_run("e", K2, 1, fake_result(), [], identity=HERE)
+        assert store.failures("e") == []  # a success clears the job's failures on every build
 
 
 def test_a_store_from_a_newer_smrlab_is_refused(tmp_path: Path) -> None:

@@ -113,6 +113,12 @@ def _parser() -> argparse.ArgumentParser:
         metavar="PATH",
         help="smrbench binary (default: $SMRBENCH, else build/release/bench/smrbench)",
     )
+    run.add_argument(
+        "--reuse-stored",
+        action="store_true",
+        help="skip a configuration stored by any smrbench binary or machine (default: only "
+        "one stored by this binary on this machine is skipped)",
+    )
 
     plot = commands.add_parser(
         "plot",
@@ -228,6 +234,7 @@ def _run(args: argparse.Namespace) -> int:
     from smrlab.lock import exclusive_run
     from smrlab.plan import make_plan
     from smrlab.progress import format_duration, make_progress
+    from smrlab.provenance import identity
     from smrlab.runner import Runner, job_command, stop_on_signals
     from smrlab.smrbench import Smrbench, locate, require
     from smrlab.store import EmptyStoreError, Store, check_store_file
@@ -247,11 +254,13 @@ def _run(args: argparse.Namespace) -> int:
         for note in plan.notes:
             print(f"smrlab: {note}", file=sys.stderr)
         stored: set[str] = set()
+        # Without the binary, whose results would be reused is unknown: assume any.
+        scope = None if args.reuse_stored or bench is None else identity(binary, bench.listing)
         # An empty file is a store yet to be made; anything else not a store is refused.
         if db_path.exists() and (not db_path.is_file() or db_path.stat().st_size > 0):
             try:
                 with Store(db_path, write=False) as store:
-                    stored = store.stored_keys(experiment.name)
+                    stored = store.stored_keys(experiment.name, scope)
             except EmptyStoreError:
                 pass  # made by a run that stored nothing yet: every command is still to run
         files_dir = db_path.parent / "files"
@@ -277,7 +286,14 @@ def _run(args: argparse.Namespace) -> int:
         store.record_experiment(
             experiment.name, experiment.description, str(experiment.path), experiment.source
         )
-        summary = Runner(store, binary, progress, timeout=args.timeout).run(plan.jobs)
+        summary = Runner(
+            store,
+            binary,
+            progress,
+            timeout=args.timeout,
+            identity=identity(binary, bench.listing),
+            reuse_stored=args.reuse_stored,
+        ).run(plan.jobs)
     print(
         f"smrlab: {title}: ran {summary.ran} trials in "
         f"{format_duration(summary.seconds)}, {summary.skipped} already stored, "

@@ -35,6 +35,7 @@ from matplotlib.ticker import EngFormatter
 from smrlab import frees, style
 from smrlab.options import OPTIONS
 from smrlab.outputs import write_atomically
+from smrlab.provenance import caption
 from smrlab.statistics import PEAK_RSS, REMOTE_FREES, THROUGHPUT, Shown
 from smrlab.store import Store
 from smrlab.timeline import read_garbage_series
@@ -70,6 +71,7 @@ class Plot:
     title: str
     figure: Figure
     facet: dict[str, Any] = field(default_factory=dict)
+    provenance: str = ""  # the machines and builds its numbers came from (provenance.caption)
 
 
 @dataclass
@@ -614,10 +616,20 @@ def _garbage(entries: list[dict[str, Any]], notes: list[str]) -> list[Plot]:
 
 def build_plots(store: Store, experiment: str) -> tuple[list[Plot], list[str]]:
     """Every figure of one experiment's stored results, and notes on what was skipped."""
-    notes: list[str] = []
     runs = store.runs(experiment)
     if not runs:
         return [], [f"{experiment}: no stored runs"]
+    plots, notes = _figures(store, experiment, runs)
+    where = caption(store.identities(experiment))
+    for plot in plots:
+        plot.provenance = where
+    return plots, notes
+
+
+def _figures(
+    store: Store, experiment: str, runs: list[dict[str, Any]]
+) -> tuple[list[Plot], list[str]]:
+    notes: list[str] = []
     # They build on this module's helpers.
     from smrlab import allocator_plots, hart, rbf_plots, stm_plots
 
@@ -674,7 +686,12 @@ def plot_store(
         for plot in plots:
             for suffix in (".png", ".svg"):
                 path = directory / f"{plot.name}{suffix}"
-                metadata = {"Date": None} if suffix == ".svg" else None
+                # The provenance travels with the file a reader takes away.
+                metadata: dict[str, Any] = {}
+                if plot.provenance:
+                    metadata["Description"] = plot.provenance
+                if suffix == ".svg":
+                    metadata["Date"] = None
                 write_atomically(
                     path,
                     lambda temporary, fig=plot.figure, kind=suffix[1:], meta=metadata: fig.savefig(

@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from smrlab import __version__, frees, hart, stm_plots, style
+from smrlab import __version__, frees, hart, provenance, stm_plots, style
 from smrlab.allocator_plots import by_facet, other_options, other_values
 from smrlab.errors import UsageError
 from smrlab.outputs import write_atomically
@@ -559,6 +559,30 @@ def _tables(runs: list[dict[str, Any]]) -> str:
 <details><summary>All {len(runs)} runs</summary>{_runs_table(runs)}</details>"""
 
 
+def _provenance_table(store: Store, names: list[str]) -> str:
+    """The machines and builds the report's numbers were measured on and with, each with how
+    many of the shown results it produced."""
+    rows: dict[tuple[str, str], list[Any]] = {}
+    for name in names:
+        for item in store.identities(name):
+            key = (item["machine_id"], item["build_id"])
+            row = rows.setdefault(key, [item["machine"], item["build"], 0, []])
+            row[2] += item["runs"]
+            row[3].append(name)
+    body = [
+        [
+            _cell(provenance.describe_machine(machine)),
+            _cell(provenance.describe_build(build)),
+            _cell(build_id or "unrecorded"),
+            _cell(count),
+            _cell(", ".join(experiments)),
+        ]
+        for (_, build_id), (machine, build, count, experiments) in rows.items()
+    ]
+    headers = ("measured on", "with", "binary", "results", "experiments")
+    return '<section class="provenance"><h2>Provenance</h2>' + _table(headers, body) + "</section>"
+
+
 def write_report(
     store: Store, out: Path, timelines: list[Path] | None = None, experiment: str | None = None
 ) -> tuple[Path, list[str]]:
@@ -600,7 +624,8 @@ def write_report(
             f"{len(plots)} figures</li>"
         )
         figures = "".join(
-            f"<figure>{_svg(plot)}<figcaption>{html.escape(plot.title)}</figcaption></figure>"
+            f"<figure>{_svg(plot)}<figcaption>{html.escape(plot.title)}"
+            f'<span class="provenance">{html.escape(plot.provenance)}</span></figcaption></figure>'
             for plot in plots
         )
         skipped = "".join(f'<p class="note">{html.escape(n)}</p>' for n in plot_notes)
@@ -664,6 +689,7 @@ def write_report(
 <p class="meta">{total_runs} runs in {len(names)} experiment{"" if len(names) == 1 else "s"}
  from {html.escape(str(store.path))}
  · generated {generated} by smrlab {__version__}</p>
+{_provenance_table(store, names)}
 <nav><ul>{"".join(toc)}</ul></nav>
 {"".join(body)}
 </main>

@@ -24,6 +24,7 @@ from smrlab.errors import Stopped
 from smrlab.grid import Job
 from smrlab.options import DEFAULT_DURATION_S, OPTIONS_BY_BENCHMARK
 from smrlab.progress import Progress, format_throughput
+from smrlab.provenance import Identity
 from smrlab.smrbench import command
 from smrlab.store import Failure, Store
 
@@ -86,7 +87,14 @@ class Runner:
         progress: Progress,
         timeout: float | None = None,
         files_dir: Path | None = None,
+        identity: Identity | None = None,
+        reuse_stored: bool = False,
     ) -> None:
+        """``identity``: the machine and binary results are stored under; a job is skipped
+        when its result is stored under the same identity, or, with ``reuse_stored``, under
+        any."""
+        self.identity = identity
+        self.reuse_stored = reuse_stored
         self.store = store
         self.binary = binary
         self.progress = progress
@@ -98,7 +106,10 @@ class Runner:
         flight is killed; everything finished before it is committed."""
         summary = Summary()
         started = time.monotonic()
-        stored = self.store.stored_keys(jobs[0].experiment) if jobs else set()
+        stored = set()
+        if jobs:
+            scope = None if self.reuse_stored else self.identity
+            stored = self.store.stored_keys(jobs[0].experiment, scope)
         todo = [job for job in jobs if job.key not in stored]
         summary.skipped = len(jobs) - len(todo)
         if summary.skipped:
@@ -137,6 +148,7 @@ class Runner:
                 argv,
                 elapsed_s=elapsed,
                 files=present,
+                identity=self.identity,
             )
             self.progress.done(job, True, _detail(job, outcome.result), elapsed)
             return
@@ -150,6 +162,7 @@ class Runner:
             outcome.stderr,
             outcome.stdout,
             argv,
+            self.identity,
         )
         self.store.add_failure(failure)
         summary.failures.append(failure)

@@ -1,9 +1,11 @@
 """The SQLite result store: one row per successful trial, failures apart, files referenced.
 
 Each result is committed on its own, so an interrupted run leaves a consistent store and the
-next run resumes where it stopped: ``(experiment, config_key)`` is unique, and a job whose key
-is stored is skipped. The full smrbench JSON is kept next to the columns people query, so a
-figure nobody planned for can still be drawn from old results.
+next run resumes where it stopped: ``(experiment, config_key, machine_id, build_id)`` is unique,
+and a job whose key is stored for this machine and this smrbench binary is skipped
+(smrlab.provenance). Readers see, per configuration, its newest result. The full smrbench
+JSON is kept next to the columns people query, so a figure nobody planned for can still be
+drawn from old results.
 
 Column names avoid SQL keywords (``insert_pct`` rather than ``insert``) so ad-hoc queries need
 no quoting: ``SELECT reclaimer, threads, throughput FROM runs WHERE ds = 'dgt_bst'``.
@@ -22,16 +24,18 @@ from pathlib import Path
 from typing import Any
 
 from smrlab.errors import UsageError
+from smrlab.provenance import UNKNOWN, Identity
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 # Schema 2 adds the bounded pool (pool_nodes, on_empty) and the trial's status; schema 3 Hart et
 # al.'s measures (execution and CPU time per operation) and the CPUs a run could use; schema 4
 # the smrbench command that produced a run (set, threadtest, layout) and threadtest's and
 # layout's block size and objects; schema 5 the nodes freed and, for a run with
-# --count-remote-frees, how many of them another thread had allocated. An older store is
+# --count-remote-frees, how many of them another thread had allocated; schema 6 the machine and
+# the build a row was measured on and with, in its key. An older store is
 # migrated when opened, one step at a time: its runs had no pool, ended "ok", ran the set
-# benchmark and counted no remote frees, and their measures are computed from the smrbench JSON
-# each row keeps.
+# benchmark, counted no remote frees and have an unknown identity (''), and their measures are
+# computed from the smrbench JSON each row keeps.
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS experiments (
@@ -45,6 +49,8 @@ CREATE TABLE IF NOT EXISTS runs (
     id             INTEGER PRIMARY KEY,
     experiment     TEXT NOT NULL,
     config_key     TEXT NOT NULL,            -- sorted JSON of the options and the trial index
+    machine_id     TEXT NOT NULL DEFAULT '', -- smrlab.provenance ('': not recorded)
+    build_id       TEXT NOT NULL DEFAULT '', -- digest of the smrbench binary ('': not recorded)
     benchmark      TEXT NOT NULL DEFAULT 'set', -- set | threadtest | layout (smrbench command)
     ds             TEXT,
     reclaimer      TEXT,
@@ -80,13 +86,15 @@ CREATE TABLE IF NOT EXISTS runs (
     command        TEXT NOT NULL,            -- JSON argv
     timestamp      TEXT NOT NULL,            -- UTC, ISO 8601
     result_json    TEXT NOT NULL,            -- smrbench --json output, verbatim
-    UNIQUE (experiment, config_key)
+    UNIQUE (experiment, config_key, machine_id, build_id)
 );
 CREATE INDEX IF NOT EXISTS runs_by_config ON runs (experiment, ds, alloc, reclaimer, free, threads);
 CREATE TABLE IF NOT EXISTS failures (
     id         INTEGER PRIMARY KEY,
     experiment TEXT NOT NULL,
     config_key TEXT NOT NULL,
+    machine_id TEXT NOT NULL DEFAULT '',
+    build_id   TEXT NOT NULL DEFAULT '',
     trial      INTEGER NOT NULL,
     kind       TEXT NOT NULL,                -- exit timeout invalid_json not_validated bad_input
     message    TEXT NOT NULL,                -- one line: what went wrong
@@ -95,15 +103,17 @@ CREATE TABLE IF NOT EXISTS failures (
     stdout     TEXT NOT NULL DEFAULT '',
     command    TEXT NOT NULL,
     timestamp  TEXT NOT NULL,
-    UNIQUE (experiment, config_key)
+    UNIQUE (experiment, config_key, machine_id, build_id)
 );
 CREATE TABLE IF NOT EXISTS files (
     id         INTEGER PRIMARY KEY,
     experiment TEXT NOT NULL,
     config_key TEXT NOT NULL,                -- the run these files belong to
+    machine_id TEXT NOT NULL DEFAULT '',
+    build_id   TEXT NOT NULL DEFAULT '',
     kind       TEXT NOT NULL,                -- timeline | garbage_series
     path       TEXT NOT NULL,                -- relative to the store's directory when inside it
-    UNIQUE (experiment, config_key, kind)
+    UNIQUE (experiment, config_key, machine_id, build_id, kind)
 );
 """
 
@@ -154,6 +164,7 @@ class Failure:
     stderr: str
     stdout: str
     command: list[str]
+    identity: Identity | None = None  # None: not recorded
 
 
 def now() -> str:
@@ -253,8 +264,37 @@ def _migrate_from_4(db: sqlite3.Connection) -> None:
         db.execute("UPDATE runs SET freed = ? WHERE id = ?", (freed, run_id))
 
 
+def _migrate_from_5(db: sqlite3.Connection) -> None:
+    """Schema 5 → 6: the identity columns, in the tables' unique keys. SQLite cannot change a
+    table's constraint, so each table is made again under the new schema and its rows copied;
+    they were stored before smrlab recorded provenance, so their identity is unknown ('')."""
+    for table in ("runs", "failures", "files"):
+        columns = ", ".join(row[1] for row in db.execute(f"PRAGMA table_info({table})"))
+        if not columns:
+            continue  # a store from before the table existed: made with the schema below
+        definition = _table_definition(table).replace(
+            f"CREATE TABLE IF NOT EXISTS {table} (", f"CREATE TABLE {table}_6 ("
+        )
+        db.execute(definition)
+        db.execute(f"INSERT INTO {table}_6 ({columns}) SELECT {columns} FROM {table}")
+        db.execute(f"DROP TABLE {table}")
+        db.execute(f"ALTER TABLE {table}_6 RENAME TO {table}")
+
+
+def _table_definition(table: str) -> str:
+    """The CREATE TABLE statement of one table of this schema."""
+    start = _SCHEMA.index(f"CREATE TABLE IF NOT EXISTS {table} (")
+    return _SCHEMA[start : _SCHEMA.index("\n);", start) + 3]
+
+
 # Each step brings a store from the version it is keyed by to the next one.
-_MIGRATIONS = {1: _migrate_from_1, 2: _migrate_from_2, 3: _migrate_from_3, 4: _migrate_from_4}
+_MIGRATIONS = {
+    1: _migrate_from_1,
+    2: _migrate_from_2,
+    3: _migrate_from_3,
+    4: _migrate_from_4,
+    5: _migrate_from_5,
+}
 
 
 # PRAGMA application_id of a smrlab store ("smrl"), set by every smrlab that writes one: an
@@ -472,17 +512,21 @@ class Store:
         command: list[str],
         elapsed_s: float | None = None,
         files: dict[str, Path] | None = None,
+        identity: Identity | None = None,
     ) -> bool:
         """Stores a valid result (and its files) in one transaction.
 
-        Returns False, storing nothing, if this (experiment, config_key) is already stored:
-        a result is never duplicated or overwritten. A stored result clears an earlier
-        failure of the same job.
+        Returns False, storing nothing, if this (experiment, config_key) is already stored
+        for this identity (None: not recorded): a result is never duplicated or overwritten.
+        A stored result clears the job's earlier failures, on any machine or build.
         """
+        machine_id, build_id = _ids(identity)
         row = columns_from_result(result, trial)
         row.update(
             experiment=experiment,
             config_key=config_key,
+            machine_id=machine_id,
+            build_id=build_id,
             elapsed_s=elapsed_s,
             command=json.dumps(command),
             timestamp=now(),
@@ -502,9 +546,10 @@ class Store:
             )
             for kind, path in (files or {}).items():
                 db.execute(
-                    "INSERT OR REPLACE INTO files (experiment, config_key, kind, path) "
-                    "VALUES (?, ?, ?, ?)",
-                    (experiment, config_key, kind, self._relative(path)),
+                    "INSERT OR REPLACE INTO files "
+                    "(experiment, config_key, machine_id, build_id, kind, path) "
+                    "VALUES (?, ?, ?, ?, ?, ?)",
+                    (experiment, config_key, machine_id, build_id, kind, self._relative(path)),
                 )
         return True
 
@@ -513,12 +558,13 @@ class Store:
         tries it again."""
         with self._transaction() as db:
             db.execute(
-                "INSERT OR REPLACE INTO failures (experiment, config_key, trial, kind, message, "
-                "exit_code, stderr, stdout, command, timestamp) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "INSERT OR REPLACE INTO failures (experiment, config_key, machine_id, build_id, "
+                "trial, kind, message, exit_code, stderr, stdout, command, timestamp) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     failure.experiment,
                     failure.config_key,
+                    *_ids(failure.identity),
                     failure.trial,
                     failure.kind,
                     failure.message,
@@ -532,17 +578,50 @@ class Store:
 
     # --- reading -------------------------------------------------------------------------
 
-    def stored_keys(self, experiment: str) -> set[str]:
-        """Config keys of the results stored for an experiment (what a re-run skips)."""
-        rows = self.db.execute("SELECT config_key FROM runs WHERE experiment = ?", (experiment,))
-        return {row[0] for row in rows}
+    def stored_keys(self, experiment: str, identity: Identity | None = None) -> set[str]:
+        """Config keys of the results stored for an experiment (what a re-run skips): those
+        measured with ``identity``'s machine and binary, or with any (None)."""
+        query = "SELECT config_key FROM runs WHERE experiment = ?"
+        args: tuple[str, ...] = (experiment,)
+        if identity is not None:
+            query += " AND machine_id = ? AND build_id = ?"
+            args += _ids(identity)
+        return {row[0] for row in self.db.execute(query, args)}
 
     def has_run(self, experiment: str, config_key: str) -> bool:
-        """Whether this job's result is stored."""
+        """Whether this job's result is stored (by any machine or build)."""
         row = self.db.execute(
             "SELECT 1 FROM runs WHERE experiment = ? AND config_key = ?", (experiment, config_key)
         ).fetchone()
         return row is not None
+
+    def identities(self, experiment: str | None = None) -> list[dict[str, Any]]:
+        """The machines and builds of the results readers see (``runs``), each with its
+        ``machine`` and ``build`` objects (from its newest row) and ``runs``, its row count."""
+        query = (
+            f"SELECT machine_id, build_id, COUNT(*) AS runs, MAX(id) AS newest FROM runs "
+            f"WHERE id IN ({_NEWEST_PER_KEY})"
+        )
+        args: tuple[str, ...] = ()
+        if experiment is not None:
+            query += " AND experiment = ?"
+            args = (experiment,)
+        items = []
+        for row in self.db.execute(query + " GROUP BY machine_id, build_id ORDER BY newest", args):
+            (text,) = self.db.execute(
+                "SELECT result_json FROM runs WHERE id = ?", (row["newest"],)
+            ).fetchone()
+            result = json.loads(text)
+            items.append(
+                {
+                    "machine_id": row["machine_id"],
+                    "build_id": row["build_id"],
+                    "runs": row["runs"],
+                    "machine": result.get("machine") or {},
+                    "build": result.get("build") or {},
+                }
+            )
+        return items
 
     def experiments(self) -> list[str]:
         """Names of experiments with stored results, in order of their first result."""
@@ -556,11 +635,12 @@ class Store:
 
     def runs(self, experiment: str | None = None) -> list[dict[str, Any]]:
         """Stored runs as dicts (columns plus ``result``, the parsed JSON, and ``options``,
-        the parsed config key), oldest first."""
-        query = "SELECT * FROM runs"
+        the parsed config key), oldest first: per configuration, its newest result (a
+        configuration measured again with a rebuilt smrbench shows the new measure)."""
+        query = f"SELECT * FROM runs WHERE id IN ({_NEWEST_PER_KEY})"
         args: tuple[str, ...] = ()
         if experiment is not None:
-            query += " WHERE experiment = ?"
+            query += " AND experiment = ?"
             args = (experiment,)
         rows = []
         for row in self.db.execute(query + " ORDER BY id", args):
@@ -585,7 +665,9 @@ class Store:
         ``exists`` False so callers can say which ones are gone."""
         query = (
             "SELECT f.kind AS kind, f.path AS file_path, r.* FROM files f JOIN runs r "
-            "ON f.experiment = r.experiment AND f.config_key = r.config_key WHERE 1=1"
+            "ON f.experiment = r.experiment AND f.config_key = r.config_key "
+            "AND f.machine_id = r.machine_id AND f.build_id = r.build_id "
+            f"WHERE r.id IN ({_NEWEST_PER_KEY})"
         )
         args: list[str] = []
         if experiment is not None:
@@ -611,3 +693,14 @@ class Store:
             return str(path.relative_to(self.path.parent.resolve()))
         except ValueError:
             return str(path)
+
+
+# The rows readers see: the newest of each configuration's results.
+_NEWEST_PER_KEY = "SELECT MAX(id) FROM runs GROUP BY experiment, config_key"
+
+
+def _ids(identity: Identity | None) -> tuple[str, str]:
+    """The identity columns of a row (UNKNOWN for a run that recorded none)."""
+    if identity is None:
+        return UNKNOWN, UNKNOWN
+    return identity.machine_id, identity.build_id
