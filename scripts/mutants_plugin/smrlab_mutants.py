@@ -41,6 +41,17 @@ def _one_identity_for_every_binary() -> types.FunctionType:
     return same
 
 
+def _interval_without_resampling() -> types.FunctionType:
+    """smrlab.compare's bootstrap_ratio, but its interval is the point ratio alone."""
+    from smrlab.compare import Interval
+
+    def point(a, b, **_):
+        ratio = float(np.median(b) / np.median(a))
+        return Interval(ratio, ratio, ratio)
+
+    return point
+
+
 # mutant name -> (module, attribute, replacement factory)
 MUTANTS = {
     "py_plots_median_is_mean": ("smrlab.plots", "np", _numpy_with_mean_for_median),
@@ -50,6 +61,11 @@ MUTANTS = {
         "smrlab.provenance",
         "binary_id",
         _one_identity_for_every_binary,
+    ),
+    "py_compare_interval_is_a_point": (
+        "smrlab.compare",
+        "bootstrap_ratio",
+        _interval_without_resampling,
     ),
     "py_plan_gives_every_tuning": (
         "smrlab.plan",

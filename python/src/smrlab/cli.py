@@ -8,6 +8,7 @@ flight and can be resumed by running it again.
 from __future__ import annotations
 
 import argparse
+import json
 import math
 import os
 import shlex
@@ -16,7 +17,7 @@ import sqlite3
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import NoReturn
+from typing import Any, NoReturn
 
 from smrlab import __version__
 from smrlab.errors import UsageError
@@ -168,6 +169,40 @@ def _parser() -> argparse.ArgumentParser:
         metavar="FILE",
         help="timeline files to include as interactive viewers",
     )
+    compare = commands.add_parser(
+        "compare",
+        help="is B faster than A beyond the noise? ratios with confidence intervals",
+        description="Match two sets of results configuration by configuration and print each "
+        "ratio of medians B/A with a 95%% bootstrap interval, against a control's noise band. "
+        "The sides: two values of one option (--by), two experiments (--against-experiment), "
+        "or two stores (--against-db); by default the experiment's [compare] table.",
+    )
+    compare.add_argument(
+        "--db", type=_path, help=f"result store (default: {DEFAULT_DB} in the repo)"
+    )
+    compare.add_argument(
+        "--experiment", metavar="NAME", help="the experiment (default: the store's only one)"
+    )
+    compare.add_argument(
+        "--by",
+        metavar="KEY=A,B",
+        help="the sides are two values of one option, e.g. free=batch,amortized",
+    )
+    compare.add_argument("--against-db", type=_path, metavar="PATH", help="side B's store")
+    compare.add_argument("--against-experiment", metavar="NAME", help="side B's experiment")
+    compare.add_argument(
+        "--control",
+        metavar="KEY=VALUE",
+        help="the configuration whose ratio is the noise band (default: reclaimer=none when "
+        "it ran, or the experiment's [compare] control)",
+    )
+    compare.add_argument(
+        "--metric",
+        default="throughput",
+        choices=("throughput", "memory", "garbage", "time_per_op"),
+        help="what is compared (default: throughput)",
+    )
+    compare.add_argument("--json", action="store_true", help="print JSON instead of a table")
     return parser
 
 
@@ -184,6 +219,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 return _plot(args)
             if args.command == "timeline":
                 return _timeline(args)
+            if args.command == "compare":
+                return _compare(args)
             return _report(args)
     except UsageError as error:
         print(f"smrlab: {error}", file=sys.stderr)
@@ -373,3 +410,72 @@ def _report(args: argparse.Namespace) -> int:
         print(f"smrlab: {note}", file=sys.stderr)
     print(path)
     return 0
+
+
+def _compare(args: argparse.Namespace) -> int:
+    from smrlab import compare, compare_view
+
+    with _open_store(args.db, must_exist=True) as store:
+        name = _only_experiment(store, args.experiment)
+        runs = store.runs(name)
+        spec = compare.experiment_spec(store, name)
+        if args.against_db or args.against_experiment:
+            other_name = args.against_experiment or name
+            if args.against_db:
+                with _open_store(args.against_db, must_exist=True) as other:
+                    other_runs = other.runs(other_name)
+            else:
+                other_runs = store.runs(other_name)
+            if not args.against_db and other_name == name:
+                raise UsageError("--against-experiment names the experiment compared with itself")
+            where = f" in {args.against_db}" if args.against_db else ""
+            sides = compare.Sides(runs, other_runs, name, f"{other_name}{where}", interleaved=False)
+        elif args.by or spec is not None:
+            key, values = (
+                compare.parse_assignment(args.by, "--by")
+                if args.by
+                else (spec.by, [str(value) for value in spec.sides])
+            )
+            sides = compare.by_option(runs, key, values, spec)
+        else:
+            raise UsageError(
+                f"say what to compare in {name}: --by KEY=A,B, --against-experiment or "
+                "--against-db (or give the experiment file a [compare] table)"
+            )
+    control = sides.control
+    if args.control:
+        key, values = compare.parse_assignment(args.control, "--control")
+        control = (key, values[0])
+    result = compare.compare(
+        sides.runs_a,
+        sides.runs_b,
+        label_a=sides.label_a,
+        label_b=sides.label_b,
+        metric=args.metric,
+        drop=sides.drop,
+        control=control,
+        interleaved=sides.interleaved,
+    )
+    if args.json:
+        print(json.dumps(compare_view.as_json(result), indent=2))
+    else:
+        print(compare_view.table(result))
+    return 0
+
+
+def _only_experiment(store: Any, name: str | None) -> str:
+    """The experiment asked for, or the store's only one."""
+    names = store.experiments()
+    if name is not None:
+        if name not in names:
+            raise UsageError(
+                f"no stored runs of experiment {name!r} in {store.path} "
+                f"(stored: {', '.join(names) or 'none'})"
+            )
+        return name
+    if len(names) != 1:
+        raise UsageError(
+            f"{store.path} holds {len(names)} experiments: name one with --experiment "
+            f"({', '.join(names)})"
+        )
+    return names[0]

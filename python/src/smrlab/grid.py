@@ -39,7 +39,8 @@ from smrlab.options import (
 Value = str | int | float | bool
 Options = dict[str, Value]
 
-_TABLES = ("experiment", "grid", "fixed", "sizes")
+_TABLES = ("experiment", "grid", "fixed", "sizes", "compare")
+_COMPARE_KEYS = ("by", "control", "interleave")
 QUICK = "quick"  # the size the [grid] and [fixed] tables describe
 _EXPERIMENT_KEYS = ("name", "description", "skip_unavailable", "benchmark")
 _NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
@@ -74,6 +75,20 @@ class Experiment:
     size: str = QUICK
     sizes: tuple[str, ...] = (QUICK,)
     benchmark: str = "set"  # the smrbench command: set, threadtest or layout
+    compare: CompareSpec | None = None
+
+
+@dataclass(frozen=True)
+class CompareSpec:
+    """An experiment's [compare] table: its two sides are the two values of grid option
+    ``by``; ``control`` (KEY=VALUE) is the configuration whose ratio is the noise band
+    (smrlab.compare); ``interleave`` runs each configuration's two sides one after the other
+    in every trial round, in alternating order."""
+
+    by: str
+    sides: tuple[Value, Value]
+    control: tuple[str, str] | None = None
+    interleave: bool = False
 
 
 @dataclass(frozen=True)
@@ -177,7 +192,8 @@ def _parse_experiment(source: str, path: Path, size: str) -> Experiment:
     for key, value in document.items():
         if key not in _TABLES:
             raise fail(
-                f"unknown table [{key}] (expected [experiment], [grid], [fixed] and [sizes.NAME])"
+                f"unknown table [{key}] (expected [experiment], [grid], [fixed], [compare] "
+                f"and [sizes.NAME])"
             )
         if not isinstance(value, dict):
             raise fail(f"'{key}' must be a table: [{key}]")
@@ -244,12 +260,46 @@ def _parse_experiment(source: str, path: Path, size: str) -> Experiment:
         size=size,
         sizes=sizes,
         benchmark=benchmark,
+        compare=_parse_compare(document.get("compare"), grid, fixed, fail),
     )
     if benchmark != "set":
         return experiment
     for options in expand(experiment, cpus=1):  # percentages are checked once, up front
         _check_percentages(options, fail)
     return experiment
+
+
+def _parse_compare(
+    table: dict[str, Any] | None, grid: dict[str, list[Value]], fixed: Options, fail: Any
+) -> CompareSpec | None:
+    """The [compare] table, checked against the grid it compares within."""
+    if table is None:
+        return None
+    for key in table:
+        if key not in _COMPARE_KEYS:
+            raise fail(
+                f"unknown key '{key}' in [compare]{_suggest(key, _COMPARE_KEYS)}"
+                f" (expected {', '.join(_COMPARE_KEYS)})"
+            )
+    by = table.get("by")
+    if not isinstance(by, str) or by not in grid or len(grid[by]) != 2:
+        raise fail("[compare] by must name a [grid] option with exactly two values (the sides)")
+    control = table.get("control")
+    parsed = None
+    if control is not None:
+        key, _, value = str(control).partition("=")
+        values = [str(v) for v in grid.get(key, [])] + ([str(fixed[key])] if key in fixed else [])
+        if not isinstance(control, str) or not value or key == by or value not in values:
+            raise fail(
+                "[compare] control must be KEY=VALUE with a value the grid runs, of an option "
+                f"other than {by} (e.g. reclaimer=none), not {control!r}"
+            )
+        parsed = (key, value)
+    interleave = table.get("interleave", False)
+    if not isinstance(interleave, bool):
+        raise fail("[compare] interleave must be true or false")
+    first, second = grid[by]
+    return CompareSpec(by, (first, second), parsed, interleave)
 
 
 def expand(experiment: Experiment, cpus: int | None = None) -> list[Options]:
@@ -319,6 +369,9 @@ def jobs(experiment: Experiment, configurations: list[Options]) -> list[Job]:
     varying = [key for key, values in experiment.grid.items() if len(values) > 1]
     if "workload" in varying:
         varying[varying.index("workload")] = "insert"
+    spec = experiment.compare
+    if spec is not None and spec.interleave:
+        configurations = _sides_adjacent(configurations, spec)
     return [
         Job(
             experiment.name,
@@ -329,8 +382,43 @@ def jobs(experiment: Experiment, configurations: list[Options]) -> list[Job]:
             benchmark=experiment.benchmark,
         )
         for trial in range(experiment.trials)
-        for options in configurations
+        for options in _alternate(configurations, spec, trial)
     ]
+
+
+def _sides_adjacent(configurations: list[Options], spec: CompareSpec) -> list[Options]:
+    """The configurations reordered so that each one's other side follows it at once."""
+    order: list[Options] = []
+    placed: set[int] = set()
+    for index, options in enumerate(configurations):
+        if index in placed:
+            continue
+        placed.add(index)
+        order.append(options)
+        for other, candidate in enumerate(configurations):
+            rest = {k: v for k, v in candidate.items() if k != spec.by}
+            if other not in placed and rest == {k: v for k, v in options.items() if k != spec.by}:
+                placed.add(other)
+                order.append(candidate)
+    return order
+
+
+def _alternate(
+    configurations: list[Options], spec: CompareSpec | None, trial: int
+) -> list[Options]:
+    """One trial round's order: on odd rounds of an interleaved comparison each adjacent pair
+    runs in the other order, so neither side always runs first (after the other side's
+    allocations, or on a machine that just warmed up)."""
+    if spec is None or not spec.interleave or trial % 2 == 0:
+        return configurations
+    swapped = list(configurations)
+    for i in range(0, len(swapped) - 1):
+        same = {k: v for k, v in swapped[i].items() if k != spec.by} == {
+            k: v for k, v in swapped[i + 1].items() if k != spec.by
+        }
+        if same and swapped[i].get(spec.by) == spec.sides[0]:
+            swapped[i], swapped[i + 1] = swapped[i + 1], swapped[i]
+    return swapped
 
 
 def describe(options: Options, keys: list[str], trial: int, trials: int) -> str:

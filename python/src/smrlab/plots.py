@@ -66,7 +66,7 @@ class Plot:
 
     name: str
     # throughput | memory | remote_frees | af_bars | free_latency | garbage | hart | threadtest |
-    # layout | stm_throughput | stm_shift | rbf
+    # layout | stm_throughput | stm_shift | rbf | compare
     kind: str
     title: str
     figure: Figure
@@ -631,7 +631,7 @@ def _figures(
 ) -> tuple[list[Plot], list[str]]:
     notes: list[str] = []
     # They build on this module's helpers.
-    from smrlab import allocator_plots, hart, rbf_plots, stm_plots
+    from smrlab import allocator_plots, compare_view, hart, rbf_plots, stm_plots
 
     if runs[0]["benchmark"] == "threadtest":  # an experiment runs one smrbench command
         return allocator_plots.threadtest_figures(runs), notes
@@ -659,7 +659,9 @@ def _figures(
         )
     hart_figures = hart.build(runs) if hart.applies(experiment) else []
     rbf = rbf_plots.figures(runs) if rbf_plots.applies(runs) else []
-    return plots + bars + latency + garbage + hart_figures + rbf, notes
+    compared, compare_notes = compare_view.experiment_figures(store, experiment, runs)
+    notes += compare_notes
+    return plots + bars + latency + garbage + hart_figures + rbf + compared, notes
 
 
 def plot_store(
