@@ -69,6 +69,20 @@ std::uint64_t percentile(const smr::trace::latency_histogram& h) {
     return h.percentile(Permille / 1000.0);
 }
 std::uint64_t calls(const smr::trace::latency_histogram& h) { return h.count(); }
+/// Every non-empty bucket of the trial's free-latency histogram: its largest value and its
+/// count, in increasing order (sparse: most of the 336 buckets of a run are empty).
+json latency_buckets(const trial_result& trial) {
+    const smr::trace::latency_histogram& h = trial.reclaimer.totals.free_latency;
+    using histogram = smr::trace::latency_histogram;
+    json upper = json::array();
+    json counts = json::array();
+    for (unsigned i = 0; i < histogram::bucket_count; ++i) {
+        if (h.samples_in(i) == 0) continue;
+        upper.push_back(histogram::bucket_upper_bound(i));
+        counts.push_back(h.samples_in(i));
+    }
+    return {{"upper_ns", upper}, {"counts", counts}, {"sum_ns", h.sum_ns()}};
+}
 std::uint64_t longest(const smr::trace::latency_histogram& h) { return h.max_ns(); }
 /// 100 x part / whole, or null when whole is 0.
 json percent(std::uint64_t part, std::uint64_t whole) {
@@ -188,6 +202,12 @@ constexpr std::array table{
                    "99.9th percentile free() call", &percentile<999>},
     statistic_spec{where::reclaimer, "free_latency_ns/max", "free() call latency, max", "ns",
                    "longest free() call", &longest},
+    statistic_spec{where::reclaimer, "free_latency_histogram", "free() call latency histogram",
+                   "ns",
+                   "every non-empty bucket of the timed free() calls: upper_ns (a bucket's "
+                   "largest value: exact below 16 ns, then 8 buckets per power of two, within "
+                   "12.5 %), counts, and sum_ns",
+                   &latency_buckets},
     statistic_spec{where::allocator, "tcache_flushes", "thread-cache flushes", "flushes",
                    "jemalloc: thread caches flushed into a size class's bins (a cache that "
                    "overflowed, or a worker's at exit)",

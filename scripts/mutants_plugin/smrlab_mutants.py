@@ -52,6 +52,37 @@ def _interval_without_resampling() -> types.FunctionType:
     return point
 
 
+def _selection_ignored() -> types.FunctionType:
+    """smrlab.grid's select, but every job is kept whatever --only and --exclude say."""
+
+    def keep_all(jobs, only, exclude):
+        return jobs
+
+    return keep_all
+
+
+def _histogram_dropped() -> types.FunctionType:
+    """smrlab.export's trial_row, but the latency histogram's buckets are lost."""
+    from smrlab import export
+
+    original = export.trial_row
+
+    def without_buckets(run):
+        row, _ = original(run)
+        return row, {}
+
+    return without_buckets
+
+
+def _one_machine_for_all() -> types.FunctionType:
+    """smrlab.plots' by_machine, but every machine's runs drawn together."""
+
+    def together(runs, identities):
+        return {"all": ("", runs)}
+
+    return together
+
+
 # mutant name -> (module, attribute, replacement factory)
 MUTANTS = {
     "py_plots_median_is_mean": ("smrlab.plots", "np", _numpy_with_mean_for_median),
@@ -67,6 +98,9 @@ MUTANTS = {
         "bootstrap_ratio",
         _interval_without_resampling,
     ),
+    "py_run_selection_ignored": ("smrlab.grid", "select", _selection_ignored),
+    "py_export_loses_the_histogram": ("smrlab.export", "trial_row", _histogram_dropped),
+    "py_machines_share_figures": ("smrlab.plots", "by_machine", _one_machine_for_all),
     "py_plan_gives_every_tuning": (
         "smrlab.plan",
         "leave_out_unread_tunings",

@@ -149,12 +149,14 @@ def test_the_report_and_each_figure_name_their_machines_and_builds(tmp_path: Pat
                 key = json.dumps({"threads": threads, "trial": trial})
                 assert store.add_run("exp", key, trial, result, ["smrbench"], identity=where)
         plots, _ = build_plots(store, "exp")
-        assert plots and all(
-            plot.provenance.startswith("Measured on twosocket: Example CPU 9000")
-            and "laptop: Example CPU 9000" in plot.provenance
-            and "with uncommitted changes" in plot.provenance
-            for plot in plots
-        )
+        # One set of figures per machine, each captioned with its own machine and build.
+        for host, dirty in (("twosocket", True), ("laptop", False)):
+            mine = [plot for plot in plots if plot.title.endswith(f"· on {host}")]
+            assert mine and all(
+                plot.provenance.startswith(f"Measured on {host}: Example CPU 9000")
+                and ("with uncommitted changes" in plot.provenance) == dirty
+                for plot in mine
+            )
         page = write_report(store, tmp_path / "report")[0].read_text()
     header = page[page.index("<h2>Provenance</h2>") : page.index("<nav>")]
     assert header.count("<tr>") == 3  # a heading and one row per machine and build

@@ -46,6 +46,8 @@ class latency_histogram {
         for (std::uint64_t c : counts_) n += c;
         return n;
     }
+    /// Samples in bucket i (< bucket_count): the whole distribution, for reports.
+    std::uint64_t samples_in(unsigned i) const noexcept { return counts_[i]; }
     std::uint64_t sum_ns() const noexcept { return sum_ns_; }
     std::uint64_t max_ns() const noexcept { return max_ns_; }
 

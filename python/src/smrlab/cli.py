@@ -115,6 +115,21 @@ def _parser() -> argparse.ArgumentParser:
         help="smrbench binary (default: $SMRBENCH, else build/release/bench/smrbench)",
     )
     run.add_argument(
+        "--only",
+        action="append",
+        default=[],
+        metavar="KEY=V[,V]",
+        help="run only the configurations with one of these values of KEY (repeatable: all "
+        "must hold), e.g. --only reclaimer=debra,qsbr --only threads=2",
+    )
+    run.add_argument(
+        "--exclude",
+        action="append",
+        default=[],
+        metavar="KEY=V[,V]",
+        help="leave out the configurations with one of these values of KEY (repeatable)",
+    )
+    run.add_argument(
         "--reuse-stored",
         action="store_true",
         help="skip a configuration stored by any smrbench binary or machine (default: only "
@@ -203,6 +218,36 @@ def _parser() -> argparse.ArgumentParser:
         help="what is compared (default: throughput)",
     )
     compare.add_argument("--json", action="store_true", help="print JSON instead of a table")
+
+    export = commands.add_parser(
+        "export",
+        help="write every stored trial as one row (CSV, JSON or Parquet)",
+        description="One row per stored trial: provenance, the whole configuration, every "
+        "statistic and the free-latency histogram bucket by bucket.",
+    )
+    export.add_argument(
+        "--db", type=_path, help=f"result store (default: {DEFAULT_DB} in the repo)"
+    )
+    export.add_argument("--experiment", metavar="NAME", help="only this experiment")
+    export.add_argument("--format", default="csv", choices=("csv", "json", "parquet"))
+    export.add_argument("--out", type=_path, required=True, metavar="FILE", help="file to write")
+    export.add_argument(
+        "--every-build",
+        action="store_true",
+        help="every stored row (default: each configuration's newest result per machine, "
+        "what the figures show)",
+    )
+
+    merge = commands.add_parser(
+        "merge",
+        help="join other stores into one, without duplicates, keeping their provenance",
+        description="Add the results of other stores (other machines, other clones) to --db: "
+        "rows already there are skipped, each machine's and build's rows stay apart.",
+    )
+    merge.add_argument("sources", type=_path, nargs="+", metavar="STORE", help="stores to add")
+    merge.add_argument(
+        "--db", type=_path, help=f"the store merged into (default: {DEFAULT_DB} in the repo)"
+    )
     return parser
 
 
@@ -221,6 +266,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                 return _timeline(args)
             if args.command == "compare":
                 return _compare(args)
+            if args.command == "export":
+                return _export(args)
+            if args.command == "merge":
+                return _merge(args)
             return _report(args)
     except UsageError as error:
         print(f"smrlab: {error}", file=sys.stderr)
@@ -267,7 +316,7 @@ def _open_store(path: Path | None, *, must_exist: bool):
 
 
 def _run(args: argparse.Namespace) -> int:
-    from smrlab.grid import load_experiment
+    from smrlab.grid import load_experiment, select
     from smrlab.lock import exclusive_run
     from smrlab.plan import make_plan
     from smrlab.progress import format_duration, make_progress
@@ -290,9 +339,11 @@ def _run(args: argparse.Namespace) -> int:
         plan = make_plan(experiment, bench)
         for note in plan.notes:
             print(f"smrlab: {note}", file=sys.stderr)
+        plan.jobs[:] = select(plan.jobs, args.only, args.exclude)
         stored: set[str] = set()
         # Without the binary, whose results would be reused is unknown: assume any.
-        scope = None if args.reuse_stored or bench is None else identity(binary, bench.listing)
+        ident = None if bench is None else identity(binary, bench.listing)
+        scope = None if args.reuse_stored else ident
         # An empty file is a store yet to be made; anything else not a store is refused.
         if db_path.exists() and (not db_path.is_file() or db_path.stat().st_size > 0):
             try:
@@ -303,7 +354,7 @@ def _run(args: argparse.Namespace) -> int:
         files_dir = db_path.parent / "files"
         todo = [job for job in plan.jobs if job.key not in stored]
         for job in todo:
-            print(shlex.join(job_command(job, binary, files_dir)))
+            print(shlex.join(job_command(job, binary, files_dir, ident)))
         omitted = len(plan.jobs) - len(todo)
         print(
             f"smrlab: dry run of {title}: {len(todo)} commands"
@@ -314,6 +365,7 @@ def _run(args: argparse.Namespace) -> int:
 
     bench = Smrbench(require(binary))
     plan = make_plan(experiment, bench)
+    plan.jobs[:] = select(plan.jobs, args.only, args.exclude)
     progress = make_progress()
     for note in plan.notes:
         progress.note(f"smrlab: {note}")
@@ -414,6 +466,7 @@ def _report(args: argparse.Namespace) -> int:
 
 def _compare(args: argparse.Namespace) -> int:
     from smrlab import compare, compare_view
+    from smrlab.grid import parse_assignment
 
     with _open_store(args.db, must_exist=True) as store:
         name = _only_experiment(store, args.experiment)
@@ -429,10 +482,17 @@ def _compare(args: argparse.Namespace) -> int:
             if not args.against_db and other_name == name:
                 raise UsageError("--against-experiment names the experiment compared with itself")
             where = f" in {args.against_db}" if args.against_db else ""
-            sides = compare.Sides(runs, other_runs, name, f"{other_name}{where}", interleaved=False)
+            sides = compare.Sides(
+                runs,
+                other_runs,
+                name,
+                f"{other_name}{where}",
+                interleaved=False,
+                by_machine=not args.against_db,
+            )
         elif args.by or spec is not None:
             key, values = (
-                compare.parse_assignment(args.by, "--by")
+                parse_assignment(args.by, "--by")
                 if args.by
                 else (spec.by, [str(value) for value in spec.sides])
             )
@@ -444,7 +504,7 @@ def _compare(args: argparse.Namespace) -> int:
             )
     control = sides.control
     if args.control:
-        key, values = compare.parse_assignment(args.control, "--control")
+        key, values = parse_assignment(args.control, "--control")
         control = (key, values[0])
     result = compare.compare(
         sides.runs_a,
@@ -455,6 +515,7 @@ def _compare(args: argparse.Namespace) -> int:
         drop=sides.drop,
         control=control,
         interleaved=sides.interleaved,
+        by_machine=sides.by_machine,
     )
     if args.json:
         print(json.dumps(compare_view.as_json(result), indent=2))
@@ -479,3 +540,57 @@ def _only_experiment(store: Any, name: str | None) -> str:
             f"({', '.join(names)})"
         )
     return names[0]
+
+
+def _export(args: argparse.Namespace) -> int:
+    from smrlab import export
+    from smrlab.outputs import check_output_file
+
+    check_output_file(args.out)
+    with _open_store(args.db, must_exist=True) as store:
+        if args.experiment is not None:
+            _only_experiment(store, args.experiment)
+        table = export.rows(store, args.experiment, args.every_build)
+    if not table:
+        raise UsageError("no stored results to export")
+    export.write(table, args.out, args.format)
+    print(f"smrlab: {len(table)} trials written to {args.out}", file=sys.stderr)
+    return 0
+
+
+def _merge(args: argparse.Namespace) -> int:
+    from smrlab.lock import exclusive_run
+    from smrlab.merge import merge
+    from smrlab.store import Store, check_store_file
+
+    db_path = args.db or _default_db()
+    sources = []
+    for path in args.sources:
+        if path.resolve() == db_path.resolve():
+            raise UsageError(f"{path} is the store merged into")
+        sources.append(_open_store(path, must_exist=True))
+    check_store_file(db_path)
+    try:
+        with exclusive_run(db_path), Store(db_path) as store:
+            for path, source in zip(args.sources, sources, strict=True):
+                done = merge(store, source)
+                conflicts = (
+                    f", {done.conflicts} kept as they were (this store holds another result "
+                    f"of the same unrecorded machine and build)"
+                    if done.conflicts
+                    else ""
+                )
+                print(
+                    f"smrlab: {path}: {done.added} runs added, {done.already} already here"
+                    f"{conflicts}, {done.failures} failures, {done.files} files",
+                    file=sys.stderr,
+                )
+                for missing in done.missing_files:
+                    print(
+                        f"smrlab: note: {path}: file not found, not copied: {missing}",
+                        file=sys.stderr,
+                    )
+    finally:
+        for source in sources:
+            source.close()
+    return 0

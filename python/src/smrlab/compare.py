@@ -29,6 +29,7 @@ from typing import Any
 import numpy as np
 
 from smrlab.errors import UsageError
+from smrlab.grid import parse_experiment, same_value
 
 RESAMPLES = 10_000
 CONFIDENCE = 0.95
@@ -110,36 +111,21 @@ def bootstrap_ratio(
     return Interval(float(np.median(second) / np.median(first)), float(low), float(high))
 
 
-def parse_assignment(text: str, what: str) -> tuple[str, list[str]]:
-    """``KEY=V1[,V2...]`` as (KEY, [V1, V2...]); UsageError naming ``what`` otherwise."""
-    key, sep, values = text.partition("=")
-    if not sep or not key.strip() or not values.strip():
-        raise UsageError(f"{what}: expected KEY=VALUE[,VALUE], got {text!r}")
-    return key.strip(), [value.strip() for value in values.split(",")]
-
-
-def same_value(value: Any, text: str) -> bool:
-    """Whether a stored option value is the one written on the command line."""
-    if isinstance(value, bool):
-        return text.lower() == str(value).lower()
-    if isinstance(value, int | float):
-        try:
-            return float(text) == float(value)
-        except ValueError:
-            return False
-    return str(value) == text
-
-
-def _config(run: dict[str, Any], drop: str | None) -> str:
+def _config(run: dict[str, Any], drop: str | None, by_machine: bool) -> str:
     options = {k: v for k, v in run["options"].items() if k not in ("trial", drop)}
+    if by_machine:  # a machine's trials are never pooled with another's
+        options["machine"] = run.get("machine_id", "")
     return json.dumps(options, sort_keys=True)
 
 
-def _values(runs: list[dict[str, Any]], column: str, drop: str | None) -> dict[str, list[float]]:
+def _values(
+    runs: list[dict[str, Any]], column: str, drop: str | None, by_machine: bool
+) -> dict[str, list[float]]:
     values: dict[str, list[float]] = {}
     for run in runs:
         if run.get(column) is not None:
-            values.setdefault(_config(run, drop), []).append(float(run[column]))
+            key = _config(run, drop, by_machine)
+            values.setdefault(key, []).append(float(run[column]))
     return values
 
 
@@ -154,13 +140,16 @@ def compare(
     control: tuple[str, str] | None = None,
     interleaved: bool | None = None,
     confidence: float = CONFIDENCE,
+    by_machine: bool = True,
 ) -> Comparison:
     """Matches two sides' runs on every option but the trial (and ``drop``, the option whose
-    values are the sides) and computes each pair's interval, band and verdict."""
+    values are the sides) and, with ``by_machine``, on the machine (not when the sides are
+    two machines' stores), and computes each pair's interval, band and verdict."""
     if metric not in METRICS:
         raise UsageError(f"--metric: {metric!r} is not one of {', '.join(METRICS)}")
     column, higher_is_better = METRICS[metric]
-    side_a, side_b = _values(runs_a, column, drop), _values(runs_b, column, drop)
+    side_a = _values(runs_a, column, drop, by_machine)
+    side_b = _values(runs_b, column, drop, by_machine)
     if not side_a or not side_b:
         empty = label_a if not side_a else label_b
         raise UsageError(f"no stored {metric} results for {empty}")
@@ -241,6 +230,7 @@ class Sides:
     drop: str | None = None  # the option whose values are the sides
     control: tuple[str, str] | None = None  # the experiment's [compare] control
     interleaved: bool | None = None
+    by_machine: bool = True  # False: the sides are two stores, perhaps two machines
 
 
 def by_option(
@@ -271,8 +261,6 @@ def by_option(
 
 def experiment_spec(store: Any, name: str) -> Any | None:
     """The [compare] table of the experiment file as last run (grid.CompareSpec), or None."""
-    from smrlab.grid import parse_experiment
-
     definition = store.experiment_info(name).get("definition")
     if not definition:
         return None

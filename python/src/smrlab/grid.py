@@ -566,3 +566,51 @@ def _check_range(option: Option, value: int | float, where: str, fail: Any) -> N
     high = math.inf if option.maximum is None else option.maximum
     if not low <= value <= high:
         raise fail(f"{where}: {out_of_range(value, low, high)}")
+
+
+def parse_assignment(text: str, what: str) -> tuple[str, list[str]]:
+    """``KEY=V1[,V2...]`` as (KEY, [V1, V2...]); UsageError naming ``what`` otherwise."""
+    key, sep, values = text.partition("=")
+    if not sep or not key.strip() or not values.strip():
+        raise UsageError(f"{what}: expected KEY=VALUE[,VALUE], got {text!r}")
+    return key.strip(), [value.strip() for value in values.split(",")]
+
+
+def same_value(value: Any, text: str) -> bool:
+    """Whether a stored option value is the one written on the command line."""
+    if isinstance(value, bool):
+        return text.lower() == str(value).lower()
+    if isinstance(value, int | float):
+        try:
+            return float(text) == float(value)
+        except ValueError:
+            return False
+    return str(value) == text
+
+
+def select(jobs: list[Job], only: list[str], exclude: list[str]) -> list[Job]:
+    """The jobs ``--only KEY=V[,V]`` keeps (every --only must match) and no ``--exclude``
+    drops; UsageError for a key no job sets or a value no job has, so a typo never silently
+    selects nothing (or everything)."""
+    chosen = list(jobs)
+    for flag, assignments in (("--only", only), ("--exclude", exclude)):
+        for text in assignments:
+            key, values = parse_assignment(text, flag)
+            seen = [job.options[key] for job in jobs if key in job.options]
+            if not seen:
+                keys = sorted({k for job in jobs for k in job.options})
+                raise UsageError(f"{flag} {text}: no configuration sets {key} ({', '.join(keys)})")
+            for value in values:
+                if not any(same_value(option, value) for option in seen):
+                    known = ", ".join(sorted({str(option) for option in seen}))
+                    raise UsageError(f"{flag} {text}: no configuration has {key}={value} ({known})")
+            keep = flag == "--only"
+            chosen = [
+                job
+                for job in chosen
+                if (key in job.options and any(same_value(job.options[key], v) for v in values))
+                == keep
+            ]
+    if not chosen:
+        raise UsageError("--only and --exclude leave no configuration to run")
+    return chosen

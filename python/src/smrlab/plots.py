@@ -619,16 +619,50 @@ def build_plots(store: Store, experiment: str) -> tuple[list[Plot], list[str]]:
     runs = store.runs(experiment)
     if not runs:
         return [], [f"{experiment}: no stored runs"]
-    plots, notes = _figures(store, experiment, runs)
-    where = caption(store.identities(experiment))
-    for plot in plots:
-        plot.provenance = where
+    identities = store.identities(experiment)
+    machines = by_machine(runs, identities)
+    if len(machines) == 1:
+        plots, notes = _figures(store, experiment, runs)
+        for plot in plots:
+            plot.provenance = caption(identities)
+        return plots, notes
+    # Several machines' results of one experiment never share a figure: one set per machine.
+    plots, notes = [], []
+    for label, (machine_id, group) in machines.items():
+        some, said = _figures(store, experiment, group, machine_id)
+        notes += [f"{note} (on {label})" for note in said]
+        mine = [item for item in identities if item["machine_id"] == machine_id]
+        stem = re.sub(r"[^A-Za-z0-9_.=-]+", "_", label)
+        for plot in some:
+            plot.name = f"{plot.name}-on-{stem}"
+            plot.title = f"{plot.title} · on {label}"
+            plot.facet = {**plot.facet, "machine": label}
+            plot.provenance = caption(mine)
+        plots += some
     return plots, notes
 
 
+def by_machine(
+    runs: list[dict[str, Any]], identities: list[dict[str, Any]]
+) -> dict[str, tuple[str, list[dict[str, Any]]]]:
+    """The runs per machine, labelled by host name (with the identity's first characters when
+    two machines share a name), in the order of their first run."""
+    names = {item["machine_id"]: item["machine"].get("hostname") for item in identities}
+    groups: dict[str, list[dict[str, Any]]] = {}
+    for run in runs:
+        groups.setdefault(run["machine_id"], []).append(run)
+    hosts = [names.get(machine_id) or "unrecorded machine" for machine_id in groups]
+    labels = {}
+    for (machine_id, group), host in zip(groups.items(), hosts, strict=True):
+        label = host if hosts.count(host) == 1 else f"{host} {machine_id[:8] or 'unrecorded'}"
+        labels[label] = (machine_id, group)
+    return labels
+
+
 def _figures(
-    store: Store, experiment: str, runs: list[dict[str, Any]]
+    store: Store, experiment: str, runs: list[dict[str, Any]], machine_id: str | None = None
 ) -> tuple[list[Plot], list[str]]:
+    """The figures of ``runs``; ``machine_id`` limits recorded files to that machine's."""
     notes: list[str] = []
     # They build on this module's helpers.
     from smrlab import allocator_plots, compare_view, hart, rbf_plots, stm_plots
@@ -651,6 +685,8 @@ def _figures(
     if not latency:
         notes.append(f"{experiment}: free-latency figure skipped (no run freed anything)")
     files = store.files(experiment, "garbage_series")
+    if machine_id is not None:
+        files = [item for item in files if item["machine_id"] == machine_id]
     garbage = _garbage(files, notes)
     if not files:
         notes.append(

@@ -37,10 +37,12 @@ def default_timeout(job: Job) -> float:
     return 60.0 + 20.0 * duration
 
 
-def job_files(job: Job, directory: Path) -> dict[str, Path]:
+def job_files(job: Job, directory: Path, identity: Identity | None = None) -> dict[str, Path]:
     """Paths of the files a job asks smrbench to write (timeline, garbage series).
 
-    Named by a hash of the config key, so they are stable across re-runs and unique per job.
+    Named by a hash of the config key and the identity the result is stored under, so they
+    are stable across re-runs and unique per job and build: a rebuilt smrbench's recording
+    does not overwrite the one of the row it leaves in the store.
     """
     described = OPTIONS_BY_BENCHMARK[job.benchmark]
     wanted = [
@@ -48,13 +50,17 @@ def job_files(job: Job, directory: Path) -> dict[str, Path]:
     ]
     if not wanted:
         return {}
-    digest = hashlib.sha1(job.key.encode()).hexdigest()[:16]
+    named = job.key if identity is None else f"{job.key}|{identity.machine_id}|{identity.build_id}"
+    digest = hashlib.sha1(named.encode()).hexdigest()[:16]
     return {key: directory / job.experiment / f"{digest}{FILE_SUFFIXES[key]}" for key in wanted}
 
 
-def job_command(job: Job, binary: Path, files_dir: Path) -> list[str]:
+def job_command(
+    job: Job, binary: Path, files_dir: Path, identity: Identity | None = None
+) -> list[str]:
     """The exact argv run for a job."""
-    return command(binary, job.options, job.seed, job_files(job, files_dir), job.benchmark)
+    files = job_files(job, files_dir, identity)
+    return command(binary, job.options, job.seed, files, job.benchmark)
 
 
 @dataclass
@@ -127,7 +133,7 @@ class Runner:
         return summary
 
     def _run_one(self, job: Job, summary: Summary) -> None:
-        files = job_files(job, self.files_dir)
+        files = job_files(job, self.files_dir, self.identity)
         for path in files.values():
             path.parent.mkdir(parents=True, exist_ok=True)
         argv = command(self.binary, job.options, job.seed, files, job.benchmark)

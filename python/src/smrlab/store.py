@@ -633,11 +633,16 @@ class Store:
         row = self.db.execute("SELECT * FROM experiments WHERE name = ?", (name,)).fetchone()
         return dict(row) if row else {}
 
-    def runs(self, experiment: str | None = None) -> list[dict[str, Any]]:
+    def runs(
+        self, experiment: str | None = None, every_build: bool = False
+    ) -> list[dict[str, Any]]:
         """Stored runs as dicts (columns plus ``result``, the parsed JSON, and ``options``,
-        the parsed config key), oldest first: per configuration, its newest result (a
-        configuration measured again with a rebuilt smrbench shows the new measure)."""
-        query = f"SELECT * FROM runs WHERE id IN ({_NEWEST_PER_KEY})"
+        the parsed config key), oldest first: per configuration and machine, its newest result
+        (a configuration measured again with a rebuilt smrbench shows the new measure), or with
+        ``every_build`` every stored row."""
+        query = "SELECT * FROM runs WHERE " + (
+            "1=1" if every_build else f"id IN ({_NEWEST_PER_KEY})"
+        )
         args: tuple[str, ...] = ()
         if experiment is not None:
             query += " AND experiment = ?"
@@ -695,8 +700,14 @@ class Store:
             return str(path)
 
 
-# The rows readers see: the newest of each configuration's results.
-_NEWEST_PER_KEY = "SELECT MAX(id) FROM runs GROUP BY experiment, config_key"
+# The rows readers see: the newest of each configuration's results on each machine, where a row
+# of an unrecorded machine (stored before provenance) counts only while no recorded machine has
+# measured its configuration.
+_NEWEST_PER_KEY = (
+    "SELECT MAX(id) FROM runs r WHERE machine_id != '' OR NOT EXISTS (SELECT 1 FROM runs k "
+    "WHERE k.experiment = r.experiment AND k.config_key = r.config_key AND k.machine_id != '') "
+    "GROUP BY experiment, config_key, machine_id"
+)
 
 
 def _ids(identity: Identity | None) -> tuple[str, str]:
