@@ -112,6 +112,8 @@ int run(int argc, char** argv) {
         verify_allocator(config.alloc, allocator);
         config.allocator = allocator;
         (void)this_machine_json();  // the machine as the run begins (its load average)
+        // Before the prefill and the workers, which inherit it.
+        config.numa_result = apply_numa_policy(config.numa);
     } catch (const std::exception& e) {
         std::cerr << "smrbench: error: " << e.what() << '\n';
         return exit_bad_input;

@@ -275,6 +275,12 @@ constexpr std::array table{
                 .help = "thread placement: none | compact | scatter",
                 .json = [](const bench_config& c) -> json { return to_string(c.pin); },
                 .commands = for_set | for_threadtest},
+    option_spec{.name = "numa",
+                .field = text_option{"none", "none local interleave"},
+                .help = "memory placement on a NUMA machine: none (as started) | local | "
+                        "interleave (every node round-robin, numactl --interleave=all)",
+                .json = [](const bench_config& c) -> json { return to_string(c.numa); },
+                .commands = for_set | for_threadtest},
     option_spec{.name = "stall",
                 .field = &bench_config::stall,
                 .help = "one extra thread stays inside an operation for the whole trial"},
@@ -740,6 +746,8 @@ json subcommand_json(const bench_config& config, const allocator_identity& alloc
           {"library", allocator.library}}},
         {"machine", this_machine_json()},
         {"build", build_json()},
+        {"numa", numa_json(config.numa_result)},
+        {"placement", placement_json(config.pin, config.threads)},
     };
 }
 

@@ -432,6 +432,7 @@ void check_thread_limit(const bench_config& c);
 void parse_allocator_command(bench_config& c, const option_texts& texts) {
     c.alloc = allocator_from_text(texts.at("alloc"));
     c.pin = parse_pin_policy(texts.at("pin")).value();
+    c.numa = parse_numa_policy(texts.at("numa")).value();
     check_allocator_available(c.alloc);
     check_blocks_fit(c);
     if (c.command == bench_command::threadtest) check_thread_limit(c);  // layout runs two
@@ -584,6 +585,7 @@ parse_outcome parse_command_line(int argc, char** argv) {
         if (c.key_range == 0) c.key_range = default_key_range_of(c.ds);  // not given
         parse_prefill(texts.at("prefill"), c);
         check_names(c, texts.at("free"), texts.at("alloc"), texts.at("pin"), c);
+        c.numa = parse_numa_policy(texts.at("numa")).value();  // its choices checked on parsing
         check_fence(app, texts.at("fence"), c);
         check_stm_options(app, c);
         check_pool(app.count("--on-empty") != 0, texts.at("on-empty"), c);

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "allocator.hpp"
+#include "numa.hpp"
 #include "pinning.hpp"
 #include "smr/alloc/pool_resource.hpp"
 #include "smr/free_policy.hpp"
@@ -49,6 +50,7 @@ struct bench_config {
     std::int64_t prefill_count = 0;  // prefill_mode::count only
     std::uint64_t seed = 1;
     pin_policy pin = pin_policy::none;
+    numa_policy numa = numa_policy::none;
     bool stall = false;
     bool stall_hold = false;  // --stall-hold: the stalled thread holds the first node
     bool json = false;
@@ -83,6 +85,7 @@ struct bench_config {
     /// Filled in by main() after the allocator is verified, so trials can
     /// label what they record.
     allocator_identity allocator;
+    numa_outcome numa_result;  // what --numa did (main, before the first trial)
 
     // Reclaimer parameters (see smr::domain_config for what each one means).
     std::uint64_t bag_size = 0;  // --bag-size; 0: not given, the reclaimer's default

@@ -190,6 +190,18 @@ int cpu_for_worker(const std::vector<int>& order, std::size_t worker) {
     return order[worker % order.size()];
 }
 
+nlohmann::json placement_json(pin_policy policy, int workers) {
+    nlohmann::json placement = {{"pin", std::string(to_string(policy))}, {"worker_cpus", nullptr}};
+    if (policy == pin_policy::none) return placement;
+    const std::vector<int> order = cpu_order(policy);
+    std::vector<int> cpus;
+    for (int worker = 0; worker < workers; ++worker) {
+        cpus.push_back(cpu_for_worker(order, static_cast<std::size_t>(worker)));
+    }
+    placement["worker_cpus"] = cpus;
+    return placement;
+}
+
 bool pin_current_thread(int cpu) {
     if (cpu < 0) return false;
     const std::size_t capacity = static_cast<std::size_t>(cpu) + 1;

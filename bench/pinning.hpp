@@ -11,6 +11,7 @@
 
 #include <cstddef>
 #include <filesystem>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string_view>
 #include <vector>
@@ -51,5 +52,9 @@ int cpu_for_worker(const std::vector<int>& order, std::size_t worker);
 
 // Restricts the calling thread to `cpu`; false if the CPU does not exist or is not allowed.
 bool pin_current_thread(int cpu);
+
+// The JSON's "placement" object: the policy and the CPU each of `workers` workers runs on
+// (worker_cpus, null when unpinned), so a reader sees where a run's threads were.
+nlohmann::json placement_json(pin_policy policy, int workers);
 
 }  // namespace smrbench

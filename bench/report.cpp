@@ -156,6 +156,8 @@ json run_to_json(const bench_config& config, const combination& combo,
           {"counters", allocator_counters_json(median)}}},
         {"machine", this_machine_json()},
         {"build", build_json()},
+        {"numa", numa_json(config.numa_result)},
+        {"placement", placement_json(config.pin, config.threads)},
         {"throughput_ops_per_s", median.throughput_ops_per_s},
         {"exec_time_per_op_ns", median.exec_time_per_op_ns},
         {"cpu_time_per_op_ns", median.cpu_time_per_op_ns},
@@ -191,6 +193,12 @@ void print_human(std::ostream& out, const bench_config& config, const combinatio
             : config.stall    ? ", one stalled thread"
                               : "")
         << '\n';
+    if (config.numa != numa_policy::none) {
+        const numa_outcome& numa = config.numa_result;
+        out << "numa      " << to_string(numa.policy) << " over " << numa.nodes << " node"
+            << (numa.nodes == 1 ? "" : "s") << (numa.note.empty() ? "" : " (" + numa.note + ")")
+            << '\n';
+    }
     if (!combo.compat.safe) {  // run only with --allow-unsafe
         out << "UNSAFE    " << combo.reclaimer.name << " is unsafe with " << config.ds << ": "
             << combo.compat.reason << " (--allow-unsafe): a run may read freed memory\n";
@@ -297,6 +305,7 @@ void print_list(std::ostream& out, bool as_json) {
                     {"free", {"batch", "amortized"}},
                     {"allocators", allocators},
                     {"pin", {"none", "compact", "scatter"}},
+                    {"numa", {"none", "local", "interleave"}},
                     {"combinations", combos},
                     {"options", options_description()},
                     {"statistics", statistics_description()},
@@ -327,7 +336,7 @@ void print_list(std::ostream& out, bool as_json) {
                                (allocator_selection_supported() && find_allocator_library(kind));
         out << ' ' << name << (available ? "" : " (unavailable)");
     }
-    out << "\npin policies: none compact scatter\n\n"
+    out << "\npin policies: none compact scatter\nnuma policies: none local interleave\n\n"
            "valid combinations (ds x reclaimer; the others run only with --allow-unsafe, except\n"
            "lfrc with a structure whose links are not counted, which cannot run):\n";
     for (auto ds : ds_names()) {

@@ -3,13 +3,18 @@
 
 #include <gtest/gtest.h>
 #include <unistd.h>
+#if __has_include(<numaif.h>)
+#include <numaif.h>
+#endif
 
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <vector>
 
 #include "build_info.hpp"
 #include "machine.hpp"
+#include "numa.hpp"
 #include "pinning.hpp"
 
 namespace {
@@ -114,6 +119,43 @@ TEST(Machine, PinningOrdersTheRecordedTopology) {
               (std::vector<int>{0, 2, 1, 3, 4, 6, 5, 7}));
 }
 
+// A real two-socket machine's files (tests/data/machines/xeon-silver-4108-2p/README.md).
+const fs::path recorded = fs::path(SMR_TEST_MACHINES) / "xeon-silver-4108-2p";
+
+TEST(Machine, RecordedTwoSocketXeonIsDescribed) {
+    const json machine = smrbench::machine_json(recorded);
+    EXPECT_EQ(machine["cpu_model"], "Intel(R) Xeon(R) Silver 4108 CPU @ 1.80GHz");
+    EXPECT_EQ(machine["sockets"], 2);
+    EXPECT_EQ(machine["cores"], 16);
+    EXPECT_EQ(machine["threads"], 32);
+    EXPECT_EQ(machine["threads_per_core"], 2);
+    EXPECT_EQ(machine["numa_nodes"], 2);
+    ASSERT_EQ(machine["caches"].size(), 4u);
+    EXPECT_EQ(
+        machine["caches"][3],
+        (json{{"level", 3}, {"type", "Unified"}, {"size_bytes", 11264 * 1024}, {"shared_by", 16}}));
+    EXPECT_EQ(machine["memory_bytes"], 97445600LL * 1024);
+    EXPECT_EQ(machine["virtualization"]["hypervisor"], false);
+}
+
+TEST(Machine, RecordedTwoSocketXeonIsPinnedCoresFirst) {
+    std::vector<int> cpus(32);
+    for (int cpu = 0; cpu < 32; ++cpu) cpus[static_cast<std::size_t>(cpu)] = cpu;
+    const auto topology = smrbench::read_topology(cpus, recorded);
+    using smrbench::pin_policy;
+    // compact: package 0's 8 cores (0-7), their siblings (16-23), then package 1 likewise.
+    std::vector<int> compact;
+    for (int first : {0, 16, 8, 24}) {
+        for (int cpu = first; cpu < first + 8; ++cpu) compact.push_back(cpu);
+    }
+    EXPECT_EQ(smrbench::order_cpus(pin_policy::compact, topology), compact);
+    // scatter: alternate packages, every core before any sibling.
+    std::vector<int> scatter;
+    for (int core = 0; core < 8; ++core) scatter.insert(scatter.end(), {core, core + 8});
+    for (int core = 0; core < 8; ++core) scatter.insert(scatter.end(), {core + 16, core + 24});
+    EXPECT_EQ(smrbench::order_cpus(pin_policy::scatter, topology), scatter);
+}
+
 TEST(Machine, WhatCannotBeReadIsNullNotGuessed) {
     const scratch_root root;
     const json machine = smrbench::machine_json(root.path());
@@ -151,6 +193,30 @@ TEST(Machine, CpuListsAndCacheSizesParseOrRefuse) {
     EXPECT_FALSE(parse_cache_size("").has_value());
     EXPECT_FALSE(parse_cache_size("K").has_value());
     EXPECT_FALSE(parse_cache_size("12Q").has_value());
+}
+
+TEST(Numa, PoliciesParseAndApplyOnThisMachine) {
+    using smrbench::numa_policy;
+    EXPECT_EQ(smrbench::parse_numa_policy("interleave"), numa_policy::interleave);
+    EXPECT_FALSE(smrbench::parse_numa_policy("all").has_value());
+    const smrbench::numa_outcome none = smrbench::apply_numa_policy(numa_policy::none);
+    EXPECT_TRUE(none.applied);
+    EXPECT_TRUE(none.note.empty());
+    EXPECT_GE(none.nodes, 1);
+    // Where several nodes refuse the policy this throws; one node never stops a run.
+    if (none.nodes == 1) {
+        const auto interleave = smrbench::apply_numa_policy(numa_policy::interleave);
+        EXPECT_FALSE(interleave.note.empty());  // says it changed nothing, or why not set
+        EXPECT_EQ(smrbench::numa_json(interleave)["policy"], "interleave");
+#if __has_include(<numaif.h>)
+        if (interleave.applied) {  // the kernel holds the policy asked for
+            int mode = -1;
+            ASSERT_EQ(get_mempolicy(&mode, nullptr, 0, nullptr, 0), 0);
+            EXPECT_EQ(mode, MPOL_INTERLEAVE);
+        }
+#endif
+        smrbench::apply_numa_policy(numa_policy::local);  // back to the default placement
+    }
 }
 
 TEST(BuildInfo, NamesTheCompilerTypeAndSanitizer) {

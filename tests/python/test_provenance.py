@@ -162,3 +162,31 @@ def test_the_report_and_each_figure_name_their_machines_and_builds(tmp_path: Pat
     assert header.count("<tr>") == 3  # a heading and one row per machine and build
     assert "laptop: Example CPU 9000" in header and ">b2<" in header
     assert page.count('class="provenance">Measured on') == len(plots)
+
+
+def test_numa_policy_and_placement_are_applied_and_reported(smrbench: Path) -> None:
+    base = [str(smrbench), "--ds", "dgt_bst", "--reclaimer", "none", "--key-range", "64"]
+    base += ["--ops", "100", "--json", "--quiet"]
+    cpus = sorted(os.sched_getaffinity(0))
+    threads = len(cpus) + 1  # one more than the CPUs: the order wraps around
+    for policy in ("none", "local", "interleave"):
+        done = subprocess.run(
+            [*base, "--numa", policy, "--pin", "compact", "--threads", str(threads)],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        result = json.loads(done.stdout)
+        numa = result["numa"]
+        assert numa["policy"] == policy and numa["nodes"] == result["machine"]["numa_nodes"]
+        # Here one node: the policy is set where the kernel lets it, and changes nothing.
+        assert numa["applied"] or "one NUMA node" in numa["note"]
+        placement = result["placement"]
+        assert placement["pin"] == "compact" and len(placement["worker_cpus"]) == threads
+        assert set(placement["worker_cpus"]) == set(cpus)
+        assert placement["worker_cpus"][-1] == placement["worker_cpus"][0]
+    refused = subprocess.run(
+        [*base, "--numa", "everywhere"], capture_output=True, text=True, check=False
+    )
+    assert refused.returncode == 2 and len(refused.stderr.strip().splitlines()) == 1
+    assert "--numa" in refused.stderr and refused.stdout == ""
