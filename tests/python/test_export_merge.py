@@ -18,6 +18,7 @@ from conftest import fake_result
 from smrlab.cli import main
 from smrlab.plots import build_plots
 from smrlab.provenance import Identity
+from smrlab.report import write_report
 from smrlab.store import Store
 
 TINY = """
@@ -203,6 +204,10 @@ def test_merge_keeps_machines_apart_and_adds_nothing_twice(tmp_path: Path, capsy
     assert any(name.endswith("-on-alpha") for name in names)
     assert any(name.endswith("-on-beta") for name in names)
     assert all("· on " in plot.title for plot in plots)
+    with Store(merged, write=False) as store:
+        page = write_report(store, tmp_path / "report")[0].read_text()
+    # The tables too, once per machine: each with its own two configurations.
+    assert page.count("<h3>On alpha</h3>") == page.count("<h3>On beta</h3>") == 1
     # Compared across the two machines' stores: matched on everything but the machine.
     assert main(["compare", "--db", str(alpha), "--against-db", str(beta), "--json"]) == 0
     assert len(json.loads(capsys.readouterr().out)["pairs"]) == 2

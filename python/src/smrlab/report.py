@@ -23,7 +23,7 @@ from smrlab import __version__, frees, hart, provenance, stm_plots, style
 from smrlab.allocator_plots import by_facet, other_options, other_values
 from smrlab.errors import UsageError
 from smrlab.outputs import write_atomically
-from smrlab.plots import Plot, build_plots, series_label
+from smrlab.plots import Plot, build_plots, by_machine, series_label
 from smrlab.statistics import PEAK_RSS, THROUGHPUT
 from smrlab.store import Store
 from smrlab.timeline import INSTANT_KINDS, KINDS, FormatError, Timeline, read_timeline
@@ -559,6 +559,19 @@ def _tables(runs: list[dict[str, Any]]) -> str:
 <details><summary>All {len(runs)} runs</summary>{_runs_table(runs)}</details>"""
 
 
+def _tables_per_machine(store: Store, name: str, runs: list[dict[str, Any]]) -> str:
+    """An experiment's tables, once per machine when its runs come from several: two
+    machines' trials never share a median."""
+    machines = by_machine(runs, store.identities(name))
+    parts = []
+    for label, (_, group) in machines.items():
+        if len(machines) > 1:
+            parts.append(f"<h3>On {html.escape(label)}</h3>")
+        parts.append(_hart_table(group) if hart.applies(name) else "")
+        parts.append(_tables(group))
+    return "\n".join(parts)
+
+
 def _provenance_table(store: Store, names: list[str]) -> str:
     """The machines and builds the report's numbers were measured on and with, each with how
     many of the shown results it produced."""
@@ -641,8 +654,7 @@ def write_report(
 <pre class="description">{html.escape(info.get("description", ""))}</pre>
 <div class="figures">{figures}</div>
 {skipped}
-{_hart_table(runs) if hart.applies(name) else ""}
-{_tables(runs)}
+{_tables_per_machine(store, name, runs)}
 {failed_html}
 """)
     timelines = list(timelines or [])
