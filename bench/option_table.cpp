@@ -218,6 +218,12 @@ constexpr std::array table{
                   "at once); N, Hoard's original form (rounds of N blocks allocated, then freed)",
                   0, two_to(24), "blocks"),
            for_threadtest),
+    option_spec{.name = "check-blocks",
+                .field = &bench_config::check_blocks,
+                .help = "threadtest: write a tag at both ends of every block and check it "
+                        "before the free (finds a block handed out twice; costs stores the "
+                        "paper's pure malloc/free loop does not make)",
+                .commands = for_threadtest},
     shared(number("blocks", &bench_config::blocks,
                   "layout: blocks each thread allocates and keeps (two threads taking turns, "
                   "then one alone)",

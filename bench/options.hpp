@@ -69,6 +69,7 @@ struct bench_config {
     // threadtest and layout (bench/threadtest.hpp, bench/layout.hpp).
     std::uint64_t block_size = 64;  // bytes per malloc
     std::uint64_t objects = 0;      // threadtest: 0, the paper's form; N, Hoard's rounds of N
+    bool check_blocks = false;      // threadtest: tag every block and check it before free
     std::uint64_t blocks = 4096;    // layout: blocks each thread allocates and keeps
 
     // Hart et al.'s bounded pool, on top of the --alloc allocator (0: no pool).

@@ -86,11 +86,24 @@ TEST(Threadtest, HoardsFormRunsRoundsOfObjects) {
 }
 
 TEST(Threadtest, OddSizesAndOneByteBlocksAreChecked) {
-    for (const char* size : {"1", "7", "9", "4096", "100000"}) {
-        const json run = run_json(std::string("threadtest --block-size ") + size +
-                                  " --objects 64 --ops 20 --threads 2");
-        EXPECT_TRUE(run["validated"].get<bool>()) << size;
+    for (const char* form : {" --objects 64 --ops 20", " --ops 500"}) {
+        for (const char* size : {"1", "7", "9", "4096", "100000"}) {
+            const json run = run_json(std::string("threadtest --check-blocks --block-size ") +
+                                      size + form + " --threads 2");
+            EXPECT_TRUE(run["validated"].get<bool>()) << size << form;
+        }
     }
+}
+
+TEST(Threadtest, ThePapersLoopWritesNothingUnlessAskedToCheckBlocks) {
+    const json pure = run_json("threadtest --ops 1000 --threads 2");
+    EXPECT_EQ(pure["config"]["check_blocks"], false);
+    EXPECT_TRUE(pure["validated"].get<bool>());
+    EXPECT_EQ(pure["trials"][0]["pairs"], 2000);
+    const json checked = run_json("threadtest --ops 1000 --threads 2 --check-blocks");
+    EXPECT_EQ(checked["config"]["check_blocks"], true);
+    EXPECT_TRUE(checked["validated"].get<bool>());
+    EXPECT_EQ(checked["trials"][0]["pairs"], 2000);
 }
 
 TEST(Threadtest, TheHumanTableNamesTheAllocatorAndTheMedian) {
