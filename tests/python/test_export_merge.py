@@ -229,3 +229,14 @@ def test_smrbench_reports_every_bucket_of_the_free_latency(smrbench: Path) -> No
         reclaimer["free_latency_ns"]["max"]
     ]
     assert histogram["sum_ns"] >= sum(histogram["counts"])
+
+
+def test_a_workload_is_selected_by_its_name(tmp_path: Path, fake_smrbench: Path, capsys) -> None:
+    experiment = tmp_path / "w.toml"
+    experiment.write_text(TINY.replace("threads = [1, 2]", 'workload = ["50/50", "5/5"]'))
+    argv = ["run", str(experiment), "--db", str(tmp_path / "r.db"), "--smrbench"]
+    assert main([*argv, str(fake_smrbench), "--dry-run", "--only", "workload=5/5"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) == 4 and all("--insert 5 " in line for line in lines)
+    assert main([*argv, str(fake_smrbench), "--dry-run", "--only", "workload=25/25"]) == 2
+    assert "no configuration has workload=25/25 (5/5, 50/50)" in capsys.readouterr().err

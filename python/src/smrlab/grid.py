@@ -592,13 +592,14 @@ def select(jobs: list[Job], only: list[str], exclude: list[str]) -> list[Job]:
     """The jobs ``--only KEY=V[,V]`` keeps (every --only must match) and no ``--exclude``
     drops; UsageError for a key no job sets or a value no job has, so a typo never silently
     selects nothing (or everything)."""
-    chosen = list(jobs)
+    selectable = [_with_workload(job) for job in jobs]
+    chosen = list(selectable)
     for flag, assignments in (("--only", only), ("--exclude", exclude)):
         for text in assignments:
             key, values = parse_assignment(text, flag)
-            seen = [job.options[key] for job in jobs if key in job.options]
+            seen = [job.options[key] for job in selectable if key in job.options]
             if not seen:
-                keys = sorted({k for job in jobs for k in job.options})
+                keys = sorted({k for job in selectable for k in job.options})
                 raise UsageError(f"{flag} {text}: no configuration sets {key} ({', '.join(keys)})")
             for value in values:
                 if not any(same_value(option, value) for option in seen):
@@ -613,4 +614,20 @@ def select(jobs: list[Job], only: list[str], exclude: list[str]) -> list[Job]:
             ]
     if not chosen:
         raise UsageError("--only and --exclude leave no configuration to run")
-    return chosen
+    return [job.original for job in chosen]
+
+
+@dataclass(frozen=True)
+class _Selectable:
+    """A job as --only and --exclude see it: its options plus ``workload`` ("I/E"), the name
+    an experiment file gives the insert and erase shares."""
+
+    original: Job
+    options: Options
+
+
+def _with_workload(job: Job) -> _Selectable:
+    options = dict(job.options)
+    if "insert" in options and "erase" in options:
+        options["workload"] = f"{options['insert']}/{options['erase']}"
+    return _Selectable(job, options)
