@@ -275,6 +275,15 @@ constexpr std::array table{
                 .json = [](const bench_config& c) -> json {
                     return to_string(c.prefill, c.prefill_count);
                 }},
+    option_spec{.name = "prefill-by",
+                .field = text_option{"auto", "auto workers main"},
+                .help = "who fills the structure before the trial: workers (in parallel, as "
+                        "setbench) | main (the main thread alone, as the allocator/STM paper: "
+                        "the nodes come from its arena) | auto (main for the stm_* structures, "
+                        "workers otherwise)",
+                .json = [](const bench_config& c) -> json {
+                    return c.prefill_by_main ? "main" : "workers";
+                }},
     option_spec{.name = "seed", .field = &bench_config::seed, .help = "random seed"},
     option_spec{.name = "pin",
                 .field = text_option{"none", "none compact scatter"},

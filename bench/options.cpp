@@ -426,6 +426,19 @@ void check_no_set_options(const CLI::App& app, bench_command command) {
 }
 
 void check_allocator_available(allocator_kind kind);
+
+/// --prefill-by: auto is each paper's choice, the main thread for the allocator/STM study's
+/// structures and the workers for setbench's. A queue's prefill tags items by producer, which
+/// only the workers are.
+void parse_prefill_by(const std::string& text, bench_config& c) {
+    c.prefill_by_main = text == "main" || (text == "auto" && c.ds.rfind("stm_", 0) == 0);
+    const combination* combo = find_combination(c.ds, c.reclaimer);
+    if (c.prefill_by_main && combo != nullptr && combo->is_queue) {
+        throw bad_input("--prefill-by main: " + c.ds +
+                        "'s items are tagged by the worker that enqueues them; its prefill is "
+                        "the workers'");
+    }
+}
 void check_thread_limit(const bench_config& c);
 
 /// threadtest and layout: their own options are the table's, range-checked.
@@ -586,6 +599,7 @@ parse_outcome parse_command_line(int argc, char** argv) {
         parse_prefill(texts.at("prefill"), c);
         check_names(c, texts.at("free"), texts.at("alloc"), texts.at("pin"), c);
         c.numa = parse_numa_policy(texts.at("numa")).value();  // its choices checked on parsing
+        parse_prefill_by(texts.at("prefill-by"), c);
         check_fence(app, texts.at("fence"), c);
         check_stm_options(app, c);
         check_pool(app.count("--on-empty") != 0, texts.at("on-empty"), c);

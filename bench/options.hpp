@@ -48,6 +48,7 @@ struct bench_config {
     int trials = 1;
     prefill_mode prefill = prefill_mode::automatic;
     std::int64_t prefill_count = 0;  // prefill_mode::count only
+    bool prefill_by_main = false;    // --prefill-by, resolved: the main thread fills the structure
     std::uint64_t seed = 1;
     pin_policy pin = pin_policy::none;
     numa_policy numa = numa_policy::none;

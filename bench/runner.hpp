@@ -329,6 +329,26 @@ trial_result run_trial(const bench_config& config, int trial_index) {
         }
     };
 
+    // Inserts random keys until the structure holds the prefill target, with `tid`'s thread.
+    auto prefill = [&](int tid, splitmix64& rng, detail::worker_tally& tally) {
+        while (control.prefilled.load(std::memory_order_relaxed) < prefill_target) {
+            const auto key = static_cast<std::int64_t>(rng.below(key_range));
+            const std::int64_t before = tally.size;
+            try {
+                do_operation(tid, op_kind::insert, key, tally);
+            } catch (const std::bad_alloc&) {
+                if (!pool) throw;
+                throw std::runtime_error(
+                    "the pool of --pool-nodes " + std::to_string(config.pool_nodes) +
+                    " ran out during the prefill, at " + std::to_string(control.prefilled.load()) +
+                    " of " + std::to_string(prefill_target) +
+                    " keys: give it more nodes, or prefill fewer keys");
+            }
+            domain.quiescent(tid);
+            if (tally.size != before) control.prefilled.fetch_add(1, std::memory_order_relaxed);
+        }
+    };
+
     auto worker = [&](int index) {
         try {
             if (!cpus.empty() && config.pin != pin_policy::none) {
@@ -345,25 +365,9 @@ trial_result run_trial(const bench_config& config, int trial_index) {
                 tally.last_seen.assign(static_cast<std::size_t>(config.threads), 0);
             }
 
-            // Prefill: grow to the steady-state size with every thread.
+            // Prefill: grow to the steady-state size with every thread (--prefill-by workers).
             splitmix64 prefill_rng(stream_seed(config.seed, trial_index, index, 0));
-            while (control.prefilled.load(std::memory_order_relaxed) < prefill_target) {
-                const auto key = static_cast<std::int64_t>(prefill_rng.below(key_range));
-                const std::int64_t before = tally.size;
-                try {
-                    do_operation(tid, op_kind::insert, key, tally);
-                } catch (const std::bad_alloc&) {
-                    if (!pool) throw;
-                    throw std::runtime_error("the pool of --pool-nodes " +
-                                             std::to_string(config.pool_nodes) +
-                                             " ran out during the prefill, at " +
-                                             std::to_string(control.prefilled.load()) + " of " +
-                                             std::to_string(prefill_target) +
-                                             " keys: give it more nodes, or prefill fewer keys");
-                }
-                domain.quiescent(tid);
-                if (tally.size != before) control.prefilled.fetch_add(1, std::memory_order_relaxed);
-            }
+            prefill(tid, prefill_rng, tally);
 
             detail::arrive(control.ready);
             detail::wait_for_flag(control.go);
@@ -475,6 +479,14 @@ trial_result run_trial(const bench_config& config, int trial_index) {
         if (pool) pool->stop_waiting();
     };
     const auto prefill_start = std::chrono::steady_clock::now();
+    if (config.prefill_by_main) {
+        // The allocator/STM paper's setup: the main thread builds the structure, so its nodes
+        // come from the main thread's heap (glibc's main arena), not from the workers' arenas,
+        // and the workers find it full. Worker 0 takes over the tally, after its start.
+        smr::thread_handle handle(domain);
+        splitmix64 prefill_rng(stream_seed(config.seed, trial_index, config.threads, 0));
+        prefill(handle.tid(), prefill_rng, *tallies[0]);
+    }
     // Ended early (a thread that cannot be started, an exception below), the
     // trial stops and joins the threads it started: they leave the prefill
     // and pass `go` at once, and the error reaches the caller.

@@ -190,3 +190,32 @@ def test_numa_policy_and_placement_are_applied_and_reported(smrbench: Path) -> N
     )
     assert refused.returncode == 2 and len(refused.stderr.strip().splitlines()) == 1
     assert "--numa" in refused.stderr and refused.stdout == ""
+
+
+def test_prefill_by_the_main_thread_or_the_workers(smrbench: Path) -> None:
+    base = [str(smrbench), "--threads", "2", "--ops", "500", "--json", "--quiet"]
+    for ds, asked, ran in (
+        ("stm_list", "auto", "main"),  # the allocator/STM paper's setup
+        ("dgt_bst", "auto", "workers"),  # setbench's
+        ("dgt_bst", "main", "main"),
+        ("stm_list", "workers", "workers"),
+    ):
+        done = subprocess.run(
+            [*base, "--ds", ds, "--key-range", "512", "--prefill-by", asked],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        result = json.loads(done.stdout)
+        assert result["config"]["prefill_by"] == ran, (ds, asked)
+        assert result["validated"]  # the main thread's keys are counted in the key sum
+        # One thread stops at the target exactly; two may both add the last key.
+        size = result["trials"][0]["prefill_size"]
+        assert size == 256 if ran == "main" else 256 <= size <= 257
+    queue = subprocess.run(
+        [*base, "--ds", "ms_queue", "--insert", "50", "--erase", "50", "--prefill-by", "main"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert queue.returncode == 2 and "--prefill-by main" in queue.stderr
