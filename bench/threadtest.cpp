@@ -89,15 +89,12 @@ struct shared_control {
     std::atomic<bool> stop{false};
 };
 
-void single_blocks_checked(const bench_config& config, int thread, const shared_control& control,
-                           worker_result& out);
-
 /// The paper's form: allocate, free; until stopped or --ops. Nothing is written to the block
 /// (the allocator/STM paper's loop writes nothing); its address is checked, which costs a
-/// register test. --check-blocks writes and checks tags as well.
-void single_blocks(const bench_config& config, int thread, const shared_control& control,
-                   worker_result& out) {
-    if (config.check_blocks) return single_blocks_checked(config, thread, control, out);
+/// register test. Tagged (--check-blocks): a tag at both ends, checked before the free.
+template <bool Tagged>
+void single_blocks(const bench_config& config, [[maybe_unused]] int thread,
+                   const shared_control& control, worker_result& out) {
     const std::size_t size = config.block_size;
     const block_checker checker(size);
     const std::uint64_t limit = config.ops_per_thread != 0 ? config.ops_per_thread : UINT64_MAX;
@@ -109,37 +106,18 @@ void single_blocks(const bench_config& config, int thread, const shared_control&
             out.error = "malloc(" + std::to_string(size) + ") returned null";
             break;
         }
-        escape(block);
-        std::string error = checker.check_alignment(block);
+        std::string error;
+        if constexpr (Tagged) {
+            const std::uint64_t tag = tag_for(thread, i);
+            checker.stamp(block, tag);
+            escape(block);
+            error = checker.check(block, tag);
+        } else {
+            escape(block);
+            error = checker.check_alignment(block);
+        }
         std::free(block);
         if (!error.empty()) [[unlikely]] {
-            out.error = std::move(error);
-            break;
-        }
-    }
-    out.pairs = i;
-}
-
-/// --check-blocks: allocate, tag, check, free.
-void single_blocks_checked(const bench_config& config, int thread, const shared_control& control,
-                           worker_result& out) {
-    const std::size_t size = config.block_size;
-    const block_checker checker(size);
-    const std::uint64_t limit = config.ops_per_thread != 0 ? config.ops_per_thread : UINT64_MAX;
-    std::uint64_t i = 0;
-    // relaxed: `stop` only ends the loop; the join publishes the results.
-    for (; i != limit && !control.stop.load(std::memory_order_relaxed); ++i) {
-        void* block = std::malloc(size);
-        if (block == nullptr) {
-            out.error = "malloc(" + std::to_string(size) + ") returned null";
-            break;
-        }
-        const std::uint64_t tag = tag_for(thread, i);
-        checker.stamp(block, tag);
-        escape(block);
-        std::string error = checker.check(block, tag);
-        std::free(block);
-        if (!error.empty()) {
             out.error = std::move(error);
             break;
         }
@@ -195,8 +173,10 @@ void work(const bench_config& config, int thread, const std::vector<int>& cpus,
         control.go.wait(false, std::memory_order_acquire);
     }
     try {  // an exception must not leave a thread: it would terminate smrbench
-        if (config.objects == 0) {
-            single_blocks(config, thread, control, out);
+        if (config.objects == 0 && config.check_blocks) {
+            single_blocks<true>(config, thread, control, out);
+        } else if (config.objects == 0) {
+            single_blocks<false>(config, thread, control, out);
         } else {
             rounds_of_blocks(config, thread, control, out);
         }

@@ -502,21 +502,11 @@ def _compare(args: argparse.Namespace) -> int:
                 f"say what to compare in {name}: --by KEY=A,B, --against-experiment or "
                 "--against-db (or give the experiment file a [compare] table)"
             )
-    control = sides.control
+    control = None
     if args.control:
         key, values = parse_assignment(args.control, "--control")
         control = (key, values[0])
-    result = compare.compare(
-        sides.runs_a,
-        sides.runs_b,
-        label_a=sides.label_a,
-        label_b=sides.label_b,
-        metric=args.metric,
-        drop=sides.drop,
-        control=control,
-        interleaved=sides.interleaved,
-        by_machine=sides.by_machine,
-    )
+    result = compare.compare_sides(sides, metric=args.metric, control=control)
     if args.json:
         print(json.dumps(compare_view.as_json(result), indent=2))
     else:

@@ -268,3 +268,20 @@ def experiment_spec(store: Any, name: str) -> Any | None:
         return parse_experiment(definition).compare
     except UsageError:
         return None  # a file written for another smrlab: its [compare] table is not known
+
+
+def compare_sides(
+    sides: Sides, *, metric: str = "throughput", control: tuple[str, str] | None = None
+) -> Comparison:
+    """``compare`` of the chosen sides; ``control`` overrides the experiment's."""
+    return compare(
+        sides.runs_a,
+        sides.runs_b,
+        label_a=sides.label_a,
+        label_b=sides.label_b,
+        metric=metric,
+        drop=sides.drop,
+        control=control or sides.control,
+        interleaved=sides.interleaved,
+        by_machine=sides.by_machine,
+    )

@@ -164,7 +164,7 @@ def experiment_figures(
 ) -> tuple[list[Plot], list[str]]:
     """The comparison figure of an experiment with a [compare] table (none without one), and
     why it could not be drawn."""
-    from smrlab.compare import by_option, compare, experiment_spec
+    from smrlab.compare import by_option, compare_sides, experiment_spec
     from smrlab.errors import UsageError
 
     spec = experiment_spec(store, experiment)
@@ -172,15 +172,7 @@ def experiment_figures(
         return [], []
     try:
         sides = by_option(runs, spec.by, [str(value) for value in spec.sides], spec)
-        result = compare(
-            sides.runs_a,
-            sides.runs_b,
-            label_a=sides.label_a,
-            label_b=sides.label_b,
-            drop=sides.drop,
-            control=sides.control,
-            interleaved=sides.interleaved,
-        )
+        result = compare_sides(sides)
     except UsageError as error:
         return [], [f"{experiment}: comparison skipped: {error}"]
     if not any(pair.interval is not None for pair in result.pairs):
