@@ -249,7 +249,9 @@ void print_human(std::ostream& out, const bench_config& config, const combinatio
             out << "       stm: " << x.commits << " commits, " << x.aborts << " aborts ("
                 << x.aborts_validation << " validation, " << x.aborts_write_locked
                 << " write locked, " << x.aborts_read_locked << " read locked), " << x.false_aborts
-                << " false (" << x.false_aborts_collision << " table collisions)\n";
+                << " false (" << x.false_aborts_lock_meet << " met a lock, "
+                << x.false_aborts_validation << " at validation; " << x.false_aborts_collision
+                << " table collisions)\n";
         }
         if (config.pool_nodes != 0) {
             const smr::alloc::pool_stats& p = t.pool;

@@ -329,8 +329,10 @@ trial_result run_trial(const bench_config& config, int trial_index) {
         }
     };
 
-    // Inserts random keys until the structure holds the prefill target, with `tid`'s thread.
+    // Inserts random keys until the structure holds the prefill target, with `tid`'s thread;
+    // returns how many this thread inserted.
     auto prefill = [&](int tid, splitmix64& rng, detail::worker_tally& tally) {
+        std::int64_t inserted = 0;
         while (control.prefilled.load(std::memory_order_relaxed) < prefill_target) {
             const auto key = static_cast<std::int64_t>(rng.below(key_range));
             const std::int64_t before = tally.size;
@@ -345,8 +347,11 @@ trial_result run_trial(const bench_config& config, int trial_index) {
                     " keys: give it more nodes, or prefill fewer keys");
             }
             domain.quiescent(tid);
-            if (tally.size != before) control.prefilled.fetch_add(1, std::memory_order_relaxed);
+            if (tally.size == before) continue;
+            control.prefilled.fetch_add(1, std::memory_order_relaxed);
+            ++inserted;
         }
+        return inserted;
     };
 
     auto worker = [&](int index) {
@@ -367,7 +372,7 @@ trial_result run_trial(const bench_config& config, int trial_index) {
 
             // Prefill: grow to the steady-state size with every thread (--prefill-by workers).
             splitmix64 prefill_rng(stream_seed(config.seed, trial_index, index, 0));
-            prefill(tid, prefill_rng, tally);
+            (void)prefill(tid, prefill_rng, tally);
 
             detail::arrive(control.ready);
             detail::wait_for_flag(control.go);
@@ -479,13 +484,14 @@ trial_result run_trial(const bench_config& config, int trial_index) {
         if (pool) pool->stop_waiting();
     };
     const auto prefill_start = std::chrono::steady_clock::now();
-    if (config.prefill_by_main) {
+    std::int64_t prefill_main_keys = 0;
+    if (config.prefill_by_main && !SMR_MUTANT("prefill_by_main_ignored")) {
         // The allocator/STM paper's setup: the main thread builds the structure, so its nodes
         // come from the main thread's heap (glibc's main arena), not from the workers' arenas,
         // and the workers find it full. Worker 0 takes over the tally, after its start.
         smr::thread_handle handle(domain);
         splitmix64 prefill_rng(stream_seed(config.seed, trial_index, config.threads, 0));
-        prefill(handle.tid(), prefill_rng, *tallies[0]);
+        prefill_main_keys = prefill(handle.tid(), prefill_rng, *tallies[0]);
     }
     // Ended early (a thread that cannot be started, an exception below), the
     // trial stops and joins the threads it started: they leave the prefill
@@ -588,6 +594,7 @@ trial_result run_trial(const bench_config& config, int trial_index) {
     result.trial = trial_index;
     result.prefill_size = control.prefilled.load();
     result.prefill_seconds = prefill_seconds;
+    result.prefill_main_keys = prefill_main_keys;
     std::uint64_t end_ns = start_ns;
     for (const auto& t : tallies) {
         result.ops_per_thread.push_back(t->measured_ops);

@@ -151,6 +151,10 @@ constexpr std::array table{
                    "keys inserted by the prefill", &t::prefill_size},
     statistic_spec{where::trial, "prefill_seconds", "prefill time", "s", "time the prefill took",
                    &t::prefill_seconds},
+    statistic_spec{where::trial, "prefill_main_keys", "prefill by the main thread", "keys",
+                   "keys of the prefill the main thread inserted (--prefill-by main: all; "
+                   "workers: 0)",
+                   &t::prefill_main_keys},
     statistic_spec{where::trial, "peak_rss_bytes", "peak memory, RSS", "bytes",
                    "the process's peak RSS in the trial", &t::peak_rss_bytes},
     statistic_spec{where::trial, "failed_operations", "failed operations", "operations",
@@ -251,11 +255,19 @@ constexpr std::array table{
     statistic_spec{where::stm, "aborts_explicit", "aborts, explicit", "attempts",
                    "the body restarted itself", &x::aborts_explicit},
     statistic_spec{where::stm, "false_aborts", "false aborts", "attempts",
-                   "lock conflicts on a 16-byte granule (another object) the owner does not "
-                   "write: same stripe or same table entry",
+                   "aborts on a lock, not on data: false_aborts_lock_meet + "
+                   "false_aborts_validation (the allocator study's definition)",
                    &x::false_aborts},
+    statistic_spec{where::stm, "false_aborts_lock_meet", "false aborts, lock met", "attempts",
+                   "a load or store met the lock of an owner writing another 16-byte granule "
+                   "(another object): same stripe or same table entry",
+                   &x::false_aborts_lock_meet},
+    statistic_spec{where::stm, "false_aborts_validation", "false aborts, validation", "attempts",
+                   "validation failed only on entries whose last owner wrote another object "
+                   "than the word read under them",
+                   &x::false_aborts_validation},
     statistic_spec{where::stm, "false_aborts_collision", "false aborts, table collision",
-                   "attempts", "of those, the two stripes only share the table entry",
+                   "attempts", "of the false aborts, the two stripes only share the table entry",
                    &x::false_aborts_collision},
     statistic_spec{where::stm, "false_aborts_pct", "false aborts", "% of aborts",
                    "false_aborts / aborts (null: no abort)", &false_aborts_pct},

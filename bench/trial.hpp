@@ -55,6 +55,8 @@ struct trial_result {
     std::vector<std::uint64_t> ops_per_thread;
     std::int64_t prefill_size = 0;
     double prefill_seconds = 0;
+    /// Keys of the prefill the main thread inserted (--prefill-by main: all of them; else 0).
+    std::int64_t prefill_main_keys = 0;
 
     bool validated = false;
     std::string validation_error;  ///< empty when validated

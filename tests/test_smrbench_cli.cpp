@@ -16,6 +16,7 @@
 #include <set>
 #include <sstream>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "smr/core/asymmetric_fence.hpp"
@@ -542,6 +543,27 @@ TEST(Cli, AlternatingUpdatesKeepThePrefillSize) {
     const auto size = trial["validation"]["size"].get<std::int64_t>();
     EXPECT_GE(size, prefill);
     EXPECT_LE(size, prefill + 3);
+}
+
+// --prefill-by main (auto for the stm_* structures): the main thread inserts every key of the
+// prefill, so the nodes come from its heap, as in the allocator/STM paper; with the workers'
+// prefill it inserts none.
+TEST(Cli, ThePrefillIsTheMainThreadsOrTheWorkers) {
+    const std::string base =
+        "--threads 2 --key-range 2048 --ops 500 --quiet --json "
+        "--reclaimer debra --ds ";
+    for (const auto& [ds, by, main_fills] :
+         {std::tuple{"stm_list", "auto", true}, std::tuple{"dgt_bst", "main", true},
+          std::tuple{"dgt_bst", "auto", false}, std::tuple{"stm_list", "workers", false}}) {
+        const std::string args = base + ds + " --prefill-by " + by;
+        const run_result r = smrbench(args);
+        ASSERT_EQ(r.exit_code, 0) << args << "\n" << r.err;
+        const auto run = nlohmann::json::parse(r.out);
+        const auto& trial = run["trials"][0];
+        const auto size = trial["prefill_size"].get<std::int64_t>();
+        ASSERT_GE(size, 1024) << args;
+        EXPECT_EQ(trial["prefill_main_keys"].get<std::int64_t>(), main_fills ? size : 0) << args;
+    }
 }
 
 TEST(Cli, JsonIsExactlyOneObjectWithTheDocumentedFields) {

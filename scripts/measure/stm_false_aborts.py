@@ -127,6 +127,7 @@ def main() -> int:
                     "aborts": stm["aborts"],
                     "aborted_pct": stm["aborted_pct"],
                     "false": stm["false_aborts"],
+                    "lock_meet": stm["false_aborts_lock_meet"],
                     "collision": stm["false_aborts_collision"],
                     "false_pct": stm["false_aborts_pct"] or 0.0,
                     "mops": result["throughput_ops_per_s"] / 1e6,
@@ -148,17 +149,18 @@ def main() -> int:
     )
     print(
         "| allocator | threads | shift | commits | aborts | aborted % | false aborts | "
-        f"false % of aborts | of which table collisions | Mops/s | {node_bytes}-byte nodes "
-        "colliding across threads |"
+        "of which a lock met | false % of aborts | of which table collisions | Mops/s | "
+        f"{node_bytes}-byte nodes colliding across threads |"
     )
-    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for (alloc, threads, shift), rows in samples.items():
         column = {key: [row[key] for row in rows] for key in rows[0] if key != "version"}
         print(
             f"| {alloc} {rows[0]['version']} | {threads} | {shift} | "
             f"{statistics.median(column['commits']):,.0f} | {cell(column['aborts'])} | "
             f"{cell(column['aborted_pct'], 2)} | {cell(column['false'])} | "
-            f"{cell(column['false_pct'], 1)} | {cell(column['collision'])} | "
+            f"{cell(column['lock_meet'])} | {cell(column['false_pct'], 1)} | "
+            f"{cell(column['collision'])} | "
             f"{cell(column['mops'], 3)} | "
             f"{collisions(options.smrbench, alloc, node_bytes, shift)} |"
         )

@@ -9,6 +9,7 @@
 #include <cstdint>
 
 #include "smr/stm/stm.hpp"
+#include "stm_stats_checks.hpp"
 #include "stress.hpp"
 
 namespace smr::test {
@@ -30,9 +31,7 @@ void conflicts_retry_to_the_right_answer() {
     ASSERT_TRUE(r.stm.has_value());
     EXPECT_EQ(r.stm->commits, r.operations);
     EXPECT_GT(r.stm->aborts, 0u) << "no conflict in " << r.operations << " operations";
-    EXPECT_EQ(r.stm->aborts, r.stm->aborts_validation + r.stm->aborts_write_locked +
-                                 r.stm->aborts_read_locked + r.stm->aborts_explicit);
-    EXPECT_LE(r.stm->false_aborts, r.stm->aborts_write_locked + r.stm->aborts_read_locked);
+    expect_consistent(*r.stm);
     // Every erased node went into a pointer block, every block was retired
     // (flushed at each thread's exit), and at most the last grace period's
     // blocks are still unfreed.

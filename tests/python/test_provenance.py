@@ -212,6 +212,7 @@ def test_prefill_by_the_main_thread_or_the_workers(smrbench: Path) -> None:
         # One thread stops at the target exactly; two may both add the last key.
         size = result["trials"][0]["prefill_size"]
         assert size == 256 if ran == "main" else 256 <= size <= 257
+        assert result["trials"][0]["prefill_main_keys"] == (size if ran == "main" else 0)
     queue = subprocess.run(
         [*base, "--ds", "ms_queue", "--insert", "50", "--erase", "50", "--prefill-by", "main"],
         capture_output=True,

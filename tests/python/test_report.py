@@ -112,9 +112,12 @@ def test_garbage_series_and_samples_written_by_smrbench(recorded: dict[str, Any]
     result, series = recorded["result"], read_garbage_series(recorded["garbage"])
     assert series.header["format"] == "smrlab-garbage-series" and series.header["version"] == 2
     # One row per thread per epoch it began; each epoch once, begun by 1 to THREADS threads.
+    # Some epoch is begun by more than one thread; that all THREADS begin one is not certain:
+    # on 2 CPUs a preempted thread can sleep through every epoch its peers begin (CI saw 2 of 3
+    # at most over 5,808 epochs).
     assert series.threads is not None and int(series.threads.sum()) == series.header["points"]
     assert np.all(np.diff(series.epoch) > 0)
-    assert series.threads.min() >= 1 and series.threads.max() == THREADS
+    assert series.threads.min() >= 1 and 2 <= series.threads.max() <= THREADS
     timeline = read_timeline(recorded["timeline"], include_prefill=True)
     changes = timeline.value[timeline.kind_mask("epoch_change")]
     assert series.epoch.max() <= changes.max()  # a thread begins only epochs that exist

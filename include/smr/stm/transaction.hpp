@@ -92,14 +92,26 @@ enum class abort_cause : std::uint8_t {
 };
 
 /// Totals over all threads. aborts is the sum of the four aborts_* causes.
-/// false_aborts counts the aborts on a lock whose owner writes another
-/// 16-byte granule than the one accessed, so another object (a subset of
-/// aborts_write_locked +
-/// aborts_read_locked), and false_aborts_collision those of them where the
-/// word is not even in the owner's stripe: the two stripes only share the
-/// table entry. Best effort (orec_table::classify): an owner that wrote
-/// several words under one lock makes its conflicts count as true. An
-/// exception thrown by a body is neither a commit nor an abort.
+///
+/// false_aborts counts the aborts the allocator study calls false: the
+/// conflict was on a lock, not on data the transaction used. Two kinds, both
+/// classified by what the lock's last owner recorded it wrote
+/// (orec_table::classify: another 16-byte granule than the one accessed, so
+/// another object, or the object it named):
+///   - false_aborts_lock_meet: a load or store met the lock of an owner that
+///     writes another object (a subset of aborts_write_locked +
+///     aborts_read_locked);
+///   - false_aborts_validation: a word read was still unchanged, but its
+///     lock's version had moved on because the last owner wrote another
+///     object under it (the paper's Figure 5b once the neighbour's writer
+///     commits first; a subset of aborts_validation). Every entry that failed
+///     validation must be such a neighbour's for the abort to count.
+/// false_aborts_collision counts those (of either kind) where the word is not
+/// even in the owner's stripe: the two stripes only share the table entry.
+/// Best effort: an owner that wrote several words under one lock makes its
+/// conflicts count as true, and a validation abort is classified by the
+/// entry's latest owner, which may have locked it again since. An exception
+/// thrown by a body is neither a commit nor an abort.
 struct stm_stats {
     std::uint64_t commits = 0;
     std::uint64_t aborts = 0;
@@ -107,7 +119,9 @@ struct stm_stats {
     std::uint64_t aborts_write_locked = 0;
     std::uint64_t aborts_read_locked = 0;
     std::uint64_t aborts_explicit = 0;
-    std::uint64_t false_aborts = 0;
+    std::uint64_t false_aborts = 0;  ///< false_aborts_lock_meet + false_aborts_validation
+    std::uint64_t false_aborts_lock_meet = 0;
+    std::uint64_t false_aborts_validation = 0;
     std::uint64_t false_aborts_collision = 0;
 
     /// The counts of an interval: these totals less an earlier reading.
@@ -119,6 +133,8 @@ struct stm_stats {
         later.aborts_read_locked -= earlier.aborts_read_locked;
         later.aborts_explicit -= earlier.aborts_explicit;
         later.false_aborts -= earlier.false_aborts;
+        later.false_aborts_lock_meet -= earlier.false_aborts_lock_meet;
+        later.false_aborts_validation -= earlier.false_aborts_validation;
         later.false_aborts_collision -= earlier.false_aborts_collision;
         return later;
     }
@@ -155,10 +171,10 @@ class alignas(core::false_sharing_range) transaction {
             // below sees that commit's lock (or a newer version).
             core::fence<std::memory_order_acquire>();
             if (lock.load(std::memory_order_relaxed) != before) continue;  // written meanwhile
-            record_read(index, before);
+            record_read(index, before, address);
             return value;
         }
-        abort_attempt(abort_cause::validation);
+        validation_abort(index, address);
     }
 
     /// The object a stored word belongs to (its first byte and size): a
@@ -265,7 +281,8 @@ class alignas(core::false_sharing_range) transaction {
 
     struct read_entry {
         std::size_t orec;
-        std::uint64_t word;  // the unlocked word seen
+        std::uint64_t word;   // the unlocked word seen
+        const void* address;  // the first word read under it (in its granule): to classify
     };
     using word_writer = void (*)(void*, std::uint64_t) noexcept;
     struct write_entry {
@@ -310,7 +327,7 @@ class alignas(core::false_sharing_range) transaction {
         const std::uint64_t version = clock_->fetch_add(1, std::memory_order_acq_rel) + 1;
         if (version != snapshot_ + 1 && !SMR_MUTANT("stm_commit_skips_read_validation") &&
             !read_set_valid()) {
-            abort_attempt(abort_cause::validation);
+            validation_abort();
         }
         // release fence: see load(); a reader that sees one of the stores
         // below sees our locks at its re-read.
@@ -352,7 +369,9 @@ class alignas(core::false_sharing_range) transaction {
         out.aborts_write_locked += aborts_write_locked_.get();
         out.aborts_read_locked += aborts_read_locked_.get();
         out.aborts_explicit += aborts_explicit_.get();
-        out.false_aborts += false_aborts_.get();
+        out.false_aborts += false_aborts_lock_meet_.get() + false_aborts_validation_.get();
+        out.false_aborts_lock_meet += false_aborts_lock_meet_.get();
+        out.false_aborts_validation += false_aborts_validation_.get();
         out.false_aborts_collision += false_aborts_collision_.get();
     }
 
@@ -370,9 +389,14 @@ class alignas(core::false_sharing_range) transaction {
         return word_ref(address).load(std::memory_order_relaxed);  // only we may write it
     }
 
-    void record_read(std::size_t index, std::uint64_t word) {
-        if (reads_.empty() || reads_.back().orec != index || reads_.back().word != word) {
-            reads_.push_back({index, word});
+    /// Another word under the same lock and version needs no new entry to be
+    /// validated, only to be classified: one per granule keeps what an abort
+    /// is told apart by (orec_table::granule) at the cost of a second entry
+    /// for a traversal that reads two neighbours in one stripe.
+    void record_read(std::size_t index, std::uint64_t word, const void* address) {
+        if (reads_.empty() || reads_.back().orec != index || reads_.back().word != word ||
+            !same_granule(reads_.back().address, address)) {
+            reads_.push_back({index, word, address});
         }
         // Written after our snapshot: extend (which also checks this entry).
         if (orec_table::version_of(word) > snapshot_) extend();
@@ -383,7 +407,7 @@ class alignas(core::false_sharing_range) transaction {
     void extend() {
         // acquire: see the clock argument at the top of the file.
         const std::uint64_t now = clock_->load(std::memory_order_acquire);
-        if (!read_set_valid()) abort_attempt(abort_cause::validation);
+        if (!read_set_valid()) validation_abort();
         snapshot_ = now;
     }
 
@@ -391,16 +415,25 @@ class alignas(core::false_sharing_range) transaction {
     /// over that word.
     bool read_set_valid() const noexcept {
         for (const read_entry& r : reads_) {
-            // relaxed: only the word is compared, no data is read after it.
-            // The clock read (or fetch_add) just before already ordered the
-            // lock CASes of every commit up to it before this load, so it
-            // cannot return a version those commits replaced.
-            const std::uint64_t now = orecs_->lock(r.orec).load(std::memory_order_relaxed);
-            if (now == r.word) continue;
-            if (!orec_table::is_locked(now) || orec_table::owner_of(now) != owner_) return false;
-            if (locks_[orec_table::record_of(now)].previous != r.word) return false;
+            if (!entry_valid(r)) return false;
         }
         return true;
+    }
+
+    bool entry_valid(const read_entry& r) const noexcept {
+        // relaxed: only the word is compared, no data is read after it.
+        // The clock read (or fetch_add) just before already ordered the
+        // lock CASes of every commit up to it before this load, so it
+        // cannot return a version those commits replaced.
+        const std::uint64_t now = orecs_->lock(r.orec).load(std::memory_order_relaxed);
+        if (now == r.word) return true;
+        if (!orec_table::is_locked(now) || orec_table::owner_of(now) != owner_) return false;
+        return locks_[orec_table::record_of(now)].previous == r.word;
+    }
+
+    static bool same_granule(const void* a, const void* b) noexcept {
+        return reinterpret_cast<std::uintptr_t>(a) / orec_table::granule ==
+               reinterpret_cast<std::uintptr_t>(b) / orec_table::granule;
     }
 
     // ---- writes -------------------------------------------------------------
@@ -511,9 +544,49 @@ class alignas(core::false_sharing_range) transaction {
     [[noreturn]] void conflict(abort_cause cause, const void* address, std::size_t index) {
         using kind = orec_table::conflict_kind;
         const kind k = orecs_->classify(orecs_->owner_word(index), address);
-        if (k != kind::true_or_unknown) false_aborts_.add();
+        if (k != kind::true_or_unknown) false_aborts_lock_meet_.add();
         if (k == kind::table_collision) false_aborts_collision_.add();
         abort_attempt(cause);
+    }
+
+    /// The read set failed validation: false when every entry that failed
+    /// was last written by an owner of another object than the word we read
+    /// under it (classified as a lock meet is, by the entry's recorded owner
+    /// word, which the last committer left behind or a current owner wrote).
+    /// An entry we now hold ourselves was changed by an owner whose word ours
+    /// replaced: unknown, so true. Runs only on the abort path.
+    [[noreturn]] void validation_abort() {
+        using kind = orec_table::conflict_kind;
+        bool any_failed = false, all_false = true, all_collisions = true;
+        for (const read_entry& r : reads_) {
+            if (entry_valid(r)) continue;
+            any_failed = true;
+            const std::uint64_t now = orecs_->lock(r.orec).load(std::memory_order_relaxed);
+            const kind k = orec_table::is_locked(now) && orec_table::owner_of(now) == owner_
+                               ? kind::true_or_unknown
+                               : orecs_->classify(orecs_->owner_word(r.orec), r.address);
+            all_false = SMR_MUTANT("stm_validation_one_false_entry_suffices")
+                            ? any_failed
+                            : all_false && k != kind::true_or_unknown;
+            all_collisions = all_collisions && k == kind::table_collision;
+        }
+        // An entry that changed back before this second look: classified as
+        // nothing, so the abort counts as true.
+        count_false_validation(any_failed && all_false, any_failed && all_collisions);
+        abort_attempt(abort_cause::validation);
+    }
+
+    /// A load whose word's lock kept moving: its own entry decides.
+    [[noreturn]] void validation_abort(std::size_t index, const void* address) {
+        using kind = orec_table::conflict_kind;
+        const kind k = orecs_->classify(orecs_->owner_word(index), address);
+        count_false_validation(k != kind::true_or_unknown, k == kind::table_collision);
+        abort_attempt(abort_cause::validation);
+    }
+
+    void count_false_validation(bool is_false, bool collision) noexcept {
+        if (is_false) false_aborts_validation_.add();
+        if (is_false && collision) false_aborts_collision_.add();
     }
 
     [[noreturn]] void abort_attempt(abort_cause cause) {
@@ -572,8 +645,8 @@ class alignas(core::false_sharing_range) transaction {
     std::vector<void*> allocated_;  // this attempt's blocks: freed on abort
     std::vector<void*> freed_;      // this attempt's frees: handed over at commit
     core::owner_counter commits_, aborts_, aborts_validation_, aborts_write_locked_;
-    core::owner_counter aborts_read_locked_, aborts_explicit_, false_aborts_;
-    core::owner_counter false_aborts_collision_;
+    core::owner_counter aborts_read_locked_, aborts_explicit_, false_aborts_lock_meet_;
+    core::owner_counter false_aborts_validation_, false_aborts_collision_;
 };
 
 }  // namespace smr::stm

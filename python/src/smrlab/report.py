@@ -471,6 +471,7 @@ def _stm_tables(runs: list[dict[str, Any]]) -> str:
             _cell(row.threads),
             _cell(row.aborted_pct, _number(row.aborted_pct, 2)),
             _cell(row.false_pct, _number(row.false_pct, 1)),
+            _cell(row.lock_meet_pct, _number(row.lock_meet_pct, 1)),
             _cell(row.collisions, _number(row.collisions, 0)),
             _cell(row.trials),
         ]
@@ -483,6 +484,7 @@ def _stm_tables(runs: list[dict[str, Any]]) -> str:
         "threads",
         "aborted %",
         "false % of aborts",
+        "of which a lock met, %",
         "table collisions",
         "trials",
     )
