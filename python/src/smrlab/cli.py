@@ -1,4 +1,4 @@
-"""The ``smrlab`` command: run, plot, timeline, report.
+"""The ``smrlab`` command: run, reproduce, plot, timeline, report, compare, export, merge.
 
 Bad input of any kind is one line on stderr and exit status 2 (like smrbench); failed trials are
 exit status 1; a run interrupted by Ctrl-C is 130 (SIGTERM 143, SIGHUP 129), stops the trial in
@@ -15,6 +15,7 @@ import shlex
 import signal
 import sqlite3
 import sys
+import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, NoReturn
@@ -23,6 +24,8 @@ from smrlab import __version__
 from smrlab.errors import UsageError
 
 DEFAULT_DB = Path("results/smrlab.db")
+REPRODUCE_DB = Path("results/reproduce.db")
+REPRODUCE_OUT = Path("results/reproduce")
 
 
 def _default_db() -> Path:
@@ -134,6 +137,60 @@ def _parser() -> argparse.ArgumentParser:
         action="store_true",
         help="skip a configuration stored by any smrbench binary or machine (default: only "
         "one stored by this binary on this machine is skipped)",
+    )
+
+    reproduce = commands.add_parser(
+        "reproduce",
+        help="run every experiment docs/reproductions.md shows, timed, into one store",
+        description="Run the experiment files that the page's section headings name, in the "
+        "page's order, at one size, into one store; write summary.md and summary.json (each "
+        "experiment's wall time, trials and load at its start, the binary's commit), then the "
+        "store's figures and report. Resumes: trials this binary already stored are skipped.",
+    )
+    reproduce.add_argument(
+        "--page", type=_path, help="the page (default: docs/reproductions.md in the repo)"
+    )
+    reproduce.add_argument(
+        "--experiments",
+        type=_path,
+        metavar="DIR",
+        help="where the page's experiment files are (default: experiments/ in the repo)",
+    )
+    reproduce.add_argument(
+        "--db", type=_path, help=f"result store (default: {REPRODUCE_DB} in the repo)"
+    )
+    reproduce.add_argument(
+        "--out", type=_path, help=f"summary, figures and report (default: {REPRODUCE_OUT})"
+    )
+    reproduce.add_argument(
+        "--size",
+        default="quick",
+        metavar="NAME",
+        help="experiment size: quick (default) or a [sizes.NAME] table; an experiment "
+        "without it is left out and said so",
+    )
+    reproduce.add_argument(
+        "--only",
+        action="append",
+        default=[],
+        metavar="NAME[,NAME]",
+        help="run only these experiments (file names without .toml; repeatable)",
+    )
+    reproduce.add_argument(
+        "--list",
+        action="store_true",
+        help="print the page's sections and what they run; run nothing",
+    )
+    reproduce.add_argument(
+        "--timeout",
+        type=_timeout,
+        metavar="S",
+        help="per-trial limit in seconds (default: 60 + 20 × duration)",
+    )
+    reproduce.add_argument(
+        "--smrbench",
+        metavar="PATH",
+        help="smrbench binary (default: $SMRBENCH, else build/release/bench/smrbench)",
     )
 
     plot = commands.add_parser(
@@ -259,6 +316,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if args.command == "run":
             return _run(args)
+        if args.command == "reproduce":
+            return _reproduce(args)
         with stop_on_signals():  # SIGTERM and SIGHUP, like Ctrl-C, leave no half-written file
             if args.command == "plot":
                 return _plot(args)
@@ -317,16 +376,14 @@ def _open_store(path: Path | None, *, must_exist: bool):
 
 def _run(args: argparse.Namespace) -> int:
     from smrlab.grid import load_experiment, select
-    from smrlab.lock import exclusive_run
     from smrlab.plan import make_plan
-    from smrlab.progress import format_duration, make_progress
     from smrlab.provenance import identity
-    from smrlab.runner import Runner, job_command, stop_on_signals
+    from smrlab.runner import job_command
     from smrlab.smrbench import Smrbench, locate, require
-    from smrlab.store import EmptyStoreError, Store, check_store_file
+    from smrlab.store import EmptyStoreError, Store
 
     experiment = load_experiment(args.experiment, args.size)
-    title = experiment.name + (f" (size {experiment.size})" if experiment.size != "quick" else "")
+    title = _title(experiment)
     binary = locate(args.smrbench)
     db_path = args.db or _default_db()
 
@@ -363,9 +420,46 @@ def _run(args: argparse.Namespace) -> int:
         )
         return 0
 
-    bench = Smrbench(require(binary))
+    summary = run_experiment(
+        experiment,
+        Smrbench(require(binary)),
+        db_path,
+        timeout=args.timeout,
+        only=args.only,
+        exclude=args.exclude,
+        reuse_stored=args.reuse_stored,
+    )
+    return 1 if summary.failures else 0
+
+
+def _title(experiment: Any) -> str:
+    return experiment.name + (f" (size {experiment.size})" if experiment.size != "quick" else "")
+
+
+def run_experiment(
+    experiment: Any,
+    bench: Any,
+    db_path: Path,
+    *,
+    timeout: float | None = None,
+    only: Sequence[str] = (),
+    exclude: Sequence[str] = (),
+    reuse_stored: bool = False,
+) -> Any:
+    """Runs ``experiment``'s selected jobs with ``bench`` into the store at ``db_path`` (the
+    store locked for the run), prints its summary line and any failures, and returns the
+    runner's summary."""
+    from smrlab.grid import select
+    from smrlab.lock import exclusive_run
+    from smrlab.plan import make_plan
+    from smrlab.progress import format_duration, make_progress
+    from smrlab.provenance import identity
+    from smrlab.runner import Runner, stop_on_signals
+    from smrlab.store import Store, check_store_file
+
+    title = _title(experiment)
     plan = make_plan(experiment, bench)
-    plan.jobs[:] = select(plan.jobs, args.only, args.exclude)
+    plan.jobs[:] = select(plan.jobs, list(only), list(exclude))
     progress = make_progress()
     for note in plan.notes:
         progress.note(f"smrlab: {note}")
@@ -377,11 +471,11 @@ def _run(args: argparse.Namespace) -> int:
         )
         summary = Runner(
             store,
-            binary,
+            bench.path,
             progress,
-            timeout=args.timeout,
-            identity=identity(binary, bench.listing),
-            reuse_stored=args.reuse_stored,
+            timeout=timeout,
+            identity=identity(bench.path, bench.listing),
+            reuse_stored=reuse_stored,
         ).run(plan.jobs)
     print(
         f"smrlab: {title}: ran {summary.ran} trials in "
@@ -403,8 +497,61 @@ def _run(args: argparse.Namespace) -> int:
             print(f"    command: {shlex.join(failure.command)}", file=sys.stderr)
             for line in failure.stderr.strip().splitlines()[-3:]:
                 print(f"    stderr: {line}", file=sys.stderr)
-        return 1
-    return 0
+    return summary
+
+
+def _reproduce(args: argparse.Namespace) -> int:
+    from smrlab import reproduce
+    from smrlab.plots import plot_store
+    from smrlab.progress import format_duration
+    from smrlab.report import write_report
+    from smrlab.smrbench import Smrbench, locate, repo_root, require
+
+    root = repo_root()
+    page = args.page or root / "docs" / "reproductions.md"
+    sections = reproduce.read_page(page, args.experiments or root / "experiments")
+    chosen = reproduce.choose(reproduce.experiments_in_order(sections), args.only)
+    if args.list:
+        for section in sections:
+            names = [p.name for p in section.experiments] or list(section.scripts)
+            kind = "" if section.experiments else " (a script: not run)"
+            print(f"{section.title}: {', '.join(names)}{kind}")
+        print(f"smrlab reproduce: {len(chosen)} experiment files to run", file=sys.stderr)
+        return 0
+    out = args.out or root / REPRODUCE_OUT
+    reproduce.check_out(out)
+    db = args.db or root / REPRODUCE_DB
+    bench = Smrbench(require(locate(args.smrbench)))
+    build = bench.listing.get("build", {})
+    if build.get("dirty"):
+        print(
+            "smrlab reproduce: note: smrbench was built with uncommitted changes; the page asks "
+            "for results of one commit",
+            file=sys.stderr,
+        )
+    started = time.monotonic()
+    outcomes = reproduce.run_all(
+        chosen,
+        size=args.size,
+        bench=bench,
+        db=db,
+        timeout=args.timeout,
+        run_experiment=run_experiment,
+    )
+    reproduce.write_summary(out, outcomes, sections, build, args.size)
+    with _open_store(db, must_exist=True) as store:
+        written, notes = plot_store(store, out / "figures")
+        report, report_notes = write_report(store, out / "report")
+    for note in notes + report_notes:
+        print(f"smrlab: {note}", file=sys.stderr)
+    failed = sum(o.failed for o in outcomes)
+    print(
+        f"smrlab reproduce: {len(outcomes)} experiments in "
+        f"{format_duration(time.monotonic() - started)} ({failed} failed trials); "
+        f"summary in {out / 'summary.md'}, {len(written)} figure files, report {report}",
+        file=sys.stderr,
+    )
+    return 1 if failed else 0
 
 
 def _plot(args: argparse.Namespace) -> int:
