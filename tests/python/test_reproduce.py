@@ -142,8 +142,9 @@ def test_an_experiment_without_the_size_is_left_out_and_said_so(tmp_path, capsys
     out = tmp_path / "out"
     argv = ["reproduce", "--page", str(page), "--experiments", str(experiments)]
     argv += ["--db", str(tmp_path / "r.db"), "--out", str(out), "--smrbench", str(fake_smrbench)]
-    assert main([*argv, "--size", "paper"]) == 0
-    assert "first.toml left out" in capsys.readouterr().err
+    assert main([*argv, "--size", "paper"]) == 1  # not every section ran
+    err = capsys.readouterr().err
+    assert "first.toml left out" in err and "1 experiments in" in err and "1 left out" in err
     record = json.loads((out / "summary.json").read_text())
     first, second = record["experiments"]
     assert first["skipped_reason"] and first["ran"] == 0
@@ -151,3 +152,14 @@ def test_an_experiment_without_the_size_is_left_out_and_said_so(tmp_path, capsys
     assert (
         "| first | Paper A, Figure 1 — first.toml | left out:" in (out / "summary.md").read_text()
     )
+
+
+def test_when_nothing_can_run_the_summary_says_so(tmp_path, capsys, fake_smrbench):
+    page, experiments = layout(tmp_path)
+    out, db = tmp_path / "out", tmp_path / "r.db"
+    argv = ["reproduce", "--page", str(page), "--experiments", str(experiments), "--size", "big"]
+    argv += ["--db", str(db), "--out", str(out), "--smrbench", str(fake_smrbench)]
+    assert main(argv) == 1
+    assert "no figures: nothing ran" in capsys.readouterr().err and not db.exists()
+    record = json.loads((out / "summary.json").read_text())
+    assert all("no size 'big'" in e["skipped_reason"] for e in record["experiments"])

@@ -539,19 +539,23 @@ def _reproduce(args: argparse.Namespace) -> int:
         run_experiment=run_experiment,
     )
     reproduce.write_summary(out, outcomes, sections, build, args.size)
-    with _open_store(db, must_exist=True) as store:
-        written, notes = plot_store(store, out / "figures")
-        report, report_notes = write_report(store, out / "report")
-    for note in notes + report_notes:
-        print(f"smrlab: {note}", file=sys.stderr)
+    drawn = "no figures: nothing ran"
+    if db.exists():
+        with _open_store(db, must_exist=True) as store:
+            written, notes = plot_store(store, out / "figures")
+            report, report_notes = write_report(store, out / "report")
+        for note in notes + report_notes:
+            print(f"smrlab: {note}", file=sys.stderr)
+        drawn = f"{len(written)} figure files, report {report}"
     failed = sum(o.failed for o in outcomes)
+    left_out = sum(1 for o in outcomes if o.skipped_reason)
     print(
-        f"smrlab reproduce: {len(outcomes)} experiments in "
-        f"{format_duration(time.monotonic() - started)} ({failed} failed trials); "
-        f"summary in {out / 'summary.md'}, {len(written)} figure files, report {report}",
+        f"smrlab reproduce: {len(outcomes) - left_out} experiments in "
+        f"{format_duration(time.monotonic() - started)}, {left_out} left out, "
+        f"{failed} failed trials; summary in {out / 'summary.md'}, {drawn}",
         file=sys.stderr,
     )
-    return 1 if failed else 0
+    return 1 if failed or left_out else 0
 
 
 def _plot(args: argparse.Namespace) -> int:

@@ -131,8 +131,9 @@ def run_all(
     timeout: float | None,
     run_experiment: Any,
 ) -> list[Outcome]:
-    """Runs each chosen experiment in turn; returns what each took. An experiment without the
-    size asked for is reported and left out, not fatal: the page's other sections still run."""
+    """Runs each chosen experiment in turn; returns what each took. An experiment that cannot
+    run (no such size, a configuration smrbench refuses before any trial) is reported and left
+    out, not fatal: the page's other sections still run."""
     from smrlab.grid import load_experiment
 
     outcomes = []
@@ -144,14 +145,13 @@ def run_all(
             f"{format_duration(time.monotonic() - started)} so far, load {load:.2f}",
             file=sys.stderr,
         )
+        begin = time.monotonic()
         try:
-            experiment = load_experiment(path, size)
+            summary = run_experiment(load_experiment(path, size), bench, db, timeout=timeout)
         except UsageError as error:
             print(f"smrlab reproduce: {path.name} left out: {error}", file=sys.stderr)
             outcomes.append(Outcome(path.stem, section, 0.0, 0, 0, 0, load, str(error)))
             continue
-        begin = time.monotonic()
-        summary = run_experiment(experiment, bench, db, timeout=timeout)
         outcomes.append(
             Outcome(
                 path.stem,
