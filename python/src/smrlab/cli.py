@@ -502,6 +502,7 @@ def run_experiment(
 
 def _reproduce(args: argparse.Namespace) -> int:
     from smrlab import reproduce
+    from smrlab.outputs import check_output_dir
     from smrlab.plots import plot_store
     from smrlab.progress import format_duration
     from smrlab.report import write_report
@@ -519,7 +520,7 @@ def _reproduce(args: argparse.Namespace) -> int:
         print(f"smrlab reproduce: {len(chosen)} experiment files to run", file=sys.stderr)
         return 0
     out = args.out or root / REPRODUCE_OUT
-    reproduce.check_out(out)
+    check_output_dir(out)
     db = args.db or root / REPRODUCE_DB
     bench = Smrbench(require(locate(args.smrbench)))
     build = bench.listing.get("build", {})

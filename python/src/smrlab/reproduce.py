@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from smrlab.errors import UsageError
-from smrlab.outputs import check_output_dir, write_atomically
+from smrlab.outputs import write_atomically
 from smrlab.progress import format_duration
 
 # A heading: "## Epochs paper, Figure 1 — `epochs_fig1.toml`".
@@ -211,7 +211,3 @@ def write_summary(
     record = {"size": size, "build": build, "experiments": [asdict(o) for o in outcomes]}
     text = json.dumps(record, indent=1) + "\n"
     write_atomically(out / "summary.json", lambda p: p.write_text(text, encoding="utf-8"))
-
-
-def check_out(out: Path) -> None:
-    check_output_dir(out)
