@@ -12,6 +12,7 @@
 #include "registry.hpp"
 #include "report.hpp"
 #include "smr/core/clock.hpp"
+#include "stamp.hpp"
 #include "threadtest.hpp"
 
 namespace {
@@ -89,6 +90,25 @@ int run_layout_command(const smrbench::bench_config& config,
     return layout["validated"].get<bool>() ? exit_ok : exit_validation_failed;
 }
 
+/// `smrbench stamp`: its trials (a trial's rate is tasks per second), then
+/// the JSON or the table.
+int run_stamp_command(const smrbench::bench_config& config,
+                      const smrbench::allocator_identity& allocator) {
+    using namespace smrbench;
+    return run_trials<stamp_trial>(
+        config, "stamp trial", "M tasks/s", [&](int i) { return run_stamp(config, i); },
+        [](const stamp_trial& t) {
+            return t.seconds > 0 ? static_cast<double>(t.tasks) / t.seconds : 0.0;
+        },
+        [&](const std::vector<stamp_trial>& trials) {
+            if (config.json) {
+                std::cout << stamp_to_json(config, allocator, trials).dump() << '\n';
+            } else {
+                print_stamp_human(std::cout, config, allocator, trials);
+            }
+        });
+}
+
 /// Everything but the check of standard output, which main does on every path.
 int run(int argc, char** argv) {
     using namespace smrbench;
@@ -123,6 +143,7 @@ int run(int argc, char** argv) {
         return run_threadtest_command(config, allocator);
     }
     if (config.command == bench_command::layout) return run_layout_command(config, allocator);
+    if (config.command == bench_command::stamp) return run_stamp_command(config, allocator);
 
     const combination& combo = *find_combination(config.ds, config.reclaimer);
     smr::core::ns_per_tick();  // calibrate the free-latency clock outside measured time

@@ -108,7 +108,7 @@ bool threads_begin_epochs(const smr::reclaimer_traits& reclaimer) {
 /// (layout maps its blocks to the same table).
 template <std::uint32_t bench_config::*Field>
 json stm_option_json(const bench_config& c) {
-    if (c.command == bench_command::layout) return c.*Field;
+    if (c.command == bench_command::layout || c.command == bench_command::stamp) return c.*Field;
     const combination* combo = find_combination(c.ds, c.reclaimer);
     if (combo == nullptr || !combo->transactional) return nullptr;
     return c.*Field;
@@ -224,6 +224,14 @@ constexpr std::array table{
                         "before the free (finds a block handed out twice; costs stores the "
                         "paper's pure malloc/free loop does not make)",
                 .commands = for_threadtest},
+    option_spec{.name = "app",
+                .field = text_option{"vacation-low",
+                                     "vacation-low vacation-high vacation-low+ vacation-high+ "
+                                     "vacation-low++ vacation-high++"},
+                .help = "stamp: the application and its input, by STAMP's name (-low and -high: "
+                        "its simulator inputs; + and ++: 2^20 relations, ++ also 2^22 tasks)",
+                .json = [](const bench_config& c) -> json { return c.app; },
+                .commands = for_stamp},
     shared(number("blocks", &bench_config::blocks,
                   "layout: blocks each thread allocates and keeps (two threads taking turns, "
                   "then one alone)",
@@ -244,8 +252,9 @@ constexpr std::array table{
                     if (c.pool_nodes == 0) return nullptr;
                     return smr::alloc::to_string(c.on_empty);
                 }},
-    shared(number("threads", &bench_config::threads, "worker threads", 1, 4096, "threads"),
-           for_set | for_threadtest),
+    shared(number("threads", &bench_config::threads, "worker threads (stamp: STAMP's clients, -c)",
+                  1, 4096, "threads"),
+           for_set | for_threadtest | for_stamp),
     derived(number("key-range", &bench_config::key_range,
                    "keys are uniform in [0, N) (default: 10000 for a list, 200000 otherwise; "
                    "smrbench --list gives each structure's)",
@@ -268,7 +277,7 @@ constexpr std::array table{
            for_set | for_threadtest),
     shared(
         number("trials", &bench_config::trials, "trials (throughput: median)", 1, 1000, "trials"),
-        for_set | for_threadtest),
+        for_set | for_threadtest | for_stamp),
     option_spec{.name = "prefill",
                 .field = text_option{"auto"},
                 .help = "auto (steady-state size) | none | N keys",
@@ -295,7 +304,7 @@ constexpr std::array table{
                 .help = "memory placement on a NUMA machine: none (as started) | local | "
                         "interleave (every node round-robin, numactl --interleave=all)",
                 .json = [](const bench_config& c) -> json { return to_string(c.numa); },
-                .commands = for_set | for_threadtest},
+                .commands = for_set | for_threadtest | for_stamp},
     option_spec{.name = "stall",
                 .field = &bench_config::stall,
                 .help = "one extra thread stays inside an operation for the whole trial"},
@@ -350,15 +359,17 @@ constexpr std::array table{
                 .json = buckets_json},
     shared(stm_option<&bench_config::ort_bits>(
                "ort-bits",
-               "transactional structures (stm_*), layout: the STM's ownership-record table has "
-               "2^N versioned locks (TinySTM's default, 20)",
+               "transactional structures (stm_*), layout, stamp: the STM's ownership-record "
+               "table has 2^N versioned locks (TinySTM's default, 20)",
                1, 30),
-           for_set | for_layout),
-    stm_option<&bench_config::ort_shift>(
-        "ort-shift",
-        "transactional structures (stm_*): addresses map to versioned locks by (address >> N) "
-        "mod 2^ort-bits, so a stripe of 2^N bytes shares a lock (TinySTM's default, 5: 32 bytes)",
-        0, 12),
+           for_set | for_layout | for_stamp),
+    shared(stm_option<&bench_config::ort_shift>(
+               "ort-shift",
+               "transactional structures (stm_*), stamp: addresses map to versioned locks by "
+               "(address >> N) mod 2^ort-bits, so a stripe of 2^N bytes shares a lock "
+               "(TinySTM's default, 5: 32 bytes)",
+               0, 12),
+           for_set | for_stamp),
     default_by_reclaimer(
         reclaimer_tuning<&smr::tunings_read::bag_threshold, &bench_config::bag_size,
                          &smr::domain_config::bag_threshold>(
@@ -738,8 +749,8 @@ json options_description() {
             row["default_by_reclaimer"] = std::move(defaults);
         }
         json commands = json::array();
-        for (auto command :
-             {bench_command::set, bench_command::threadtest, bench_command::layout}) {
+        for (auto command : {bench_command::set, bench_command::threadtest, bench_command::layout,
+                             bench_command::stamp}) {
             if (belongs_to(spec.commands, command)) commands.push_back(to_string(command));
         }
         row["commands"] = std::move(commands);
@@ -764,6 +775,15 @@ json subcommand_json(const bench_config& config, const allocator_identity& alloc
         {"numa", numa_json(config.numa_result)},
         {"placement", placement_json(config.pin, config.threads)},
     };
+}
+
+json subcommand_trials_json(bool validated, std::uint64_t peak_rss_bytes, int median_trial,
+                            json trials) {
+    return json{{"validated", validated},
+                {"status", "ok"},
+                {"peak_rss_bytes", peak_rss_bytes},
+                {"median_trial", median_trial},
+                {"trials", std::move(trials)}};
 }
 
 json table_config_json(const bench_config& config) {

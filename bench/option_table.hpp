@@ -34,12 +34,13 @@ enum class option_target : std::uint8_t {
 
 /// The commands an option belongs to, as a bit set: the set benchmark's
 /// options are its own, a few (the allocator, threads, timing, output) are
-/// shared with threadtest and layout.
+/// shared with threadtest, layout and stamp.
 enum command_set : std::uint8_t {
     for_set = 1U << static_cast<unsigned>(bench_command::set),
     for_threadtest = 1U << static_cast<unsigned>(bench_command::threadtest),
     for_layout = 1U << static_cast<unsigned>(bench_command::layout),
-    for_all = for_set | for_threadtest | for_layout,
+    for_stamp = 1U << static_cast<unsigned>(bench_command::stamp),
+    for_all = for_set | for_threadtest | for_layout | for_stamp,
 };
 
 constexpr bool belongs_to(std::uint8_t commands, bench_command command) {
@@ -123,9 +124,14 @@ void add_table_options(CLI::App& app, bench_config& config, option_texts& texts,
 /// JSON key.
 nlohmann::json table_config_json(const bench_config& config);
 
-/// What a subcommand's JSON (threadtest, layout) starts with: the format
-/// version, the command, its config and the allocator really in use.
+/// What a subcommand's JSON (threadtest, layout, stamp) starts with: the
+/// format version, the command, its config and the allocator really in use.
 nlohmann::json subcommand_json(const bench_config& config, const allocator_identity& allocator);
+
+/// What a subcommand's JSON (threadtest, stamp) ends with: whether every
+/// trial validated, the largest peak RSS, the median trial and every trial.
+nlohmann::json subcommand_trials_json(bool validated, std::uint64_t peak_rss_bytes,
+                                      int median_trial, nlohmann::json trials);
 
 /// smrbench --list --json's "options": every option's name, flag, JSON key,
 /// type (int, float, bool, str), default (null when derived from others),

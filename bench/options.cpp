@@ -524,6 +524,8 @@ std::string_view to_string(bench_command command) {
             return "threadtest";
         case bench_command::layout:
             return "layout";
+        case bench_command::stamp:
+            return "stamp";
     }
     return "set";
 }
@@ -565,10 +567,25 @@ parse_outcome parse_command_line(int argc, char** argv) {
         "for two taking turns, and which of them share an STM versioned lock");
     add_table_options(*layout, c, texts, bench_command::layout);
     add_layout_fault_options(*layout);
+    CLI::App* stamp = app.add_subcommand(
+        "stamp",
+        "a STAMP application on smrlab's STM (Minh et al., IISWC 2008), verified after every "
+        "trial; reports the clients' time");
+    add_table_options(*stamp, c, texts, bench_command::stamp);
     app.require_subcommand(0, 1);
 
     try {
         app.parse(argc, argv);
+        if (stamp->parsed()) {
+            c.command = bench_command::stamp;
+            check_no_set_options(app, c.command);
+            c.app = texts.at("app");  // its choices checked on parsing
+            c.alloc = allocator_from_text(texts.at("alloc"));
+            c.numa = parse_numa_policy(texts.at("numa")).value();
+            check_allocator_available(c.alloc);
+            check_thread_limit(c);
+            return outcome;
+        }
         if (threadtest->parsed() || layout->parsed()) {
             c.command = threadtest->parsed() ? bench_command::threadtest : bench_command::layout;
             check_no_set_options(app, c.command);

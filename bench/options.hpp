@@ -21,8 +21,8 @@ namespace smrbench {
 enum class prefill_mode { automatic, none, count };
 
 /// What smrbench runs: the set benchmark (no subcommand), Hoard's allocator
-/// microbenchmark, or the address-layout measurement.
-enum class bench_command : std::uint8_t { set, threadtest, layout };
+/// microbenchmark, the address-layout measurement, or a STAMP application.
+enum class bench_command : std::uint8_t { set, threadtest, layout, stamp };
 
 std::string_view to_string(bench_command command);
 
@@ -72,6 +72,9 @@ struct bench_config {
     std::uint64_t objects = 0;      // threadtest: 0, the paper's form; N, Hoard's rounds of N
     bool check_blocks = false;      // threadtest: tag every block and check it before free
     std::uint64_t blocks = 4096;    // layout: blocks each thread allocates and keeps
+
+    // stamp (bench/stamp.hpp): the application and its input, by STAMP's name.
+    std::string app = "vacation-low";
 
     // Hart et al.'s bounded pool, on top of the --alloc allocator (0: no pool).
     std::uint64_t pool_nodes = 0;

@@ -12,6 +12,7 @@
 #include <ostream>
 #include <string>
 #include <thread>
+#include <utility>
 
 #include "median.hpp"
 #include "option_table.hpp"
@@ -235,17 +236,10 @@ threadtest_trial run_threadtest(const bench_config& config, int trial) {
 nlohmann::json threadtest_to_json(const bench_config& config, const allocator_identity& allocator,
                                   const std::vector<threadtest_trial>& trials) {
     using nlohmann::json;
-    const threadtest_trial& median = trials[median_trial(trials)];
+    const auto summary = summarize(trials, [](const threadtest_trial& t) { return t.pairs_per_s; });
+    const threadtest_trial& median = *summary.median;
     json trial_list = json::array();
-    double low = median.pairs_per_s;
-    double high = median.pairs_per_s;
-    bool validated = true;
-    std::uint64_t peak_rss = 0;
     for (const threadtest_trial& t : trials) {
-        low = std::min(low, t.pairs_per_s);
-        high = std::max(high, t.pairs_per_s);
-        validated = validated && t.validated;
-        peak_rss = std::max(peak_rss, t.peak_rss_bytes);
         trial_list.push_back({{"trial", t.trial},
                               {"pairs", t.pairs},
                               {"measured_seconds", t.seconds},
@@ -262,18 +256,15 @@ nlohmann::json threadtest_to_json(const bench_config& config, const allocator_id
     json out = subcommand_json(config, allocator);
     out.update(json{
         {"pairs_per_s", median.pairs_per_s},
-        {"pairs_per_s_min", low},
-        {"pairs_per_s_max", high},
+        {"pairs_per_s_min", summary.low},
+        {"pairs_per_s_max", summary.high},
         // The set benchmark's name for the same figure: an operation is a pair.
         {"throughput_ops_per_s", median.pairs_per_s},
         {"ns_per_pair", ns_per_pair},
         {"cpus_used", std::min(config.threads, cpus)},
-        {"validated", validated},
-        {"status", "ok"},
-        {"peak_rss_bytes", peak_rss},
-        {"median_trial", median.trial},
-        {"trials", trial_list},
     });
+    out.update(subcommand_trials_json(summary.validated, summary.peak_rss_bytes, median.trial,
+                                      std::move(trial_list)));
     return out;
 }
 

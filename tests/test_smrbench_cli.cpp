@@ -25,6 +25,7 @@
 #include "smr/reclaim/debra.hpp"
 #include "smr/reclaim/none.hpp"
 #include "smrbench_process.hpp"
+#include "stamp_inputs.hpp"
 
 namespace {
 
@@ -132,6 +133,10 @@ INSTANTIATE_TEST_SUITE_P(
         bad_input_case{"--threads", "--threads: expected a value in 1..4096"},
         bad_input_case{"--threads 1 --threads 2", "--threads is given 2 times: give it once"},
         bad_input_case{"--block-size 64", "--block-size is an option of threadtest and layout"},
+        bad_input_case{"--app vacation-low", "--app is an option of stamp"},
+        bad_input_case{"stamp --app vacation-medium", "vacation-medium"},
+        bad_input_case{"stamp --key-range 10", "--key-range"},
+        bad_input_case{"--threads 2 stamp", "before 'stamp'"},
         bad_input_case{"--ds", "--ds: expected a value (a name)"}),
     bad_input_name);
 
@@ -328,7 +333,7 @@ TEST(Cli, HelpExitsZero) {
 // --help gives each number's range and each name's choices as its type, not
 // CLI11's tags (INT:DECIMAL:RANGE).
 TEST(Cli, HelpShowsRangesNotTypeTags) {
-    for (const char* command : {"--help", "threadtest --help", "layout --help"}) {
+    for (const char* command : {"--help", "threadtest --help", "layout --help", "stamp --help"}) {
         const run_result r = smrbench(command);
         EXPECT_EQ(r.exit_code, 0) << command;
         for (const char* tag : {"DECIMAL", "RANGE", " INT", " UINT", " FLOAT", " TEXT"}) {
@@ -520,6 +525,56 @@ TEST(Cli, TransactionalStructuresReportTheirTransactions) {
     EXPECT_TRUE(other["stm"].is_null());
     EXPECT_TRUE(other["trials"][0]["stm"].is_null());
     EXPECT_TRUE(other["config"]["ort_shift"].is_null());
+}
+
+// smrbench stamp: Vacation at STAMP's simulator size, verified; the JSON as
+// docs/smrbench.md ("stamp") describes it.
+TEST(Cli, StampRunsVacationAndVerifiesIt) {
+    const std::string args =
+        "stamp --app vacation-high --threads 3 --trials 2 --ort-shift 4 "
+        "--quiet --json";
+    const run_result r = smrbench(args);
+    ASSERT_EQ(r.exit_code, 0) << args << "\n" << r.err << r.out;
+    const auto run = nlohmann::json::parse(r.out);
+    EXPECT_EQ(run["benchmark"], "stamp");
+    EXPECT_EQ(run["app"], "vacation-high");
+    EXPECT_EQ(run["config"]["app"], "vacation-high");
+    EXPECT_EQ(run["config"]["threads"], 3);
+    EXPECT_EQ(run["config"]["ort_shift"], 4);
+    EXPECT_EQ(run["config"]["ort_bits"], 20);
+    const auto& input = run["input"];
+    EXPECT_EQ(input["clients"], 3);
+    EXPECT_EQ(input["queries"], 4);
+    EXPECT_EQ(input["percent_queried"], 60);
+    EXPECT_EQ(input["relations"], 16384);
+    EXPECT_EQ(input["tasks"], 4096);
+    EXPECT_EQ(input["percent_user"], 90);
+    EXPECT_EQ(input["query_range"], 9830);
+    EXPECT_TRUE(run["validated"].get<bool>());
+    ASSERT_EQ(run["trials"].size(), 2U);
+    for (const auto& t : run["trials"]) {
+        EXPECT_TRUE(t["validated"].get<bool>()) << t["validation"]["error"];
+        EXPECT_EQ(t["tasks"], 3 * 1365) << "STAMP rounds each client's share: 4096 / 3";
+        EXPECT_EQ(t["stm"]["commits"], t["tasks"]) << "a task is one transaction";
+        EXPECT_GT(t["seconds"].get<double>(), 0.0);
+    }
+    EXPECT_LE(run["seconds_min"].get<double>(), run["seconds"].get<double>());
+    EXPECT_GE(run["seconds_max"].get<double>(), run["seconds"].get<double>());
+    EXPECT_EQ(run["stm"], run["trials"][run["median_trial"].get<int>()]["stm"]);
+    EXPECT_NEAR(run["throughput_ops_per_s"].get<double>(), 3 * 1365 / run["seconds"].get<double>(),
+                1e-6 * run["throughput_ops_per_s"].get<double>());
+    EXPECT_FALSE(run["machine"].is_null());
+    EXPECT_FALSE(run["build"].is_null());
+}
+
+// --app's choices (the option table's text) are the application's inputs.
+TEST(Cli, StampOffersEveryVacationInput) {
+    const auto list = nlohmann::json::parse(smrbench("--list --json").out);
+    std::vector<std::string> choices;
+    for (const auto& option : list["options"]) {
+        if (option["flag"] == "--app") choices = option["choices"].get<std::vector<std::string>>();
+    }
+    EXPECT_EQ(choices, stamp_vacation_inputs());
 }
 
 // --alternate: each thread erases the key it inserted last, so the set ends
