@@ -15,8 +15,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
-
 from conftest import FAKE_LISTING
 from smrlab import runner
 from smrlab.cli import main
@@ -602,6 +602,100 @@ def test_threadtest_and_layout_run_store_and_resume(tmp_path: Path, smrbench: Pa
     text = page.read_text()
     assert "malloc/free pairs per second (median over trials)" in text
     assert "Address layout" in text and "collisions % shift 5" in text
+
+
+STAMP = """
+[experiment]
+name = "stamp"
+benchmark = "stamp"
+[grid]
+app = ["vacation-low", "vacation-high"]
+alloc = ["glibc", "jemalloc"]
+threads = [1, 2]
+[fixed]
+trials = 2
+"""
+
+
+def test_the_stamp_experiment_runs_and_draws_figure_7_and_table_5(
+    tmp_path: Path, smrbench: Path
+) -> None:
+    """Vacation at STAMP's simulator inputs, two allocators, 1 and 2 clients, 2 trials: every
+    trial stored and verified, one speedup figure per application, Table 5 in the report."""
+    from smrlab import stamp_plots
+    from smrlab.plots import build_plots
+    from smrlab.report import write_report
+
+    db = tmp_path / "r.db"
+    path = write(tmp_path, STAMP, "stamp.toml")
+    assert main(["run", str(path), "--db", str(db), "--smrbench", str(smrbench)]) == 0
+    stored = rows(db, "SELECT * FROM runs WHERE experiment = 'stamp'")
+    assert len(stored) == 2 * 2 * 2 * 2
+    for row in stored:
+        assert row["benchmark"] == "stamp" and row["ds"] is None and row["validated"] == 1
+        command = json.loads(row["command"])
+        assert command[1] == "stamp" and "--seed" not in command
+        result = json.loads(row["result_json"])
+        assert result["app"] in ("vacation-low", "vacation-high")
+        assert result["stm"]["commits"] == result["trials"][0]["tasks"]
+        assert row["throughput"] == pytest.approx(result["trials"][0]["tasks"] / result["seconds"])
+    with Store(db) as store:
+        plots, _ = build_plots(store, "stamp")
+        runs = store.runs("stamp")
+    assert [(p.name, p.kind) for p in plots] == [
+        ("stamp-vacation-high", "stamp"),
+        ("stamp-vacation-low", "stamp"),
+    ]
+    # A speedup is over the allocator's own one-thread median: 1 at one thread.
+    times = stamp_plots.times(runs)
+    for by_allocator in times.values():
+        for by_threads in by_allocator.values():
+            assert sorted(by_threads) == [1, 2]
+            assert float(np.median(stamp_plots.speedups(by_threads)[1])) == pytest.approx(
+                1.0, rel=0.5
+            )
+    table5 = stamp_plots.best_and_worst(runs)
+    assert sorted(row.app for row in table5) == ["vacation-high", "vacation-low"]
+    for row in table5:
+        assert {row.best, row.worst} == {"glibc", "jemalloc"} and row.gain_pct >= 0
+        assert row.threads in (1, 2)
+    with Store(db) as store:
+        page, _ = write_report(store, tmp_path / "report")
+    assert "Best and worst allocator per application (Table 5)" in page.read_text()
+
+
+def test_stamp_speedups_and_table_5_from_known_times() -> None:
+    """Figure 7's normalization and Table 5's pick on made-up times: the gain is worst / best - 1
+    at the thread count where it is largest, each allocator against its own one thread."""
+    from smrlab import stamp_plots
+
+    def run(alloc: str, threads: int, seconds: float) -> dict:
+        config = {"app": "vacation-high", "threads": threads, "trials": 1}
+        return {
+            "benchmark": "stamp",
+            "alloc": alloc,
+            "result": {"config": config, "seconds": seconds},
+        }
+
+    runs = [
+        run("glibc", 1, 10.0),
+        run("glibc", 2, 5.0),
+        run("glibc", 4, 4.0),
+        run("jemalloc", 1, 8.0),
+        run("jemalloc", 2, 6.0),
+        run("jemalloc", 4, 2.0),
+        run("tcmalloc", 2, 5.5),  # no one-thread run: no speedup line, still in Table 5
+    ]
+    by_allocator = stamp_plots.times(runs)[("vacation-high",)]
+    assert stamp_plots.speedups(by_allocator["glibc"]) == {1: [1.0], 2: [2.0], 4: [2.5]}
+    assert stamp_plots.speedups(by_allocator["jemalloc"]) == {1: [1.0], 2: [8 / 6], 4: [4.0]}
+    assert stamp_plots.speedups(by_allocator["tcmalloc"]) == {}
+    (row,) = stamp_plots.best_and_worst(runs)
+    assert (row.best, row.worst, row.threads) == ("jemalloc", "glibc", 4)
+    assert row.gain_pct == pytest.approx(100.0)
+    (figure,) = stamp_plots.figures(runs)
+    labels = [line.get_label() for line in figure.figure.axes[0].get_lines()]
+    assert "tcmalloc" not in labels
 
 
 def test_the_stm_experiments_run_and_draw_the_papers_figures_and_tables(

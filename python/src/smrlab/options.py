@@ -106,9 +106,9 @@ def load_description(path: Path = DESCRIPTION_PATH) -> dict[str, list[dict[str, 
     return json.loads(path.read_text(encoding="utf-8"))
 
 
-# smrbench's commands: the set benchmark (no subcommand), threadtest and layout. An experiment
-# file names its command in [experiment] benchmark; each command takes its own options.
-BENCHMARKS = ("set", "threadtest", "layout")
+# smrbench's commands: the set benchmark (no subcommand), threadtest, layout and stamp. An
+# experiment file names its command in [experiment] benchmark; each command takes its own options.
+BENCHMARKS = ("set", "threadtest", "layout", "stamp")
 OPTIONS_BY_BENCHMARK: dict[str, dict[str, Option]] = {
     benchmark: options_from_description(load_description()["options"], benchmark)
     for benchmark in BENCHMARKS

@@ -66,7 +66,7 @@ class Plot:
 
     name: str
     # throughput | memory | remote_frees | af_bars | free_latency | garbage | hart | threadtest |
-    # layout | stm_throughput | stm_shift | rbf | compare
+    # layout | stm_throughput | stm_shift | rbf | compare | stamp
     kind: str
     title: str
     figure: Figure
@@ -665,12 +665,17 @@ def _figures(
     """The figures of ``runs``; ``machine_id`` limits recorded files to that machine's."""
     notes: list[str] = []
     # They build on this module's helpers.
-    from smrlab import allocator_plots, compare_view, hart, rbf_plots, stm_plots
+    from smrlab import allocator_plots, compare_view, hart, rbf_plots, stamp_plots, stm_plots
 
     if runs[0]["benchmark"] == "threadtest":  # an experiment runs one smrbench command
         return allocator_plots.threadtest_figures(runs), notes
     if runs[0]["benchmark"] == "layout":
         return allocator_plots.layout_figures(runs), notes
+    if stamp_plots.applies(runs):
+        plots = stamp_plots.figures(runs)
+        if not plots:
+            notes.append(f"{experiment}: no speedup figure (no allocator ran one thread)")
+        return plots, notes
     if stm_plots.applies(runs):
         return stm_plots.figures(runs), notes
 

@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from smrlab import __version__, frees, hart, provenance, stm_plots, style
+from smrlab import __version__, frees, hart, provenance, stamp_plots, stm_plots, style
 from smrlab.allocator_plots import by_facet, other_options, other_values
 from smrlab.errors import UsageError
 from smrlab.outputs import write_atomically
@@ -269,6 +269,47 @@ def _threadtest_table(runs: list[dict[str, Any]]) -> str:
         for key, values in sorted(groups.items(), key=by_facet)
     ]
     return _table(headers, rows)
+
+
+def _stamp_tables(runs: list[dict[str, Any]]) -> str:
+    """stamp: the clients' seconds per application × allocator × threads, with the speedup
+    over the allocator's own one thread (Figure 7), then Table 5's best and worst allocator."""
+    others = other_options(runs, {"app", "threads"})
+    headers = ("app", "other options", "alloc", "threads", "trials", "median s", "min", "max")
+    headers += ("speedup",)
+    rows = []
+    for (app, *values), by_allocator in sorted(stamp_plots.times(runs).items(), key=by_facet):
+        other = ", ".join(f"{k}={v}" for k, v in zip(others, values, strict=True))
+        for alloc in sorted(by_allocator):
+            by_threads = by_allocator[alloc]
+            speedup = stamp_plots.speedups(by_threads)
+            for n in sorted(by_threads):
+                seconds = by_threads[n]
+                cells = [_cell(app), _cell(other), _cell(alloc), _cell(n), _cell(len(seconds))]
+                cells += [_cell(float(np.median(seconds)), _number(float(np.median(seconds)), 4))]
+                cells += [_cell(min(seconds), _number(min(seconds), 4))]
+                cells += [_cell(max(seconds), _number(max(seconds), 4))]
+                gain = float(np.median(speedup[n])) if n in speedup else None
+                cells.append(_cell(gain, _number(gain, 2)) if gain is not None else _cell("n/a"))
+                rows.append(cells)
+    best = _table(
+        ("app", "other options", "best", "worst", "gain %", "threads"),
+        [
+            [
+                _cell(row.app),
+                _cell(", ".join(f"{k}={v}" for k, v in zip(others, row.others, strict=True))),
+                _cell(row.best),
+                _cell(row.worst),
+                _cell(row.gain_pct, _number(row.gain_pct, 1)),
+                _cell(row.threads),
+            ]
+            for row in stamp_plots.best_and_worst(runs)
+        ],
+    )
+    return (
+        f"<h3>Clients' time (median over trials)</h3>{_table(headers, rows)}"
+        f"<h3>Best and worst allocator per application (Table 5)</h3>{best}"
+    )
 
 
 def _others_text(others: list[str], run: dict[str, Any]) -> str:
@@ -554,6 +595,8 @@ def _tables(runs: list[dict[str, Any]]) -> str:
         )
     if benchmark == "layout":
         return f"<h3>Address layout</h3>{_layout_table(runs)}"
+    if benchmark == "stamp":
+        return _stamp_tables(runs)
     stm = _stm_tables(runs) if stm_plots.applies(runs) else ""
     return f"""{stm}<h3>Configurations (median over trials)</h3>
 {_summary_table(runs)}

@@ -182,6 +182,8 @@ def _detail(job: Job, result: dict[str, Any]) -> str:
     throughput = float(result.get("throughput_ops_per_s") or 0.0)
     if job.benchmark == "threadtest":
         return f"{throughput / 1e6:.2f} M malloc/free pairs/s"
+    if job.benchmark == "stamp":
+        return f"{float(result.get('seconds') or 0.0):.3f} s, {throughput / 1e3:.1f} K tasks/s"
     return format_throughput(throughput)
 
 
