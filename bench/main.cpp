@@ -97,9 +97,7 @@ int run_stamp_command(const smrbench::bench_config& config,
     using namespace smrbench;
     return run_trials<stamp_trial>(
         config, "stamp trial", "M tasks/s", [&](int i) { return run_stamp(config, i); },
-        [](const stamp_trial& t) {
-            return t.seconds > 0 ? static_cast<double>(t.tasks) / t.seconds : 0.0;
-        },
+        [](const stamp_trial& t) { return t.tasks_per_s(); },
         [&](const std::vector<stamp_trial>& trials) {
             if (config.json) {
                 std::cout << stamp_to_json(config, allocator, trials).dump() << '\n';

@@ -80,8 +80,7 @@ nlohmann::json stamp_to_json(const bench_config& config, const allocator_identit
         {"seconds_min", summary.low},
         {"seconds_max", summary.high},
         // The set benchmark's name for a rate: a task is an operation.
-        {"throughput_ops_per_s",
-         median.seconds > 0 ? static_cast<double>(median.tasks) / median.seconds : 0.0},
+        {"throughput_ops_per_s", median.tasks_per_s()},
         {"stm", stm_json(median.stm)},
     });
     out.update(subcommand_trials_json(summary.validated, summary.peak_rss_bytes, median.trial,

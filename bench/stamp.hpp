@@ -29,6 +29,11 @@ struct stamp_trial {
     std::uint64_t peak_rss_bytes = 0;
     bool validated = true;
     std::string validation_error;  ///< the application's first failed check
+
+    /// The trial's rate: tasks per second of the clients' phase.
+    double tasks_per_s() const noexcept {
+        return seconds > 0 ? static_cast<double>(tasks) / seconds : 0.0;
+    }
 };
 
 /// One trial. Throws what thread creation throws.
