@@ -137,6 +137,7 @@
 #include "smr/ds/key_range.hpp"
 #include "smr/ds/validation.hpp"
 #include "smr/reclaim/guards.hpp"
+#include "smr/reclaim/reader.hpp"
 
 namespace smr::ds {
 
@@ -301,9 +302,10 @@ class abtree {
         for (;;) {  // never restarts by itself; NBR may neutralize the read phase
             SMR_READ_PHASE_BEGIN(domain_, tid);
             const auto reader = domain_.reader(tid);
-            node* l = reader.protect(0, entry_.ptrs[0]);
+            const auto slots = smr::first_slots<2>(reader);
+            node* l = reader.protect(slots[0], entry_.ptrs[0]);
             for (int slot = 1; !l->leaf; slot ^= 1) {
-                l = reader.protect(slot, l->ptrs[l->child_index(key)]);
+                l = reader.protect(slots[slot], l->ptrs[l->child_index(key)]);
             }
             domain_.read_phase_end(tid, l);
             const int i = l->key_index(key);
@@ -582,13 +584,14 @@ class abtree {
     path search(int tid, Key key, const node* target) noexcept {
         path f{nullptr, &entry_, nullptr, -1, 0};
         const auto reader = domain_.reader(tid);
-        f.l = reader.protect(0, entry_.ptrs[0]);
+        const auto slots = smr::first_slots<3>(reader);
+        f.l = reader.protect(slots[0], entry_.ptrs[0]);
         for (int slot = 1; !f.l->leaf && f.l != target; slot = slot == 2 ? 0 : slot + 1) {
             f.gp = f.p;
             f.ix_p = f.ix_l;
             f.p = f.l;
             f.ix_l = f.p->child_index(key);
-            f.l = reader.protect(slot, f.p->ptrs[f.ix_l]);
+            f.l = reader.protect(slots[slot], f.p->ptrs[f.ix_l]);
         }
         return f;
     }

@@ -68,6 +68,7 @@
 #include "smr/ds/spinlock.hpp"
 #include "smr/ds/validation.hpp"
 #include "smr/reclaim/guards.hpp"
+#include "smr/reclaim/reader.hpp"
 #include "smr/reclaim/traits.hpp"
 
 namespace smr::ds {
@@ -231,12 +232,13 @@ class cr_list {
     /// writes nothing shared, so a neutralization may abandon it anywhere.
     bool search(int tid, Key key) noexcept {
         const auto reader = domain_.reader(tid);
-        for (;;) {                                       // Listing 3's try_again
-            node* curr = reader.protect(0, head_.next);  // head is never removed
+        const auto slots = smr::first_slots<2>(reader);
+        for (;;) {                                              // Listing 3's try_again
+            node* curr = reader.protect(slots[0], head_.next);  // head is never removed
             int slot = 1;
             bool removed_under_us = false;
             while (curr->key < key) {
-                node* next = reader.protect(slot, curr->next);
+                node* next = reader.protect(slots[slot], curr->next);
                 if constexpr (readers_validate) {
                     if (detail::is_marked(next)) {  // curr was removed: its next is no guide
                         removed_under_us = true;

@@ -28,6 +28,7 @@
 #include "smr/ds/key_range.hpp"
 #include "smr/ds/validation.hpp"
 #include "smr/reclaim/guards.hpp"
+#include "smr/reclaim/reader.hpp"
 
 namespace smr::ds {
 
@@ -310,10 +311,11 @@ class dgt_bst {
         for (;;) {  // search never restarts by itself; NBR may neutralize its read phase
             SMR_READ_PHASE_BEGIN(domain_, tid);
             const auto reader = domain_.reader(tid);
+            const auto slots = smr::first_slots<2>(reader);
             node* curr = &root_;
-            for (int slot = 0; !curr->leaf; slot = slot == 1 ? 0 : 1) {
+            for (int slot = 0; !curr->leaf; slot ^= 1) {
                 const side s = key < curr->key ? left : right;
-                curr = reader.protect(slot, curr->child[s]);
+                curr = reader.protect(slots[slot], curr->child[s]);
             }
             domain_.read_phase_end(tid, curr);
             return curr->key == key;
@@ -422,6 +424,7 @@ class dgt_bst {
         version_t gparent_version = 0;
         version_t parent_version = 0;
         const auto reader = domain_.reader(tid);
+        const auto slots = smr::first_slots<3>(reader);
         for (int slot = 0; !curr->leaf; slot = slot == 2 ? 0 : slot + 1) {
             const side s = key < curr->key ? left : right;
             // acquire: pairs with unlock's release, so the child read next is
@@ -433,7 +436,7 @@ class dgt_bst {
             parent = curr;
             parent_side = s;
             parent_version = v;
-            curr = reader.protect(slot, curr->child[s]);
+            curr = reader.protect(slots[slot], curr->child[s]);
         }
         return {gparent, parent, curr, gparent_side, parent_side, gparent_version, parent_version};
     }

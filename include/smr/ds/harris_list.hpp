@@ -84,6 +84,7 @@
 #include "smr/ds/slot_rotation.hpp"
 #include "smr/ds/validation.hpp"
 #include "smr/reclaim/guards.hpp"
+#include "smr/reclaim/reader.hpp"
 
 namespace smr::ds {
 
@@ -207,11 +208,12 @@ class harris_list {
         for (;;) {  // contains never restarts by itself; NBR may neutralize its read phase
             SMR_READ_PHASE_BEGIN(domain_, tid);
             const auto reader = domain_.reader(tid);
-            node* curr = reader.protect(0, head_.next);  // head is never marked
-            node* succ = reader.protect(1, curr->next);
+            const auto slots = smr::first_slots<2>(reader);
+            node* curr = reader.protect(slots[0], head_.next);  // head is never marked
+            node* succ = reader.protect(slots[1], curr->next);
             for (int slot = 0; curr->key < key; slot ^= 1) {
                 curr = detail::without_mark(succ);
-                succ = reader.protect(slot, curr->next);
+                succ = reader.protect(slots[slot], curr->next);
             }
             const bool found = curr->key == key && !detail::is_marked(succ);
             domain_.read_phase_end(tid);

@@ -24,6 +24,7 @@
 #include "smr/ds/spinlock.hpp"
 #include "smr/ds/validation.hpp"
 #include "smr/reclaim/guards.hpp"
+#include "smr/reclaim/reader.hpp"
 
 namespace smr::ds {
 
@@ -193,9 +194,10 @@ class lazylist {
             SMR_READ_PHASE_BEGIN(domain_, tid);
             // The whole traversal is the read phase.
             const auto reader = domain_.reader(tid);
-            node* curr = reader.protect(0, head_.next);
+            const auto slots = smr::first_slots<2>(reader);
+            node* curr = reader.protect(slots[0], head_.next);
             for (int slot = 1; curr->key < key; slot ^= 1) {
-                curr = reader.protect(slot, curr->next);
+                curr = reader.protect(slots[slot], curr->next);
             }
             domain_.read_phase_end(tid, curr);
             return curr->key == key && !curr->marked.load(std::memory_order_relaxed);
@@ -227,10 +229,11 @@ class lazylist {
     window search(int tid, Key key) noexcept {
         node* pred = &head_;  // sentinels are never freed: no slot needed
         const auto reader = domain_.reader(tid);
-        node* curr = reader.protect(0, head_.next);
+        const auto slots = smr::first_slots<2>(reader);
+        node* curr = reader.protect(slots[0], head_.next);
         for (int slot = 1; curr->key < key; slot ^= 1) {
             pred = curr;  // stays protected in slot `slot ^ 1`
-            curr = reader.protect(slot, curr->next);
+            curr = reader.protect(slots[slot], curr->next);
         }
         return {pred, curr};
     }
