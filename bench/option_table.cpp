@@ -225,11 +225,16 @@ constexpr std::array table{
                         "paper's pure malloc/free loop does not make)",
                 .commands = for_threadtest},
     option_spec{.name = "app",
+                // Every input of stamp::applications(), in order (a constant table
+                // cannot call it; Cli.StampOffersEveryApplicationsInput compares them).
                 .field = text_option{"vacation-low",
+                                     "genome genome+ genome++ "
+                                     "kmeans-low kmeans-high kmeans-low+ kmeans-high+ "
+                                     "kmeans-low++ kmeans-high++ "
                                      "vacation-low vacation-high vacation-low+ vacation-high+ "
                                      "vacation-low++ vacation-high++"},
-                .help = "stamp: the application and its input, by STAMP's name (-low and -high: "
-                        "its simulator inputs; + and ++: 2^20 relations, ++ also 2^22 tasks)",
+                .help = "stamp: the application and its input, by STAMP's name (without +: its "
+                        "simulator inputs; + larger; ++ its inputs for real machines)",
                 .json = [](const bench_config& c) -> json { return c.app; },
                 .commands = for_stamp},
     shared(number("blocks", &bench_config::blocks,

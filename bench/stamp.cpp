@@ -7,7 +7,7 @@
 #include "median.hpp"
 #include "option_table.hpp"
 #include "process_stats.hpp"
-#include "stamp/vacation.hpp"
+#include "stamp/apps.hpp"
 #include "statistics.hpp"
 #include "trial.hpp"
 
@@ -16,18 +16,6 @@ namespace {
 
 std::size_t median_trial(const std::vector<stamp_trial>& trials) {
     return median_index(trials, [](const stamp_trial& t) { return t.seconds; });
-}
-
-nlohmann::json input_json(const bench_config& config) {
-    const stamp::vacation_params p = stamp::vacation_input(config.app);
-    // STAMP's command line, -c the clients.
-    return {{"clients", config.threads},
-            {"queries", p.queries},
-            {"percent_queried", p.percent_queried},
-            {"relations", p.relations},
-            {"tasks", p.tasks},
-            {"percent_user", p.percent_user},
-            {"query_range", p.query_range()}};
 }
 
 /// The STM's counts as the set benchmark's "stm" object gives them.
@@ -42,10 +30,10 @@ nlohmann::json stm_json(const smr::stm::stm_stats& stats) {
 
 stamp_trial run_stamp(const bench_config& config, int trial) {
     reset_peak_rss();
-    const stamp::vacation_params params = stamp::vacation_input(config.app);
-    const stamp::vacation_run run = stamp::run_vacation(
-        params, config.threads,
-        smr::stm::stm_config{.ort_bits = config.ort_bits, .shift = config.ort_shift});
+    const stamp::app_run run =
+        stamp::application_of(config.app)
+            .run(config.app, config.threads,
+                 smr::stm::stm_config{.ort_bits = config.ort_bits, .shift = config.ort_shift});
     stamp_trial out;
     out.trial = trial;
     out.seconds = run.seconds;
@@ -75,7 +63,8 @@ nlohmann::json stamp_to_json(const bench_config& config, const allocator_identit
     json out = subcommand_json(config, allocator);
     out.update(json{
         {"app", config.app},
-        {"input", input_json(config)},
+        {"application", stamp::application_of(config.app).name},
+        {"input", stamp::application_of(config.app).parameters(config.app, config.threads)},
         {"seconds", median.seconds},
         {"seconds_min", summary.low},
         {"seconds_max", summary.high},

@@ -4,8 +4,8 @@
 // commits and aborts by cause, and the application's own verification after
 // every trial, whose failure fails the run like a failed validate().
 //
-// Applications: Vacation (bench/stamp/vacation.hpp), with STAMP's inputs
-// vacation-low and vacation-high at its simulator size and at "+" and "++".
+// Applications (bench/stamp/apps.hpp): Genome, Kmeans and Vacation, each
+// with STAMP's inputs at its simulator size and at "+" and "++".
 // The STM defers its frees through debra, as the micro-benchmarks' default.
 #pragma once
 

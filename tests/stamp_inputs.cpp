@@ -2,9 +2,12 @@
 // helper would clash with namespace smrbench in bench/stamp/'s headers.
 #include "stamp_inputs.hpp"
 
-#include "stamp/vacation.hpp"
+#include "stamp/apps.hpp"
 
-std::vector<std::string> stamp_vacation_inputs() {
-    const auto& names = smrbench::stamp::vacation_inputs();
-    return {names.begin(), names.end()};
+std::vector<std::string> stamp_inputs() {
+    std::vector<std::string> out;
+    for (const auto& app : smrbench::stamp::applications()) {
+        for (std::string_view name : app.inputs()) out.emplace_back(name);
+    }
+    return out;
 }

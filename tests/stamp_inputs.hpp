@@ -3,5 +3,6 @@
 #include <string>
 #include <vector>
 
-/// smrbench::stamp::vacation_inputs(), as strings.
-std::vector<std::string> stamp_vacation_inputs();
+/// Every STAMP application's inputs (smrbench::stamp::applications()), in
+/// order, as strings.
+std::vector<std::string> stamp_inputs();

@@ -568,13 +568,15 @@ TEST(Cli, StampRunsVacationAndVerifiesIt) {
 }
 
 // --app's choices (the option table's text) are the application's inputs.
-TEST(Cli, StampOffersEveryVacationInput) {
+// option_table.cpp's constant list of --app's choices is every application's
+// inputs, in order.
+TEST(Cli, StampOffersEveryApplicationsInput) {
     const auto list = nlohmann::json::parse(smrbench("--list --json").out);
     std::vector<std::string> choices;
     for (const auto& option : list["options"]) {
         if (option["flag"] == "--app") choices = option["choices"].get<std::vector<std::string>>();
     }
-    EXPECT_EQ(choices, stamp_vacation_inputs());
+    EXPECT_EQ(choices, stamp_inputs());
 }
 
 // --alternate: each thread erases the key it inserted last, so the set ends

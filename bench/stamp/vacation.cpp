@@ -5,16 +5,13 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
-#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
-#include <exception>
 #include <new>
 #include <random>
 #include <stdexcept>
 #include <string>
-#include <thread>
 #include <utility>
 #include <vector>
 
@@ -584,64 +581,22 @@ vacation_run run_vacation(const vacation_params& params, int clients,
         smr::thread_handle<smr::debra_domain> handle(domain);
         initial = manager.populate(handle.tid(), params.relations);
     }
-    const smr::stm::stm_stats before = manager.transactional_memory().stats();
+    auto& stm = manager.transactional_memory();
+    const smr::stm::stm_stats before = stm.stats();
 
-    std::atomic<bool> go{false};
-    std::atomic<bool> stop{false};  // a client met what no transaction may see
-    std::vector<std::string> errors(static_cast<std::size_t>(clients));
     std::vector<std::array<std::int64_t, reservation_kinds>> added(
         static_cast<std::size_t>(clients));
     const long tasks = params.tasks_per_client(clients);
-    const auto release = [&] {
-        go.store(true, std::memory_order_release);  // pairs with the clients' acquire
-        go.notify_all();
-    };
-    std::vector<std::thread> threads;
-    threads.reserve(static_cast<std::size_t>(clients));
-    const auto join_all = [&] {
-        for (std::thread& t : threads) t.join();
-    };
-    try {
-        for (int client = 0; client < clients; ++client) {
-            threads.emplace_back([&, client] {
-                const auto me = static_cast<std::size_t>(client);
-                try {
-                    smr::thread_handle<smr::debra_domain> handle(domain);
-                    go.wait(false, std::memory_order_acquire);
-                    try {
-                        added[me] = manager.run_client(handle.tid(), client, params, tasks, stop);
-                    } catch (...) {
-                        manager.transactional_memory().flush(handle.tid());
-                        throw;
-                    }
-                } catch (const std::exception& e) {
-                    errors[me] = e.what();
-                    stop.store(true, std::memory_order_relaxed);
-                } catch (...) {
-                    errors[me] = "an exception that is not a std::exception";
-                    stop.store(true, std::memory_order_relaxed);
-                }
-            });
-        }
-    } catch (...) {  // a thread that cannot be created: the others stop, then the error
-        stop.store(true, std::memory_order_relaxed);
-        release();
-        join_all();
-        throw;
-    }
-    using clock = std::chrono::steady_clock;
-    const auto start = clock::now();
-    release();
-    join_all();
+    const client_phase phase =
+        run_clients(domain, stm, clients, [&](int tid, int client, const std::atomic<bool>& stop) {
+            added[static_cast<std::size_t>(client)] =
+                manager.run_client(tid, client, params, tasks, stop);
+        });
     vacation_run run;
-    run.seconds = std::chrono::duration<double>(clock::now() - start).count();
-    run.stm = manager.transactional_memory().stats() - before;
+    run.seconds = phase.seconds;
+    run.stm = stm.stats() - before;
     run.tasks = static_cast<long>(run.stm.commits);
-    for (std::size_t client = 0; client != errors.size(); ++client) {
-        if (!errors[client].empty()) {
-            run.validation.fail("client " + std::to_string(client) + ": " + errors[client]);
-        }
-    }
+    run.validation = phase.validation();
     if (!run.validation.ok) return run;
     std::array<std::int64_t, reservation_kinds> total{};
     for (const auto& client : added) {

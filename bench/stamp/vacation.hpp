@@ -63,6 +63,7 @@
 #include "smr/ds/stm_rb_core.hpp"
 #include "smr/ds/validation.hpp"
 #include "smr/stm/stm.hpp"
+#include "stamp/clients.hpp"
 
 namespace smrbench::stamp {
 
@@ -202,12 +203,7 @@ class vacation_manager {
 /// started together; only their phase is timed. Then the verification; a
 /// client that met a state no transaction may see ends the run, and its
 /// reason is the verification's failure. Throws what thread creation throws.
-struct vacation_run {
-    double seconds = 0;       ///< the clients' phase, wall time
-    long tasks = 0;           ///< of all clients
-    smr::stm::stm_stats stm;  ///< the clients' transactions
-    smr::ds::validation_result validation;
-};
+using vacation_run = app_run;
 vacation_run run_vacation(const vacation_params& params, int clients,
                           const smr::stm::stm_config& stm_config);
 

@@ -609,7 +609,7 @@ STAMP = """
 name = "stamp"
 benchmark = "stamp"
 [grid]
-app = ["vacation-low", "vacation-high"]
+app = ["genome", "kmeans-high", "vacation-low"]
 alloc = ["glibc", "jemalloc"]
 threads = [1, 2]
 [fixed]
@@ -620,8 +620,9 @@ trials = 2
 def test_the_stamp_experiment_runs_and_draws_figure_7_and_table_5(
     tmp_path: Path, smrbench: Path
 ) -> None:
-    """Vacation at STAMP's simulator inputs, two allocators, 1 and 2 clients, 2 trials: every
-    trial stored and verified, one speedup figure per application, Table 5 in the report."""
+    """Genome, Kmeans and Vacation at STAMP's simulator inputs, two allocators, 1 and 2 clients,
+    2 trials: every trial stored and verified, one speedup figure per application, Table 5 in the
+    report."""
     from smrlab import stamp_plots
     from smrlab.plots import build_plots
     from smrlab.report import write_report
@@ -630,20 +631,28 @@ def test_the_stamp_experiment_runs_and_draws_figure_7_and_table_5(
     path = write(tmp_path, STAMP, "stamp.toml")
     assert main(["run", str(path), "--db", str(db), "--smrbench", str(smrbench)]) == 0
     stored = rows(db, "SELECT * FROM runs WHERE experiment = 'stamp'")
-    assert len(stored) == 2 * 2 * 2 * 2
+    assert len(stored) == 3 * 2 * 2 * 2
     for row in stored:
         assert row["benchmark"] == "stamp" and row["ds"] is None and row["validated"] == 1
         command = json.loads(row["command"])
         assert command[1] == "stamp" and "--seed" not in command
         result = json.loads(row["result_json"])
-        assert result["app"] in ("vacation-low", "vacation-high")
-        assert result["stm"]["commits"] == result["trials"][0]["tasks"]
+        assert (result["app"], result["application"]) in (
+            ("genome", "genome"),
+            ("kmeans-high", "kmeans"),
+            ("vacation-low", "vacation"),
+        )
+        # Vacation's and Genome's tasks are their commits; Kmeans's its point transactions.
+        tasks = result["trials"][0]["tasks"]
+        assert result["stm"]["commits"] >= tasks > 0
+        assert (result["stm"]["commits"] == tasks) == (result["application"] != "kmeans")
         assert row["throughput"] == pytest.approx(result["trials"][0]["tasks"] / result["seconds"])
     with Store(db) as store:
         plots, _ = build_plots(store, "stamp")
         runs = store.runs("stamp")
     assert [(p.name, p.kind) for p in plots] == [
-        ("stamp-vacation-high", "stamp"),
+        ("stamp-genome", "stamp"),
+        ("stamp-kmeans-high", "stamp"),
         ("stamp-vacation-low", "stamp"),
     ]
     # A speedup is over the allocator's own one-thread median: 1 at one thread.
@@ -655,7 +664,7 @@ def test_the_stamp_experiment_runs_and_draws_figure_7_and_table_5(
                 1.0, rel=0.5
             )
     table5 = stamp_plots.best_and_worst(runs)
-    assert sorted(row.app for row in table5) == ["vacation-high", "vacation-low"]
+    assert sorted(row.app for row in table5) == ["genome", "kmeans-high", "vacation-low"]
     for row in table5:
         assert {row.best, row.worst} == {"glibc", "jemalloc"} and row.gain_pct >= 0
         assert row.threads in (1, 2)

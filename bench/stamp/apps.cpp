@@ -1,0 +1,94 @@
+#include "stamp/apps.hpp"
+
+#include <stdexcept>
+
+#include "stamp/genome.hpp"
+#include "stamp/kmeans.hpp"
+#include "stamp/vacation.hpp"
+
+namespace smrbench::stamp {
+namespace {
+
+nlohmann::json vacation_parameters(std::string_view input, int clients) {
+    const vacation_params p = vacation_input(input);
+    return {{"clients", clients},
+            {"queries", p.queries},
+            {"percent_queried", p.percent_queried},
+            {"relations", p.relations},
+            {"tasks", p.tasks},
+            {"percent_user", p.percent_user},
+            {"query_range", p.query_range()}};
+}
+
+app_run vacation_run_input(std::string_view input, int clients,
+                           const smr::stm::stm_config& stm_config) {
+    return run_vacation(vacation_input(input), clients, stm_config);
+}
+
+nlohmann::json kmeans_parameters(std::string_view input, int clients) {
+    const kmeans_params p = kmeans_input(input);
+    return {{"clients", clients},
+            {"max_clusters", p.max_clusters},
+            {"min_clusters", p.min_clusters},
+            {"threshold", p.threshold},
+            {"points", p.points},
+            {"dimensions", p.dimensions},
+            {"generated_clusters", p.generated_clusters},
+            {"seed", p.seed}};
+}
+
+app_run kmeans_run_input(std::string_view input, int clients,
+                         const smr::stm::stm_config& stm_config) {
+    return run_kmeans(kmeans_input(input), clients, stm_config);
+}
+
+nlohmann::json genome_parameters(std::string_view input, int clients) {
+    const genome_params p = genome_input(input);
+    return {{"clients", clients},
+            {"gene_length", p.gene_length},
+            {"segment_length", p.segment_length},
+            {"segments", p.segments},
+            {"seed", p.seed}};
+}
+
+app_run genome_run_input(std::string_view input, int clients,
+                         const smr::stm::stm_config& stm_config) {
+    return run_genome(genome_input(input), clients, stm_config);
+}
+
+}  // namespace
+
+const std::vector<application>& applications() {
+    static const std::vector<application> apps{
+        {"genome", genome_inputs, genome_parameters, genome_run_input},
+        {"kmeans", kmeans_inputs, kmeans_parameters, kmeans_run_input},
+        {"vacation", vacation_inputs, vacation_parameters, vacation_run_input},
+    };
+    return apps;
+}
+
+const application& application_of(std::string_view input) {
+    for (const application& app : applications()) {
+        for (std::string_view name : app.inputs()) {
+            if (name == input) return app;
+        }
+    }
+    throw std::invalid_argument("unknown STAMP input '" + std::string(input) + "' (one of " +
+                                std::string(input_choices()) + ")");
+}
+
+std::string_view input_choices() {
+    static const std::string choices = [] {
+        std::string out;
+        for (const application& app : applications()) {
+            for (std::string_view name : app.inputs()) {
+                if (!out.empty()) out += ' ';
+                out += name;
+            }
+        }
+        return out;
+    }();
+    return choices;
+}
+
+}  // namespace smrbench::stamp
