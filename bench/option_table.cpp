@@ -228,7 +228,7 @@ constexpr std::array table{
                 // Every input of stamp::applications(), in order (a constant table
                 // cannot call it; Cli.StampOffersEveryApplicationsInput compares them).
                 .field = text_option{"vacation-low",
-                                     "genome genome+ genome++ "
+                                     "genome genome+ genome++ intruder intruder+ intruder++ "
                                      "kmeans-low kmeans-high kmeans-low+ kmeans-high+ "
                                      "kmeans-low++ kmeans-high++ "
                                      "vacation-low vacation-high vacation-low+ vacation-high+ "

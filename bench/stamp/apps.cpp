@@ -3,6 +3,7 @@
 #include <stdexcept>
 
 #include "stamp/genome.hpp"
+#include "stamp/intruder.hpp"
 #include "stamp/kmeans.hpp"
 #include "stamp/vacation.hpp"
 
@@ -56,11 +57,26 @@ app_run genome_run_input(std::string_view input, int clients,
     return run_genome(genome_input(input), clients, stm_config);
 }
 
+nlohmann::json intruder_parameters(std::string_view input, int clients) {
+    const intruder_params p = intruder_input(input);
+    return {{"clients", clients},
+            {"percent_attack", p.percent_attack},
+            {"max_length", p.max_length},
+            {"flows", p.flows},
+            {"seed", p.seed}};
+}
+
+app_run intruder_run_input(std::string_view input, int clients,
+                           const smr::stm::stm_config& stm_config) {
+    return run_intruder(intruder_input(input), clients, stm_config);
+}
+
 }  // namespace
 
 const std::vector<application>& applications() {
     static const std::vector<application> apps{
         {"genome", genome_inputs, genome_parameters, genome_run_input},
+        {"intruder", intruder_inputs, intruder_parameters, intruder_run_input},
         {"kmeans", kmeans_inputs, kmeans_parameters, kmeans_run_input},
         {"vacation", vacation_inputs, vacation_parameters, vacation_run_input},
     };
