@@ -304,7 +304,7 @@ class abtree {
             const auto reader = domain_.reader(tid);
             const auto slots = smr::first_slots<2>(reader);
             node* l = reader.protect(slots[0], entry_.ptrs[0]);
-            for (int slot = 1; !l->leaf; slot ^= 1) {
+            for (std::size_t slot = 1; !l->leaf; slot ^= 1) {
                 l = reader.protect(slots[slot], l->ptrs[l->child_index(key)]);
             }
             domain_.read_phase_end(tid, l);
@@ -586,7 +586,7 @@ class abtree {
         const auto reader = domain_.reader(tid);
         const auto slots = smr::first_slots<3>(reader);
         f.l = reader.protect(slots[0], entry_.ptrs[0]);
-        for (int slot = 1; !f.l->leaf && f.l != target; slot = slot == 2 ? 0 : slot + 1) {
+        for (std::size_t slot = 1; !f.l->leaf && f.l != target; slot = slot == 2 ? 0 : slot + 1) {
             f.gp = f.p;
             f.ix_p = f.ix_l;
             f.p = f.l;

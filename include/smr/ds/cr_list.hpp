@@ -235,7 +235,7 @@ class cr_list {
         const auto slots = smr::first_slots<2>(reader);
         for (;;) {                                              // Listing 3's try_again
             node* curr = reader.protect(slots[0], head_.next);  // head is never removed
-            int slot = 1;
+            std::size_t slot = 1;
             bool removed_under_us = false;
             while (curr->key < key) {
                 node* next = reader.protect(slots[slot], curr->next);

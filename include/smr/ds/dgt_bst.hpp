@@ -313,7 +313,7 @@ class dgt_bst {
             const auto reader = domain_.reader(tid);
             const auto slots = smr::first_slots<2>(reader);
             node* curr = &root_;
-            for (int slot = 0; !curr->leaf; slot ^= 1) {
+            for (std::size_t slot = 0; !curr->leaf; slot ^= 1) {
                 const side s = key < curr->key ? left : right;
                 curr = reader.protect(slots[slot], curr->child[s]);
             }
@@ -425,7 +425,7 @@ class dgt_bst {
         version_t parent_version = 0;
         const auto reader = domain_.reader(tid);
         const auto slots = smr::first_slots<3>(reader);
-        for (int slot = 0; !curr->leaf; slot = slot == 2 ? 0 : slot + 1) {
+        for (std::size_t slot = 0; !curr->leaf; slot = slot == 2 ? 0 : slot + 1) {
             const side s = key < curr->key ? left : right;
             // acquire: pairs with unlock's release, so the child read next is
             // at least as new as this version (and is not read before it).

@@ -211,7 +211,7 @@ class harris_list {
             const auto slots = smr::first_slots<2>(reader);
             node* curr = reader.protect(slots[0], head_.next);  // head is never marked
             node* succ = reader.protect(slots[1], curr->next);
-            for (int slot = 0; curr->key < key; slot ^= 1) {
+            for (std::size_t slot = 0; curr->key < key; slot ^= 1) {
                 curr = detail::without_mark(succ);
                 succ = reader.protect(slots[slot], curr->next);
             }

@@ -196,7 +196,7 @@ class lazylist {
             const auto reader = domain_.reader(tid);
             const auto slots = smr::first_slots<2>(reader);
             node* curr = reader.protect(slots[0], head_.next);
-            for (int slot = 1; curr->key < key; slot ^= 1) {
+            for (std::size_t slot = 1; curr->key < key; slot ^= 1) {
                 curr = reader.protect(slots[slot], curr->next);
             }
             domain_.read_phase_end(tid, curr);
@@ -231,7 +231,7 @@ class lazylist {
         const auto reader = domain_.reader(tid);
         const auto slots = smr::first_slots<2>(reader);
         node* curr = reader.protect(slots[0], head_.next);
-        for (int slot = 1; curr->key < key; slot ^= 1) {
+        for (std::size_t slot = 1; curr->key < key; slot ^= 1) {
             pred = curr;  // stays protected in slot `slot ^ 1`
             curr = reader.protect(slots[slot], curr->next);
         }

@@ -75,12 +75,12 @@ class forwarding_reader
 namespace smr {
 
 /// Slots 0 to N - 1 of `reader`, asked once. A traversal that rotates over
-/// them by a run-time index (hand over hand, slot = slot ^ 1) protects through
-/// slots[index] rather than passing the index to protect: the indexes are
-/// checked here, once per traversal, where the compiler cannot fold a check
-/// of a rotating index per node (141 of 661 instructions per operation on dgt_bst at
-/// 100,000 keys under `none`), and a scheme that ignores slots compiles the
-/// array and the rotation away.
+/// them by a run-time index (a std::size_t, slot ^= 1 hand over hand)
+/// protects through slots[index] rather than passing the index to protect:
+/// the indexes are checked here, once per traversal, where the compiler
+/// cannot fold a check of a rotating index per node (141 of 661 instructions
+/// per operation on dgt_bst at 100,000 keys under `none`), and a scheme that
+/// ignores slots compiles the array and the rotation away.
 template <std::size_t N, class Reader>
 auto first_slots(const Reader& reader) noexcept {
     static_assert(N <= static_cast<std::size_t>(max_protect_slots), "more slots than a thread has");
