@@ -231,6 +231,7 @@ constexpr std::array table{
                                      "genome genome+ genome++ intruder intruder+ intruder++ "
                                      "kmeans-low kmeans-high kmeans-low+ kmeans-high+ "
                                      "kmeans-low++ kmeans-high++ "
+                                     "labyrinth labyrinth+ labyrinth++ "
                                      "vacation-low vacation-high vacation-low+ vacation-high+ "
                                      "vacation-low++ vacation-high++"},
                 .help = "stamp: the application and its input, by STAMP's name (without +: its "

@@ -4,8 +4,8 @@
 // commits and aborts by cause, and the application's own verification after
 // every trial, whose failure fails the run like a failed validate().
 //
-// Applications (bench/stamp/apps.hpp): Genome, Intruder, Kmeans and
-// Vacation, each
+// Applications (bench/stamp/apps.hpp): Genome, Intruder, Kmeans,
+// Labyrinth and Vacation, each
 // with STAMP's inputs at its simulator size and at "+" and "++".
 // The STM defers its frees through debra, as the micro-benchmarks' default.
 #pragma once

@@ -5,6 +5,7 @@
 #include "stamp/genome.hpp"
 #include "stamp/intruder.hpp"
 #include "stamp/kmeans.hpp"
+#include "stamp/labyrinth.hpp"
 #include "stamp/vacation.hpp"
 
 namespace smrbench::stamp {
@@ -71,6 +72,19 @@ app_run intruder_run_input(std::string_view input, int clients,
     return run_intruder(intruder_input(input), clients, stm_config);
 }
 
+nlohmann::json labyrinth_parameters(std::string_view input, int clients) {
+    const labyrinth_params p = labyrinth_input(input);
+    return {{"clients", clients}, {"width", p.width},   {"height", p.height},
+            {"depth", p.depth},   {"paths", p.paths},   {"x_cost", p.x_cost},
+            {"y_cost", p.y_cost}, {"z_cost", p.z_cost}, {"bend_cost", p.bend_cost},
+            {"seed", p.seed}};
+}
+
+app_run labyrinth_run_input(std::string_view input, int clients,
+                            const smr::stm::stm_config& stm_config) {
+    return run_labyrinth(labyrinth_input(input), clients, stm_config);
+}
+
 }  // namespace
 
 const std::vector<application>& applications() {
@@ -78,6 +92,7 @@ const std::vector<application>& applications() {
         {"genome", genome_inputs, genome_parameters, genome_run_input},
         {"intruder", intruder_inputs, intruder_parameters, intruder_run_input},
         {"kmeans", kmeans_inputs, kmeans_parameters, kmeans_run_input},
+        {"labyrinth", labyrinth_inputs, labyrinth_parameters, labyrinth_run_input},
         {"vacation", vacation_inputs, vacation_parameters, vacation_run_input},
     };
     return apps;
