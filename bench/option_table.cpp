@@ -231,7 +231,7 @@ constexpr std::array table{
                                      "genome genome+ genome++ intruder intruder+ intruder++ "
                                      "kmeans-low kmeans-high kmeans-low+ kmeans-high+ "
                                      "kmeans-low++ kmeans-high++ "
-                                     "labyrinth labyrinth+ labyrinth++ "
+                                     "labyrinth labyrinth+ labyrinth++ ssca2 ssca2+ ssca2++ "
                                      "vacation-low vacation-high vacation-low+ vacation-high+ "
                                      "vacation-low++ vacation-high++"},
                 .help = "stamp: the application and its input, by STAMP's name (without +: its "

@@ -6,6 +6,7 @@
 #include "stamp/intruder.hpp"
 #include "stamp/kmeans.hpp"
 #include "stamp/labyrinth.hpp"
+#include "stamp/ssca2.hpp"
 #include "stamp/vacation.hpp"
 
 namespace smrbench::stamp {
@@ -85,6 +86,23 @@ app_run labyrinth_run_input(std::string_view input, int clients,
     return run_labyrinth(labyrinth_input(input), clients, stm_config);
 }
 
+nlohmann::json ssca2_parameters(std::string_view input, int clients) {
+    const ssca2_params p = ssca2_input(input);
+    return {{"clients", clients},
+            {"scale", p.scale},
+            {"inter_clique", p.inter_clique},
+            {"unidirectional", p.unidirectional},
+            {"max_path_length", p.max_path_length},
+            {"max_parallel_edges", p.max_parallel_edges},
+            {"int_weight_share", p.int_weight_share},
+            {"seed", p.seed}};
+}
+
+app_run ssca2_run_input(std::string_view input, int clients,
+                        const smr::stm::stm_config& stm_config) {
+    return run_ssca2(ssca2_input(input), clients, stm_config);
+}
+
 }  // namespace
 
 const std::vector<application>& applications() {
@@ -93,6 +111,7 @@ const std::vector<application>& applications() {
         {"intruder", intruder_inputs, intruder_parameters, intruder_run_input},
         {"kmeans", kmeans_inputs, kmeans_parameters, kmeans_run_input},
         {"labyrinth", labyrinth_inputs, labyrinth_parameters, labyrinth_run_input},
+        {"ssca2", ssca2_inputs, ssca2_parameters, ssca2_run_input},
         {"vacation", vacation_inputs, vacation_parameters, vacation_run_input},
     };
     return apps;
