@@ -23,6 +23,7 @@
 #include "smr/core/mutant.hpp"
 #include "smr/reclaim/debra.hpp"
 #include "smr/reclaim/guards.hpp"
+#include "stamp/named_inputs.hpp"
 
 namespace smrbench::stamp {
 
@@ -87,15 +88,10 @@ void free_table(std::vector<chain*>& table, bool pairs) noexcept {
     table.clear();
 }
 
-struct named_input {
-    std::string_view name;
-    genome_params params;
-};
-
-const std::array<named_input, 3>& named_inputs() {
+const std::array<named_input<genome_params>, 3>& named_inputs() {
     // genome/README: -g256 -s16 -n16384 (simulator), -g16384 -s64 -n16777216
     // (native runs); the paper's Table IV adds genome+ at -g512 -s32 -n32768.
-    static const std::array<named_input, 3> inputs{{
+    static const std::array<named_input<genome_params>, 3> inputs{{
         {"genome", {256, 16, 16384, 0}},
         {"genome+", {512, 32, 32768, 0}},
         {"genome++", {16384, 64, 16777216, 0}},
@@ -106,23 +102,12 @@ const std::array<named_input, 3>& named_inputs() {
 }  // namespace
 
 const std::vector<std::string_view>& genome_inputs() {
-    static const std::vector<std::string_view> names = [] {
-        std::vector<std::string_view> out;
-        for (const auto& input : named_inputs()) out.push_back(input.name);
-        return out;
-    }();
+    static const std::vector<std::string_view> names = input_names(named_inputs());
     return names;
 }
 
 genome_params genome_input(std::string_view name) {
-    for (const auto& input : named_inputs()) {
-        if (input.name == name) return input.params;
-    }
-    std::string known;
-    for (const auto& input : named_inputs())
-        known += (known.empty() ? "" : ", ") + std::string(input.name);
-    throw std::invalid_argument("unknown Genome input '" + std::string(name) + "' (one of " +
-                                known + ")");
+    return find_input(named_inputs(), "Genome", name);
 }
 
 void genome_params::check(long clients) const {

@@ -24,6 +24,7 @@
 #include "smr/core/mutant.hpp"
 #include "smr/reclaim/debra.hpp"
 #include "smr/reclaim/guards.hpp"
+#include "stamp/named_inputs.hpp"
 
 namespace smrbench::stamp {
 
@@ -83,15 +84,10 @@ constexpr std::array<std::string_view, 71> signatures{
 static_assert(std::none_of(signatures.begin(), signatures.end(),
                            [](std::string_view word) { return word.empty(); }));
 
-struct named_input {
-    std::string_view name;
-    intruder_params params;
-};
-
-const std::array<named_input, 3>& named_inputs() {
+const std::array<named_input<intruder_params>, 3>& named_inputs() {
     // intruder/README: -a10 -l4 -n2038 -s1 (simulator), -a10 -l128 -n262144
     // -s1 (native runs); the paper's Table IV adds intruder+ at -l16 -n4096.
-    static const std::array<named_input, 3> inputs{{
+    static const std::array<named_input<intruder_params>, 3> inputs{{
         {"intruder", {10, 4, 2038, 1}},
         {"intruder+", {10, 16, 4096, 1}},
         {"intruder++", {10, 128, 262144, 1}},
@@ -176,23 +172,12 @@ struct free_deleter {
 }  // namespace
 
 const std::vector<std::string_view>& intruder_inputs() {
-    static const std::vector<std::string_view> names = [] {
-        std::vector<std::string_view> out;
-        for (const auto& input : named_inputs()) out.push_back(input.name);
-        return out;
-    }();
+    static const std::vector<std::string_view> names = input_names(named_inputs());
     return names;
 }
 
 intruder_params intruder_input(std::string_view name) {
-    for (const auto& input : named_inputs()) {
-        if (input.name == name) return input.params;
-    }
-    std::string known;
-    for (const auto& input : named_inputs())
-        known += (known.empty() ? "" : ", ") + std::string(input.name);
-    throw std::invalid_argument("unknown Intruder input '" + std::string(name) + "' (one of " +
-                                known + ")");
+    return find_input(named_inputs(), "Intruder", name);
 }
 
 void intruder_params::check(long clients) const {

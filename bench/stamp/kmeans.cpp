@@ -29,6 +29,7 @@
 #include "smr/core/mutant.hpp"
 #include "smr/reclaim/debra.hpp"
 #include "smr/reclaim/guards.hpp"
+#include "stamp/named_inputs.hpp"
 
 namespace smrbench::stamp {
 
@@ -227,16 +228,11 @@ std::string shown(double value) {
 
 // ---- the named inputs -----------------------------------------------------------
 
-struct named_input {
-    std::string_view name;
-    kmeans_params params;
-};
-
-const std::array<named_input, 6>& named_inputs() {
+const std::array<named_input<kmeans_params>, 6>& named_inputs() {
     // STAMP's README and web page: low -m40 -n40, high -m15 -n15; -t0.05 on
     // random-n2048-d16-c16 (simulator) and random-n16384-d24-c16 (+),
     // -t0.00001 on random-n65536-d32-c16 (++).
-    static const std::array<named_input, 6> inputs{{
+    static const std::array<named_input<kmeans_params>, 6> inputs{{
         {"kmeans-low", {40, 40, 0.05, 2048, 16, 16, 0}},
         {"kmeans-high", {15, 15, 0.05, 2048, 16, 16, 0}},
         {"kmeans-low+", {40, 40, 0.05, 16384, 24, 16, 0}},
@@ -250,23 +246,12 @@ const std::array<named_input, 6>& named_inputs() {
 }  // namespace
 
 const std::vector<std::string_view>& kmeans_inputs() {
-    static const std::vector<std::string_view> names = [] {
-        std::vector<std::string_view> out;
-        for (const auto& input : named_inputs()) out.push_back(input.name);
-        return out;
-    }();
+    static const std::vector<std::string_view> names = input_names(named_inputs());
     return names;
 }
 
 kmeans_params kmeans_input(std::string_view name) {
-    for (const auto& input : named_inputs()) {
-        if (input.name == name) return input.params;
-    }
-    std::string known;
-    for (const auto& input : named_inputs())
-        known += (known.empty() ? "" : ", ") + std::string(input.name);
-    throw std::invalid_argument("unknown Kmeans input '" + std::string(name) + "' (one of " +
-                                known + ")");
+    return find_input(named_inputs(), "Kmeans", name);
 }
 
 void kmeans_params::check(long clients) const {

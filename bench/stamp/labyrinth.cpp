@@ -20,6 +20,7 @@
 #include "smr/core/mutant.hpp"
 #include "smr/reclaim/debra.hpp"
 #include "smr/reclaim/guards.hpp"
+#include "stamp/named_inputs.hpp"
 
 namespace smrbench::stamp {
 
@@ -152,16 +153,11 @@ std::int64_t draw_free_cell(std::mt19937& g, const labyrinth_maze& m, std::vecto
     }
 }
 
-struct named_input {
-    std::string_view name;
-    labyrinth_params params;
-};
-
-const std::array<named_input, 3>& named_inputs() {
+const std::array<named_input<labyrinth_params>, 3>& named_inputs() {
     // labyrinth/README: random-x32-y32-z3-n96 (simulator) and
     // random-x512-y512-z7-n512 (native runs); the paper's Table IV adds
     // labyrinth+ on random-x48-y48-z3-n64. STAMP's default costs throughout.
-    static const std::array<named_input, 3> inputs{{
+    static const std::array<named_input<labyrinth_params>, 3> inputs{{
         {"labyrinth", {32, 32, 3, 96, 1, 1, 2, 1, 0}},
         {"labyrinth+", {48, 48, 3, 64, 1, 1, 2, 1, 0}},
         {"labyrinth++", {512, 512, 7, 512, 1, 1, 2, 1, 0}},
@@ -184,23 +180,12 @@ bool labyrinth_maze::adjacent(std::int64_t a, std::int64_t b) const noexcept {
 }
 
 const std::vector<std::string_view>& labyrinth_inputs() {
-    static const std::vector<std::string_view> names = [] {
-        std::vector<std::string_view> out;
-        for (const auto& input : named_inputs()) out.push_back(input.name);
-        return out;
-    }();
+    static const std::vector<std::string_view> names = input_names(named_inputs());
     return names;
 }
 
 labyrinth_params labyrinth_input(std::string_view name) {
-    for (const auto& input : named_inputs()) {
-        if (input.name == name) return input.params;
-    }
-    std::string known;
-    for (const auto& input : named_inputs())
-        known += (known.empty() ? "" : ", ") + std::string(input.name);
-    throw std::invalid_argument("unknown Labyrinth input '" + std::string(name) + "' (one of " +
-                                known + ")");
+    return find_input(named_inputs(), "Labyrinth", name);
 }
 
 void labyrinth_params::check(long clients) const {

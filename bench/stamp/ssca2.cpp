@@ -20,6 +20,7 @@
 #include "smr/core/mutant.hpp"
 #include "smr/reclaim/debra.hpp"
 #include "smr/reclaim/guards.hpp"
+#include "stamp/named_inputs.hpp"
 
 namespace smrbench::stamp {
 
@@ -162,15 +163,10 @@ std::vector<std::int64_t> edge_weights(std::mt19937& g, const ssca2_params& p, s
     return weights;
 }
 
-struct named_input {
-    std::string_view name;
-    ssca2_params params;
-};
-
-const std::array<named_input, 3>& named_inputs() {
+const std::array<named_input<ssca2_params>, 3>& named_inputs() {
     // ssca2/README: -s13 -i1.0 -u1.0 -l3 -p3 (simulator), -s20 (native runs);
     // the paper's Table IV adds ssca2+ at -s14.
-    static const std::array<named_input, 3> inputs{{
+    static const std::array<named_input<ssca2_params>, 3> inputs{{
         {"ssca2", {13, 1.0, 1.0, 3, 3}},
         {"ssca2+", {14, 1.0, 1.0, 3, 3}},
         {"ssca2++", {20, 1.0, 1.0, 3, 3}},
@@ -238,23 +234,12 @@ bool sorted_slice(const std::vector<std::int64_t>& list, std::int64_t index, std
 }  // namespace
 
 const std::vector<std::string_view>& ssca2_inputs() {
-    static const std::vector<std::string_view> names = [] {
-        std::vector<std::string_view> out;
-        for (const auto& input : named_inputs()) out.push_back(input.name);
-        return out;
-    }();
+    static const std::vector<std::string_view> names = input_names(named_inputs());
     return names;
 }
 
 ssca2_params ssca2_input(std::string_view name) {
-    for (const auto& input : named_inputs()) {
-        if (input.name == name) return input.params;
-    }
-    std::string known;
-    for (const auto& input : named_inputs())
-        known += (known.empty() ? "" : ", ") + std::string(input.name);
-    throw std::invalid_argument("unknown SSCA2 input '" + std::string(name) + "' (one of " + known +
-                                ")");
+    return find_input(named_inputs(), "SSCA2", name);
 }
 
 void ssca2_params::check(long clients) const {

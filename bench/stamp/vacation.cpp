@@ -18,6 +18,7 @@
 #include "smr/core/mutant.hpp"
 #include "smr/reclaim/debra.hpp"
 #include "smr/reclaim/guards.hpp"
+#include "stamp/named_inputs.hpp"
 
 namespace smrbench::stamp {
 
@@ -60,15 +61,10 @@ bool before(const reservation_item& a, const reservation_item& b) {
     return a.kind != b.kind ? a.kind < b.kind : a.id < b.id;
 }
 
-struct named_input {
-    std::string_view name;
-    vacation_params params;
-};
-
-const std::array<named_input, 6>& named_inputs() {
+const std::array<named_input<vacation_params>, 6>& named_inputs() {
     // STAMP's README and web page: low -n2 -q90 -u98, high -n4 -q60 -u90;
     // -r16384 -t4096 (simulator), -r1048576 -t4096 (+), -r1048576 -t4194304 (++).
-    static const std::array<named_input, 6> inputs{{
+    static const std::array<named_input<vacation_params>, 6> inputs{{
         {"vacation-low", {2, 90, 16384, 4096, 98}},
         {"vacation-high", {4, 60, 16384, 4096, 90}},
         {"vacation-low+", {2, 90, 1048576, 4096, 98}},
@@ -82,23 +78,12 @@ const std::array<named_input, 6>& named_inputs() {
 }  // namespace
 
 const std::vector<std::string_view>& vacation_inputs() {
-    static const std::vector<std::string_view> names = [] {
-        std::vector<std::string_view> out;
-        for (const auto& input : named_inputs()) out.push_back(input.name);
-        return out;
-    }();
+    static const std::vector<std::string_view> names = input_names(named_inputs());
     return names;
 }
 
 vacation_params vacation_input(std::string_view name) {
-    for (const auto& input : named_inputs()) {
-        if (input.name == name) return input.params;
-    }
-    std::string known;
-    for (const auto& input : named_inputs())
-        known += (known.empty() ? "" : ", ") + std::string(input.name);
-    throw std::invalid_argument("unknown Vacation input '" + std::string(name) + "' (one of " +
-                                known + ")");
+    return find_input(named_inputs(), "Vacation", name);
 }
 
 /// One transaction's view of the manager: STAMP's manager.c, reservation.c,
