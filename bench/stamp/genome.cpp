@@ -24,6 +24,7 @@
 #include "smr/reclaim/debra.hpp"
 #include "smr/reclaim/guards.hpp"
 #include "stamp/named_inputs.hpp"
+#include "stamp/tx_fields.hpp"
 
 namespace smrbench::stamp {
 
@@ -186,9 +187,9 @@ class genome_sequencer<Domain>::phases {
 /// TMtable_insert (TMlist_insert) and the claim and link of sequencer_run,
 /// every mutable word through `tx`.
 template <class Domain>
-class genome_sequencer<Domain>::tx_view {
+class genome_sequencer<Domain>::tx_view : tx_fields {
   public:
-    tx_view(genome_sequencer& s, transaction& tx) noexcept : s_(s), tx_(tx) {}
+    tx_view(genome_sequencer& s, transaction& tx) noexcept : tx_fields(tx), s_(s) {}
 
     /// Step 1: false if the segment is in the set already. STAMP's order: a
     /// search, the pair, then the chain's insert, which searches again.
@@ -293,19 +294,7 @@ class genome_sequencer<Domain>::tx_view {
         return true;
     }
 
-    template <class O, class T>
-    T get(O* object, T O::*field) {
-        return tx_.load(&(object->*field));
-    }
-    /// A store names its object, so that conflicts between words of one
-    /// entry count as true and only a neighbour's in the stripe as false.
-    template <class O, class T>
-    void set(O* object, T O::*field, std::type_identity_t<T> value) {
-        tx_.store(&(object->*field), value, {object, sizeof(O)});
-    }
-
     genome_sequencer& s_;
-    transaction& tx_;
 };
 
 template <class Domain>

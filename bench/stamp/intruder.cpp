@@ -25,6 +25,7 @@
 #include "smr/reclaim/debra.hpp"
 #include "smr/reclaim/guards.hpp"
 #include "stamp/named_inputs.hpp"
+#include "stamp/tx_fields.hpp"
 
 namespace smrbench::stamp {
 
@@ -232,9 +233,9 @@ void intruder_log::add(std::int64_t flow, std::string_view data) {
 /// TMdecoder_process and TMdecoder_getComplete, every mutable word through
 /// `tx`. Packets and a node's packet pointer are constant: read plainly.
 template <class Domain>
-class intruder_sensor<Domain>::tx_view {
+class intruder_sensor<Domain>::tx_view : tx_fields {
   public:
-    tx_view(intruder_sensor& s, transaction& tx) noexcept : s_(s), tx_(tx) {}
+    tx_view(intruder_sensor& s, transaction& tx) noexcept : tx_fields(tx), s_(s) {}
 
     /// The queue's first element, or null if it is empty.
     template <class T>
@@ -385,19 +386,7 @@ class intruder_sensor<Domain>::tx_view {
     fragment_node* first(fragment_list* list) { return tx_.load(&list->head.next); }
     fragment_node* next(fragment_node* n) { return get(n, &fragment_node::next); }
 
-    template <class O, class T>
-    T get(O* object, T O::*field) {
-        return tx_.load(&(object->*field));
-    }
-    /// A store names its object, so that conflicts between its own words
-    /// count as true and only a neighbour's in the stripe as false.
-    template <class O, class T>
-    void set(O* object, T O::*field, std::type_identity_t<T> value) {
-        tx_.store(&(object->*field), value, {object, sizeof(O)});
-    }
-
     intruder_sensor& s_;
-    transaction& tx_;
 };
 
 template <class Domain>

@@ -19,6 +19,7 @@
 #include "smr/reclaim/debra.hpp"
 #include "smr/reclaim/guards.hpp"
 #include "stamp/named_inputs.hpp"
+#include "stamp/tx_fields.hpp"
 
 namespace smrbench::stamp {
 
@@ -89,9 +90,9 @@ vacation_params vacation_input(std::string_view name) {
 /// One transaction's view of the manager: STAMP's manager.c, reservation.c,
 /// customer.c and the list's insert, every mutable field through `tx`.
 template <class Domain>
-class vacation_manager<Domain>::tx_view {
+class vacation_manager<Domain>::tx_view : tx_fields {
   public:
-    tx_view(vacation_manager& m, transaction& tx) noexcept : m_(m), tx_(tx) {}
+    tx_view(vacation_manager& m, transaction& tx) noexcept : tx_fields(tx), m_(m) {}
 
     reservation* record(std::int64_t kind, std::int64_t id) {
         stm_rb_view table{m_.tables_[kind]->root, tx_};
@@ -273,19 +274,7 @@ class vacation_manager<Domain>::tx_view {
         return true;
     }
 
-    template <class O, class T>
-    T get(O* object, T O::*field) {
-        return tx_.load(&(object->*field));
-    }
-    /// A store names its object, so that conflicts between words of one
-    /// record count as true and only a neighbour's in the stripe as false.
-    template <class O, class T>
-    void set(O* object, T O::*field, T value) {
-        tx_.store(&(object->*field), value, {object, sizeof(O)});
-    }
-
     vacation_manager& m_;
-    transaction& tx_;
 };
 
 template <class Domain>
