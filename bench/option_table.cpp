@@ -233,7 +233,7 @@ constexpr std::array table{
                                      "kmeans-low++ kmeans-high++ "
                                      "labyrinth labyrinth+ labyrinth++ ssca2 ssca2+ ssca2++ "
                                      "vacation-low vacation-high vacation-low+ vacation-high+ "
-                                     "vacation-low++ vacation-high++"},
+                                     "vacation-low++ vacation-high++ yada yada+ yada++"},
                 .help = "stamp: the application and its input, by STAMP's name (without +: its "
                         "simulator inputs; + larger; ++ its inputs for real machines)",
                 .json = [](const bench_config& c) -> json { return c.app; },

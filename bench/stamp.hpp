@@ -5,7 +5,7 @@
 // every trial, whose failure fails the run like a failed validate().
 //
 // Applications (bench/stamp/apps.hpp): Genome, Intruder, Kmeans,
-// Labyrinth, SSCA2 and Vacation, each
+// Labyrinth, SSCA2, Vacation and Yada, each
 // with STAMP's inputs at its simulator size and at "+" and "++".
 // The STM defers its frees through debra, as the micro-benchmarks' default.
 #pragma once

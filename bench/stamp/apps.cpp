@@ -8,6 +8,7 @@
 #include "stamp/labyrinth.hpp"
 #include "stamp/ssca2.hpp"
 #include "stamp/vacation.hpp"
+#include "stamp/yada.hpp"
 
 namespace smrbench::stamp {
 namespace {
@@ -103,6 +104,20 @@ app_run ssca2_run_input(std::string_view input, int clients,
     return run_ssca2(ssca2_input(input), clients, stm_config);
 }
 
+nlohmann::json yada_parameters(std::string_view input, int clients) {
+    const yada_params p = yada_input(input);
+    return {{"clients", clients},
+            {"angle", p.angle},
+            {"points", p.points},
+            {"boundary_segments", p.boundary_segments},
+            {"seed", p.seed}};
+}
+
+app_run yada_run_input(std::string_view input, int clients,
+                       const smr::stm::stm_config& stm_config) {
+    return run_yada(yada_input(input), clients, stm_config);
+}
+
 }  // namespace
 
 const std::vector<application>& applications() {
@@ -113,6 +128,7 @@ const std::vector<application>& applications() {
         {"labyrinth", labyrinth_inputs, labyrinth_parameters, labyrinth_run_input},
         {"ssca2", ssca2_inputs, ssca2_parameters, ssca2_run_input},
         {"vacation", vacation_inputs, vacation_parameters, vacation_run_input},
+        {"yada", yada_inputs, yada_parameters, yada_run_input},
     };
     return apps;
 }
