@@ -25,6 +25,7 @@
 #include "smr/reclaim/guards.hpp"
 #include "stamp/named_inputs.hpp"
 #include "stamp/tx_fields.hpp"
+#include "stamp/words.hpp"
 
 namespace smrbench::stamp {
 
@@ -36,12 +37,6 @@ namespace {
 /// A state that an opaque STM never shows (STAMP asserts, or spins): stops
 /// the run with the reason.
 [[noreturn]] void impossible(const std::string& what) { throw std::logic_error("genome: " + what); }
-
-void* checked_malloc(std::size_t bytes) {
-    void* block = std::malloc(bytes);
-    if (block == nullptr) throw std::bad_alloc();
-    return block;
-}
 
 /// STAMP draws with genrand_int32() % bound.
 long draw(std::mt19937& g, long bound) {

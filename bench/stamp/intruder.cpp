@@ -26,6 +26,7 @@
 #include "smr/reclaim/guards.hpp"
 #include "stamp/named_inputs.hpp"
 #include "stamp/tx_fields.hpp"
+#include "stamp/words.hpp"
 
 namespace smrbench::stamp {
 
@@ -40,20 +41,6 @@ namespace {
 /// error its main asserts never comes): stops the run with the reason.
 [[noreturn]] void impossible(const std::string& what) {
     throw std::logic_error("intruder: " + what);
-}
-
-void* checked_malloc(std::size_t bytes) {
-    void* block = std::malloc(bytes);
-    if (block == nullptr) throw std::bad_alloc();
-    return block;
-}
-
-std::int64_t as_value(const void* p) noexcept {
-    return static_cast<std::int64_t>(reinterpret_cast<std::intptr_t>(p));
-}
-template <class T>
-T* as_pointer(std::int64_t v) noexcept {
-    return reinterpret_cast<T*>(static_cast<std::intptr_t>(v));
 }
 
 /// STAMP draws with random_generate() % bound (genrand_int32).

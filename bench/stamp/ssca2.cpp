@@ -21,6 +21,7 @@
 #include "smr/reclaim/debra.hpp"
 #include "smr/reclaim/guards.hpp"
 #include "stamp/named_inputs.hpp"
+#include "stamp/words.hpp"
 
 namespace smrbench::stamp {
 
@@ -34,9 +35,6 @@ namespace {
 
 std::size_t at(std::int64_t i) noexcept { return static_cast<std::size_t>(i); }
 
-std::int64_t as_value(const void* p) noexcept {
-    return static_cast<std::int64_t>(reinterpret_cast<std::intptr_t>(p));
-}
 std::int64_t* as_block(std::int64_t v) noexcept {
     return reinterpret_cast<std::int64_t*>(static_cast<std::intptr_t>(v));
 }

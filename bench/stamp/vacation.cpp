@@ -20,6 +20,7 @@
 #include "smr/reclaim/guards.hpp"
 #include "stamp/named_inputs.hpp"
 #include "stamp/tx_fields.hpp"
+#include "stamp/words.hpp"
 
 namespace smrbench::stamp {
 
@@ -30,24 +31,10 @@ using smr::stm::transaction;
 
 namespace {
 
-std::int64_t as_value(const void* p) noexcept {
-    return static_cast<std::int64_t>(reinterpret_cast<std::intptr_t>(p));
-}
-template <class T>
-T* as_pointer(std::int64_t v) noexcept {
-    return reinterpret_cast<T*>(static_cast<std::intptr_t>(v));
-}
-
 /// A state that an opaque STM never shows a transaction (STAMP restarts the
 /// transaction there): stops the run with the reason.
 [[noreturn]] void impossible(const std::string& what) {
     throw std::logic_error("vacation: " + what);
-}
-
-void* checked_malloc(std::size_t bytes) {
-    void* block = std::malloc(bytes);
-    if (block == nullptr) throw std::bad_alloc();
-    return block;
 }
 
 /// STAMP draws with genrand_int32() % bound.

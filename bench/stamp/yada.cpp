@@ -26,6 +26,7 @@
 #include "smr/reclaim/debra.hpp"
 #include "smr/reclaim/guards.hpp"
 #include "stamp/named_inputs.hpp"
+#include "stamp/words.hpp"
 
 namespace smrbench::stamp {
 
@@ -43,20 +44,6 @@ __extension__ typedef __int128 area_sum;
 /// A state that an opaque STM never shows a transaction (STAMP asserts), or
 /// a point the grid cannot hold: stops the run with the reason.
 [[noreturn]] void impossible(const std::string& what) { throw std::logic_error("yada: " + what); }
-
-void* checked_malloc(std::size_t bytes) {
-    void* block = std::malloc(bytes);
-    if (block == nullptr) throw std::bad_alloc();
-    return block;
-}
-
-std::int64_t as_value(const void* p) noexcept {
-    return static_cast<std::int64_t>(reinterpret_cast<std::intptr_t>(p));
-}
-template <class T>
-T* as_pointer(std::int64_t v) noexcept {
-    return reinterpret_cast<T*>(static_cast<std::intptr_t>(v));
-}
 
 /// A segment's key in the boundary set: its first corner along the boundary,
 /// counterclockwise (each boundary vertex starts exactly one segment). Both
