@@ -102,4 +102,23 @@ client_phase run_clients(Domain& domain, smr::stm::stm<Domain>& stm, int clients
     return phase;
 }
 
+/// One run of an application whose object gives transactional_memory(),
+/// run(clients) (its client phase) and validate() (quiescent): the phase's
+/// time, the STM's counts over it, tasks as its commits (an application
+/// whose unit is another sets its own), and the application's verification
+/// once every client finished (else the clients' errors).
+template <class App>
+app_run measured_run(App& app, int clients) {
+    auto& stm = app.transactional_memory();
+    const smr::stm::stm_stats before = stm.stats();
+    const client_phase phase = app.run(clients);
+    app_run run;
+    run.seconds = phase.seconds;
+    run.stm = stm.stats() - before;
+    run.tasks = static_cast<long>(run.stm.commits);
+    run.validation = phase.validation();
+    if (run.validation.ok) run.validation = app.validate();
+    return run;
+}
+
 }  // namespace smrbench::stamp

@@ -633,17 +633,7 @@ app_run run_genome(const genome_params& params, int clients,
     domain_config.max_threads = static_cast<std::size_t>(clients) + 1;  // as run_vacation
     smr::debra_domain domain(domain_config);
     genome_sequencer<smr::debra_domain> sequencer(domain, stm_config, sample);
-    auto& stm = sequencer.transactional_memory();
-    const smr::stm::stm_stats before = stm.stats();
-    const client_phase phase = sequencer.run(clients);
-    app_run run;
-    run.seconds = phase.seconds;
-    run.stm = stm.stats() - before;
-    run.tasks = static_cast<long>(run.stm.commits);
-    run.validation = phase.validation();
-    if (!run.validation.ok) return run;
-    run.validation = sequencer.validate();
-    return run;
+    return measured_run(sequencer, clients);
 }
 
 }  // namespace smrbench::stamp

@@ -706,17 +706,7 @@ app_run run_ssca2(const ssca2_params& params, int clients, const smr::stm::stm_c
     domain_config.max_threads = static_cast<std::size_t>(clients) + 1;  // as run_vacation
     smr::debra_domain domain(domain_config);
     ssca2_graph<smr::debra_domain> graph(domain, stm_config, data);
-    auto& stm = graph.transactional_memory();
-    const smr::stm::stm_stats before = stm.stats();
-    const client_phase phase = graph.run(clients);
-    app_run run;
-    run.seconds = phase.seconds;
-    run.stm = stm.stats() - before;
-    run.tasks = static_cast<long>(run.stm.commits);
-    run.validation = phase.validation();
-    if (!run.validation.ok) return run;
-    run.validation = graph.validate();
-    return run;
+    return measured_run(graph, clients);
 }
 
 }  // namespace smrbench::stamp
