@@ -1,14 +1,11 @@
-// One trial of one data structure x reclaimer: prefill, measure, validate.
+// One trial of one data structure x reclaimer: the typed half, whose
+// measured loop is compiled for each pair (trial_subject.hpp).
 #pragma once
 
 #include <algorithm>
-#include <atomic>
 #include <chrono>
 #include <cstdint>
-#include <cstdio>
-#include <exception>
 #include <memory>
-#include <mutex>
 #include <new>
 #include <stdexcept>
 #include <string>
@@ -17,42 +14,23 @@
 #include <utility>
 #include <vector>
 
-#include "allocator_stats.hpp"
 #include "options.hpp"
-#include "pinning.hpp"
 #include "process_stats.hpp"
-#include "recording.hpp"
-#include "report.hpp"
 #include "smr/alloc/pool_resource.hpp"
 #include "smr/core/clock.hpp"
-#include "smr/core/mutant.hpp"
-#include "smr/core/padded.hpp"
 #include "smr/ds/options.hpp"
 #include "smr/ds/validation.hpp"
 #include "smr/reclaim/guards.hpp"
-#include "thread_group.hpp"
+#include "smr/stm/transaction.hpp"
 #include "trial.hpp"
+#include "trial_control.hpp"
+#include "trial_coordinator.hpp"
+#include "trial_subject.hpp"
 #include "workload.hpp"
 
 namespace smrbench {
 
 namespace detail {
-
-/// What one worker adds up; compared with the structure at the end.
-struct worker_tally {
-    std::int64_t key_sum = 0;        // keys inserted minus keys erased (successful ops)
-    std::int64_t size = 0;           // successful inserts minus successful erases
-    std::uint64_t measured_ops = 0;  // completed operations in the measured interval
-    std::uint64_t failed_ops = 0;    // operations whose allocation failed (--pool-nodes)
-    std::uint64_t end_ns = 0;
-
-    // Queues only (DS::is_queue): per-producer FIFO order, as this worker
-    // dequeues it.
-    int producer = 0;                      // this worker's index, in its items' values
-    std::uint64_t enqueued = 0;            // sequence number of its last item (1, 2, ...)
-    std::vector<std::uint64_t> last_seen;  // per producer: last sequence number dequeued
-    std::string fifo_error;                // the first violation seen, empty if none
-};
 
 /// DS::is_queue, false when undeclared: a FIFO queue, where insert enqueues,
 /// dequeue replaces erase and there is no contains.
@@ -132,72 +110,6 @@ void queue_operation(Queue& queue, int tid, op_kind kind, std::int64_t key, work
     }
 }
 
-/// Shared between the trial's threads; written by the coordinator, polled by
-/// workers. Each flag is read on every operation, so each sits alone.
-struct trial_control {
-    alignas(smr::core::false_sharing_range) std::atomic<bool> go{false};
-    alignas(smr::core::false_sharing_range) std::atomic<bool> stop{false};
-    alignas(smr::core::false_sharing_range) std::atomic<std::int64_t> prefilled{0};
-    alignas(smr::core::false_sharing_range) std::atomic<int> ready{0};
-    alignas(smr::core::false_sharing_range) std::atomic<int> finished{0};  // workers done measuring
-    std::mutex error_mutex;
-    std::exception_ptr error;
-
-    void fail(std::exception_ptr e) {
-        {
-            std::lock_guard lock(error_mutex);
-            if (!error) error = e;
-        }
-        end_early();
-    }
-    /// Ends any prefill and every thread's loop.
-    void end_early() {
-        prefilled.store(INT64_MAX / 2, std::memory_order_relaxed);
-        stop.store(true, std::memory_order_relaxed);
-    }
-};
-
-/// Waits (futex-based, no spinning) until every participant has arrived.
-inline void wait_for_count(std::atomic<int>& counter, int expected) {
-    for (int seen = counter.load(std::memory_order_acquire); seen < expected;
-         seen = counter.load(std::memory_order_acquire)) {
-        counter.wait(seen, std::memory_order_acquire);
-    }
-}
-
-/// Waits until every thread is ready (the prefill done); a prefill that takes
-/// longer than two seconds reports its progress on stderr every two seconds.
-inline void await_prefill(const trial_control& control, int threads, std::int64_t target,
-                          bool report) {
-    using clock = std::chrono::steady_clock;
-    const auto start = clock::now();
-    auto next_report = start + std::chrono::seconds(2);
-    // Polled, because an atomic wait cannot time out to report; every 1 ms
-    // so that a short prefill does not delay the trial's start (the wait it
-    // replaced was woken at once by the last arrive).
-    while (control.ready.load(std::memory_order_acquire) < threads) {
-        std::this_thread::sleep_for(std::chrono::milliseconds(1));
-        if (!report || clock::now() < next_report) continue;
-        next_report += std::chrono::seconds(2);
-        const std::int64_t done =
-            std::min(control.prefilled.load(std::memory_order_relaxed), target);
-        std::fprintf(
-            stderr, "smrbench: prefill %lld of %lld keys (%.0f%%), %.0f s\n",
-            static_cast<long long>(done), static_cast<long long>(target),
-            target > 0 ? 100.0 * static_cast<double>(done) / static_cast<double>(target) : 100.0,
-            std::chrono::duration<double>(clock::now() - start).count());
-    }
-}
-
-inline void arrive(std::atomic<int>& counter) {
-    counter.fetch_add(1, std::memory_order_release);  // pairs with wait_for_count's acquire
-    counter.notify_all();
-}
-
-inline void wait_for_flag(std::atomic<bool>& flag) {
-    while (!flag.load(std::memory_order_acquire)) flag.wait(false, std::memory_order_acquire);
-}
-
 /// --pool-nodes: a bounded pool on top of the process's malloc (the --alloc
 /// allocator), or null. It fills the structure with on_empty::fail, so that a
 /// pool too small for the prefill is reported rather than waited on; the
@@ -215,31 +127,6 @@ std::unique_ptr<smr::alloc::pool_resource> make_pool(const bench_config& config)
     options.when_empty = smr::alloc::on_empty::fail;
     if constexpr (type_stable) options = Domain::pool_options_for(options);
     return std::make_unique<smr::alloc::pool_resource>(options);
-}
-
-/// --ops with a pool: waits until every worker has finished (true), or until
-/// the trial must be stopped (false): a worker failed and raised the stop
-/// flag (it will never count itself finished, and others may be waiting in
-/// the pool), or every unfinished worker has waited for pool memory for a
-/// second with no wait served, which nothing can end any more (a stalled
-/// thread is released only after the workers finish).
-inline bool await_workers_or_pool_deadlock(const trial_control& control, int workers,
-                                           const smr::alloc::pool_resource& pool) {
-    using namespace std::chrono_literals;
-    constexpr int polls_before_deadlock = 100;  // x 10 ms
-    int stuck_polls = 0;
-    std::uint64_t served = pool.waits_served();
-    for (;;) {
-        const int unfinished = workers - control.finished.load(std::memory_order_acquire);
-        if (unfinished <= 0) return true;
-        if (control.stop.load(std::memory_order_relaxed)) return false;
-        std::this_thread::sleep_for(10ms);
-        const std::uint64_t served_now = pool.waits_served();
-        const bool all_waiting = pool.waiting() >= unfinished;
-        stuck_polls = all_waiting && served_now == served ? stuck_polls + 1 : 0;
-        served = served_now;
-        if (stuck_polls == polls_before_deadlock) return false;
-    }
 }
 
 /// DS::stm_stats(): the structure runs on an STM whose counts the trial
@@ -265,161 +152,70 @@ Structure make_structure(Domain& domain, const bench_config& config) {
     }
 }
 
+/// The domain's configuration in a trial: the command line's, with a slot
+/// per thread role, every free timed (the Epochs paper's Figure 10 reads
+/// free() latency from any trial) and `pool` (or null) as its memory.
+inline smr::domain_config trial_domain_config(const bench_config& config,
+                                              smr::alloc::pool_resource* pool) {
+    smr::domain_config cfg = config.domain_config();
+    cfg.max_threads = trial_thread_slots(config.threads);
+    cfg.time_frees = true;
+    cfg.memory = pool;
+    return cfg;
+}
+
 }  // namespace detail
 
+/// The typed half of a trial (trial_subject.hpp): one domain, one structure,
+/// and the thread roles that run operations on them. The measured loop is
+/// here, compiled for each pair; everything around it is the coordinator's.
 template <class Domain, template <class> class Structure>
-trial_result run_trial(const bench_config& config, int trial_index) {
+class pair_trial final : public trial_subject {
     using structure_type = Structure<Domain>;
-    reset_peak_rss();
 
-    smr::domain_config domain_cfg = config.domain_config();
-    domain_cfg.max_threads = static_cast<std::size_t>(config.threads) + 2;  // workers, stall, spare
-    domain_cfg.time_frees =
-        true;  // every trial reports free() latency (the Epochs paper's Fig. 10)
-    // Before the domain: the domain frees its last nodes into it.
-    const std::unique_ptr<smr::alloc::pool_resource> pool = detail::make_pool<Domain>(config);
-    domain_cfg.memory = pool.get();
-    Domain domain(domain_cfg);
+  public:
+    pair_trial(const bench_config& config, int trial_index, trial_control& control,
+               smr::alloc::pool_resource* pool)
+        : config_(config),
+          trial_index_(trial_index),
+          control_(control),
+          pool_(pool),
+          prefill_target_(config.prefill_target()),
+          domain_cfg_(detail::trial_domain_config(config, pool)),
+          domain_(domain_cfg_),
+          structure_(detail::make_structure<structure_type>(domain_, config)) {}
 
-    // Recorders exist only when asked for; the domain's event sites then
-    // cost one predictable branch each.
-    const double ns_per_tick = smr::core::ns_per_tick();
-    std::unique_ptr<smr::trace::timeline> timeline;
-    std::unique_ptr<smr::trace::garbage_series> series;
-    if (!config.timeline_path.empty()) {
-        const auto min_ticks = static_cast<std::uint64_t>(
-            static_cast<double>(config.timeline_min_free_ns) / ns_per_tick);
-        timeline = std::make_unique<smr::trace::timeline>(domain_cfg.max_threads,
-                                                          config.timeline_capacity, min_ticks);
+    std::int64_t prefill_from_main(worker_tally& tally) override {
+        smr::thread_handle handle(domain_);
+        splitmix64 rng(stream_seed(config_.seed, trial_index_, config_.threads, 0));
+        return prefill(handle.tid(), rng, tally);
     }
-    if (!config.garbage_series_path.empty()) {
-        series = std::make_unique<smr::trace::garbage_series>(domain_cfg.max_threads);
-    }
-    structure_type structure = detail::make_structure<structure_type>(domain, config);
 
-    detail::trial_control control;
-    std::vector<smr::core::padded<detail::worker_tally>> tallies(
-        static_cast<std::size_t>(config.threads));
-    const std::vector<int> cpus = cpu_order(config.pin);
-    const std::int64_t prefill_target = config.prefill_target();
-    const op_mix mix{config.insert_pct, config.erase_pct};
-    const auto key_range = static_cast<std::uint64_t>(config.key_range);
-
-    auto do_operation = [&](int tid, op_kind kind, std::int64_t key, detail::worker_tally& tally) {
+    void run_worker(int index, worker_tally& tally) override {
+        smr::thread_handle handle(domain_);
+        const int tid = handle.tid();
         if constexpr (detail::is_queue<structure_type>()) {
-            detail::queue_operation(structure, tid, kind, key, tally);
-        } else {
-            switch (kind) {
-                case op_kind::insert:
-                    if (structure.insert(tid, key, key)) {
-                        tally.key_sum += key;
-                        ++tally.size;
-                    }
-                    break;
-                case op_kind::erase:
-                    if (structure.erase(tid, key)) {
-                        tally.key_sum -= key;
-                        --tally.size;
-                    }
-                    break;
-                case op_kind::contains:
-                    (void)structure.contains(tid, key);
-                    break;
+            if (config_.threads > (1 << detail::producer_bits)) {
+                throw std::runtime_error("queue items tag at most 4096 producers");
             }
+            tally.producer = index;
+            tally.last_seen.assign(static_cast<std::size_t>(config_.threads), 0);
         }
-    };
+        // Grow to the steady-state size with every thread (--prefill-by workers).
+        splitmix64 prefill_rng(stream_seed(config_.seed, trial_index_, index, 0));
+        (void)prefill(tid, prefill_rng, tally);
+        control_.arrive_ready();
+        control_.wait_for_go();
 
-    // Inserts random keys until the structure holds the prefill target, with `tid`'s thread;
-    // returns how many this thread inserted.
-    auto prefill = [&](int tid, splitmix64& rng, detail::worker_tally& tally) {
-        std::int64_t inserted = 0;
-        while (control.prefilled.load(std::memory_order_relaxed) < prefill_target) {
-            const auto key = static_cast<std::int64_t>(rng.below(key_range));
-            const std::int64_t before = tally.size;
-            try {
-                do_operation(tid, op_kind::insert, key, tally);
-            } catch (const std::bad_alloc&) {
-                if (!pool) throw;
-                throw std::runtime_error(
-                    "the pool of --pool-nodes " + std::to_string(config.pool_nodes) +
-                    " ran out during the prefill, at " + std::to_string(control.prefilled.load()) +
-                    " of " + std::to_string(prefill_target) +
-                    " keys: give it more nodes, or prefill fewer keys");
-            }
-            domain.quiescent(tid);
-            if (tally.size == before) continue;
-            control.prefilled.fetch_add(1, std::memory_order_relaxed);
-            ++inserted;
-        }
-        return inserted;
-    };
-
-    auto worker = [&](int index) {
-        try {
-            if (!cpus.empty() && config.pin != pin_policy::none) {
-                pin_current_thread(cpu_for_worker(cpus, static_cast<std::size_t>(index)));
-            }
-            smr::thread_handle handle(domain);
-            const int tid = handle.tid();
-            detail::worker_tally& tally = *tallies[static_cast<std::size_t>(index)];
-            if constexpr (detail::is_queue<structure_type>()) {
-                if (config.threads > (1 << detail::producer_bits)) {
-                    throw std::runtime_error("queue items tag at most 4096 producers");
-                }
-                tally.producer = index;
-                tally.last_seen.assign(static_cast<std::size_t>(config.threads), 0);
-            }
-
-            // Prefill: grow to the steady-state size with every thread (--prefill-by workers).
-            splitmix64 prefill_rng(stream_seed(config.seed, trial_index, index, 0));
-            (void)prefill(tid, prefill_rng, tally);
-
-            detail::arrive(control.ready);
-            detail::wait_for_flag(control.go);
-
-            splitmix64 rng(stream_seed(config.seed, trial_index, index, 1));
-            std::uint64_t ops = 0;
-            std::uint32_t since_quiescent = 0;
-            alternating_updates alternation;  // --alternate
-            // --ops: a fixed count; otherwise "unlimited" (stopped by the flag).
-            const std::uint64_t op_limit =
-                config.ops_per_thread != 0 ? config.ops_per_thread : UINT64_MAX;
-            // relaxed: `stop` only ends the loop; the join publishes the tallies.
-            while (ops != op_limit && !control.stop.load(std::memory_order_relaxed)) {
-                op_kind kind = mix.pick(rng);
-                auto key = static_cast<std::int64_t>(rng.below(key_range));
-                if (config.alternate) kind = alternation.next(kind, key);
-                const std::int64_t size_before = tally.size;
-                // Only a pool throws here (--on-empty fail, or a wait ended
-                // by the stop): the structure gave the operation up cleanly.
-                try {
-                    do_operation(tid, kind, key, tally);
-                    alternation.done(kind, key, tally.size != size_before);
-                } catch (const std::bad_alloc&) {
-                    if (!pool) throw;
-                    ++tally.failed_ops;
-                }
-                // An application quiescent state (QSBR), every --quiescent-every
-                // operations; the hook is empty for the other schemes.
-                if constexpr (Domain::traits.needs_quiescent_states) {
-                    if (++since_quiescent == config.quiescent_every) {
-                        since_quiescent = 0;
-                        domain.quiescent(tid);
-                    }
-                }
-                ++ops;
-            }
-            tally.end_ns = smr::core::now_ns();
-            tally.measured_ops = ops - tally.failed_ops;
-            // A transactional structure hands this thread's pending frees to
-            // the domain before the handle goes.
-            if constexpr (requires { structure.flush(tid); }) structure.flush(tid);
-            control.finished.fetch_add(1, std::memory_order_release);  // read by the deadlock watch
-        } catch (...) {
-            control.fail(std::current_exception());
-            detail::arrive(control.ready);
-        }
-    };
+        splitmix64 rng(stream_seed(config_.seed, trial_index_, index, 1));
+        const std::uint64_t ops = measured_operations(tid, rng, tally);
+        tally.end_ns = smr::core::now_ns();
+        tally.measured_ops = ops - tally.failed_ops;
+        // A transactional structure hands this thread's pending frees to the
+        // domain before the handle goes.
+        if constexpr (requires { structure_.flush(tid); }) structure_.flush(tid);
+        control_.count_finished();
+    }
 
     // --stall: a registered thread that enters an operation and stays in it
     // for the whole measured interval (Hart's and NBR's stalled thread). It
@@ -427,252 +223,194 @@ trial_result run_trial(const bench_config& config, int trial_index) {
     // as inside the operation (read_phase_begin is empty); an NBR/NBR+
     // broadcast neutralizes it (its sleep is interrupted and it siglongjmps
     // back to the checkpoint, counted as a restart), so it pins no garbage --
-    // the bounded-garbage behaviour of the NBR paper's Figure 4c. The loop
-    // below the checkpoint only reads and sleeps, as a read phase must.
-    auto wait_for_stop = [&] {
-        while (!control.stop.load(std::memory_order_acquire)) {
-            std::this_thread::sleep_for(std::chrono::milliseconds(1));
-        }
-    };
+    // the bounded-garbage behaviour of the NBR paper's Figure 4c. Below the
+    // checkpoint it only reads and sleeps, as a read phase must.
+    void run_staller() override {
+        smr::thread_handle handle(domain_);
+        const int tid = handle.tid();
+        smr::op_guard guard(domain_, tid);
+        control_.arrive_ready();
+        SMR_READ_PHASE_BEGIN(domain_, tid);
+        control_.sleep_until_stop();
+        domain_.read_phase_end(tid);
+    }
+
     // --stall-hold: the same, holding the structure's first node (what a held
     // reference keeps alive: under lfrc, the node's unlinked successors).
-    auto holding_staller = [&] {
-        try {
-            smr::thread_handle handle(domain);
-            bool holding_arrived = false;
-            // After the prefill, so that there is a first node to hold.
-            while (control.prefilled.load(std::memory_order_relaxed) < prefill_target &&
-                   !control.stop.load(std::memory_order_acquire)) {
-                std::this_thread::sleep_for(std::chrono::milliseconds(1));
-            }
-            if constexpr (detail::has_hold_first<structure_type>()) {
-                structure.hold_first(handle.tid(), [&] {
-                    if (!std::exchange(holding_arrived, true)) detail::arrive(control.ready);
-                    wait_for_stop();
-                });
-            }
-            if (!holding_arrived) detail::arrive(control.ready);  // not reached: refused
-        } catch (...) {
-            control.fail(std::current_exception());
-            detail::arrive(control.ready);
-        }
-    };
-    auto staller = [&] {
-        try {
-            smr::thread_handle handle(domain);
-            const int tid = handle.tid();
-            smr::op_guard guard(domain, tid);
-            detail::arrive(control.ready);
-            for (;;) {
-                SMR_READ_PHASE_BEGIN(domain, tid);
-                while (!control.stop.load(std::memory_order_acquire)) {
-                    std::this_thread::sleep_for(std::chrono::milliseconds(1));
-                }
-                domain.read_phase_end(tid);
-                break;
-            }
-        } catch (...) {
-            control.fail(std::current_exception());
-            detail::arrive(control.ready);
-        }
-    };
-
-    // The stop flag ends the workers' loops, the stalled thread and, through
-    // stop_waiting, every allocation still waiting for pool memory.
-    auto stop_all = [&] {
-        control.stop.store(true, std::memory_order_release);
-        if (pool) pool->stop_waiting();
-    };
-    const auto prefill_start = std::chrono::steady_clock::now();
-    std::int64_t prefill_main_keys = 0;
-    if (config.prefill_by_main && !SMR_MUTANT("prefill_by_main_ignored")) {
-        // The allocator/STM paper's setup: the main thread builds the structure, so its nodes
-        // come from the main thread's heap (glibc's main arena), not from the workers' arenas,
-        // and the workers find it full. Worker 0 takes over the tally, after its start.
-        smr::thread_handle handle(domain);
-        splitmix64 prefill_rng(stream_seed(config.seed, trial_index, config.threads, 0));
-        prefill_main_keys = prefill(handle.tid(), prefill_rng, *tallies[0]);
-    }
-    // Ended early (a thread that cannot be started, an exception below), the
-    // trial stops and joins the threads it started: they leave the prefill
-    // and pass `go` at once, and the error reaches the caller.
-    std::vector<memory_sample> samples;  // written by the sampler: outlives it
-    thread_group threads([&] {
-        control.end_early();
-        stop_all();
-        control.go.store(true, std::memory_order_release);
-        control.go.notify_all();
-    });
-    for (int i = 0; i < config.threads; ++i) threads.start([&worker, i] { worker(i); });
-    if (config.stall_hold) {
-        threads.start(holding_staller);
-    } else if (config.stall) {
-        threads.start(staller);
-    }
-    detail::await_prefill(control, static_cast<int>(threads.size()), prefill_target, !config.quiet);
-    // A prefill that failed (out of memory) ends the trial with its own error,
-    // before the sampler thread (which would fail to start, for the same
-    // reason) hides it. Every thread has arrived (acquire): `error` is settled.
-    if (control.error) std::rethrow_exception(control.error);
-    const double prefill_seconds =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - prefill_start).count();
-
-    // Recording covers the measured interval only (the prefill would fill
-    // the buffers with epoch changes of an empty workload). Attached while
-    // the workers wait for `go`: its release store publishes the pointers.
-    domain.attach_recorders(timeline.get(), series.get());
-    if (pool) pool->set_when_empty(config.on_empty);  // published to the workers by `go`
-    // Exact: every worker has finished its prefill and waits for `go`.
-    const auto allocated_before = domain.allocated();
-    const auto allocator_before = allocator_counters_now(config.allocator.name);
-    smr::stm::stm_stats stm_before;
-    if constexpr (detail::has_stm<structure_type>()) stm_before = structure.stm_stats();
-    const std::uint64_t start_ns = smr::core::now_ns();
-    const std::uint64_t start_ticks = smr::core::now_ticks();
-
-    // Peak garbage: sampled here every millisecond and once when the workers
-    // stop (the schemes do not sample; with --garbage-series, also at every
-    // epoch change); with --sample-ms, also a memory time series for the JSON.
-    threads.start([&, start_ns] {  // the sampler, joined last; start_ns dies before it
-        using clock = std::chrono::steady_clock;
-        const auto period = std::chrono::milliseconds(config.sample_ms != 0 ? config.sample_ms : 1);
-        auto next_sample = clock::now();
-        while (!control.stop.load(std::memory_order_relaxed)) {
-            const std::uint64_t garbage = domain.sample_garbage();
-            if (config.sample_ms != 0 && clock::now() >= next_sample) {
-                const auto bytes = allocator_bytes_in_use(config.allocator.name);
-                samples.push_back(memory_sample{
-                    static_cast<double>(smr::core::now_ns() - start_ns) * 1e-6, current_rss_bytes(),
-                    bytes ? static_cast<std::int64_t>(*bytes) : -1, garbage});
-                next_sample += period;
-            }
+    void run_holding_staller() override {
+        smr::thread_handle handle(domain_);
+        bool holding = false;
+        // After the prefill, so that there is a first node to hold.
+        while (control_.prefilled.load(std::memory_order_relaxed) < prefill_target_ &&
+               !control_.stop.load(std::memory_order_acquire)) {
             std::this_thread::sleep_for(std::chrono::milliseconds(1));
         }
-    });
-
-    control.go.store(true, std::memory_order_release);  // pairs with wait_for_flag
-    control.go.notify_all();
-    std::uint64_t garbage_at_stop = 0;
-    const std::size_t workers = static_cast<std::size_t>(config.threads);
-    const std::size_t sampler = threads.size() - 1;
-    if (config.ops_per_thread == 0) {
-        std::this_thread::sleep_for(std::chrono::duration<double>(config.duration_s));
-        garbage_at_stop = domain.sample_garbage();
-        stop_all();
-        threads.join(0, sampler);
-    } else {
-        // Each worker stops after --ops, unless all wait for pool memory that
-        // nothing can free any more.
-        if (pool && !detail::await_workers_or_pool_deadlock(control, config.threads, *pool)) {
-            stop_all();
+        if constexpr (detail::has_hold_first<structure_type>()) {
+            structure_.hold_first(handle.tid(), [&] {
+                if (!std::exchange(holding, true)) control_.arrive_ready();
+                control_.sleep_until_stop();
+            });
         }
-        threads.join(0, workers);
-        garbage_at_stop = domain.sample_garbage();
-        stop_all();  // releases the stalled thread
-        threads.join(workers, sampler);
-    }
-    const std::uint64_t end_ticks = smr::core::now_ticks();
-    threads.join(sampler, sampler + 1);
-    if (control.error) std::rethrow_exception(control.error);
-    // After the joins: the counts include each worker's cache flushed as it
-    // exited (a flush per size class it used; a trial's batches flush
-    // thousands of times).
-    const auto allocator_after = allocator_counters_now(config.allocator.name);
-
-    if (timeline) {
-        write_timeline(per_trial_path(config.timeline_path, trial_index, config.trials),
-                       recording_header(config, trial_index), *timeline, start_ticks, end_ticks,
-                       ns_per_tick);
-    }
-    if (series) {
-        write_garbage_series(per_trial_path(config.garbage_series_path, trial_index, config.trials),
-                             recording_header(config, trial_index), *series, start_ticks,
-                             ns_per_tick);
+        if (!holding) control_.arrive_ready();  // not reached: smrbench refuses the pair
     }
 
-    trial_result result;
-    result.trial = trial_index;
-    result.prefill_size = control.prefilled.load();
-    result.prefill_seconds = prefill_seconds;
-    result.prefill_main_keys = prefill_main_keys;
-    std::uint64_t end_ns = start_ns;
-    for (const auto& t : tallies) {
-        result.ops_per_thread.push_back(t->measured_ops);
-        result.operations += t->measured_ops;
-        result.failed_operations += t->failed_ops;
-        result.expected_key_sum += t->key_sum;
-        result.expected_size += t->size;
-        end_ns = std::max(end_ns, t->end_ns);
-    }
-    result.expected_key_sum += config.injected_key_sum_error;  // 0 but in the test build
-    result.measured_seconds = static_cast<double>(end_ns - start_ns) * 1e-9;
-    result.throughput_ops_per_s =
-        result.measured_seconds > 0
-            ? static_cast<double>(result.operations) / result.measured_seconds
-            : 0;
-    if (result.operations != 0) {
-        result.exec_time_per_op_ns =
-            result.measured_seconds * 1e9 / static_cast<double>(result.operations);
-        result.cpu_time_per_op_ns = result.exec_time_per_op_ns * config.threads;
+    void begin_measuring(smr::trace::timeline* timeline,
+                         smr::trace::garbage_series* series) override {
+        domain_.attach_recorders(timeline, series);
+        allocated_before_ = domain_.allocated();  // exact: every worker waits for go
+        if constexpr (detail::has_stm<structure_type>()) stm_before_ = structure_.stm_stats();
     }
 
-    const smr::ds::validation_result check = structure.validate();
-    result.key_sum = check.key_sum;
-    result.size = static_cast<std::int64_t>(check.size);
-    if (!check.ok) {
-        result.validation_error = "invariant violated: " + check.error;
-    } else if (check.key_sum != (SMR_MUTANT("smrbench_key_sum_self_compare")
-                                     ? check.key_sum
-                                     : result.expected_key_sum)) {
-        result.validation_error = "key sum " + std::to_string(check.key_sum) + " != expected " +
-                                  std::to_string(result.expected_key_sum);
-    } else if (result.size != result.expected_size) {
-        result.validation_error = "size " + std::to_string(result.size) + " != expected " +
-                                  std::to_string(result.expected_size);
+    std::uint64_t sample_garbage() override { return domain_.sample_garbage(); }
+
+    smr::ds::validation_result validate() override { return structure_.validate(); }
+
+    std::string end_state_error() override {
+        if constexpr (Domain::traits.family == smr::reclaimer_family::reference_count) {
+            // Every thread has ended its operations: a node whose count a
+            // thread or a link still held would have been freed (or, in
+            // amortized mode, queued on a freeable list) by now.
+            std::uint64_t left = domain_.garbage();
+            for (int i = 0; i < domain_.registry().scan_limit(); ++i) {
+                left -= domain_.freeable_size(i);
+            }
+            if (left != 0) {
+                return std::to_string(left) +
+                       " unlinked nodes never freed after every thread finished "
+                       "(a reference count was leaked)";
+            }
+        }
+        return {};
     }
-    if constexpr (detail::is_queue<structure_type>()) {
-        for (const auto& t : tallies) {
-            if (result.validation_error.empty() && !t->fifo_error.empty()) {
-                result.validation_error = "FIFO order violated: " + t->fifo_error;
+
+    void report(trial_result& result, std::uint64_t garbage_at_stop) override {
+        // The recorders end with the coordinator, before the domain.
+        domain_.attach_recorders(nullptr, nullptr);
+        if constexpr (detail::has_stm<structure_type>()) {
+            result.has_stm = true;
+            result.stm = structure_.stm_stats() - stm_before_;  // every worker has joined: exact
+        }
+        const smr::reclaimer_stats stats = domain_.stats();
+        reclaimer_report& r = result.reclaimer;
+        r.totals = stats;
+        r.measured_allocated = stats.allocated - allocated_before_.nodes;
+        r.measured_allocated_bytes = stats.allocated_bytes - allocated_before_.bytes;
+        r.garbage_end = std::max(stats.garbage, garbage_at_stop);
+        r.remote_frees_counted = domain_cfg_.count_remote_frees;
+    }
+
+  private:
+    /// One operation of the workload, its outcome added to the tally.
+    void operation(int tid, op_kind kind, std::int64_t key, worker_tally& tally) {
+        if constexpr (detail::is_queue<structure_type>()) {
+            detail::queue_operation(structure_, tid, kind, key, tally);
+        } else {
+            switch (kind) {
+                case op_kind::insert:
+                    if (structure_.insert(tid, key, key)) {
+                        tally.key_sum += key;
+                        ++tally.size;
+                    }
+                    break;
+                case op_kind::erase:
+                    if (structure_.erase(tid, key)) {
+                        tally.key_sum -= key;
+                        --tally.size;
+                    }
+                    break;
+                case op_kind::contains:
+                    (void)structure_.contains(tid, key);
+                    break;
             }
         }
     }
-    if constexpr (Domain::traits.family == smr::reclaimer_family::reference_count) {
-        // Every thread has ended its operations: a node whose count a thread
-        // or a link still held would have been freed (or, in amortized mode,
-        // queued on a freeable list) by now.
-        std::uint64_t left = domain.garbage();
-        for (int i = 0; i < domain.registry().scan_limit(); ++i) left -= domain.freeable_size(i);
-        if (result.validation_error.empty() && left != 0) {
-            result.validation_error = std::to_string(left) +
-                                      " unlinked nodes never freed after every thread finished "
-                                      "(a reference count was leaked)";
-        }
-    }
-    result.validated = result.validation_error.empty();
-    if (pool) {
-        result.has_pool = true;
-        result.pool = pool->stats();
-        if (result.pool.gave_up != 0) result.status = "pool_exhausted";
-    }
-    if constexpr (detail::has_stm<structure_type>()) {
-        result.has_stm = true;
-        result.stm = structure.stm_stats() - stm_before;  // every worker has joined: exact
-    }
-    result.peak_rss_bytes = peak_rss_bytes();
 
-    const smr::reclaimer_stats stats = domain.stats();
-    reclaimer_report& r = result.reclaimer;
-    r.totals = stats;
-    r.measured_allocated = stats.allocated - allocated_before.nodes;
-    r.measured_allocated_bytes = stats.allocated_bytes - allocated_before.bytes;
-    r.garbage_end = std::max(stats.garbage, garbage_at_stop);
-    r.remote_frees_counted = domain_cfg.count_remote_frees;
-    if (allocator_before && allocator_after) {
-        result.allocator_counts = *allocator_after - *allocator_before;
+    /// Inserts random keys until the structure holds the prefill target;
+    /// returns how many this thread inserted.
+    std::int64_t prefill(int tid, splitmix64& rng, worker_tally& tally) {
+        const auto key_range = static_cast<std::uint64_t>(config_.key_range);
+        std::int64_t inserted = 0;
+        while (control_.prefilled.load(std::memory_order_relaxed) < prefill_target_) {
+            const auto key = static_cast<std::int64_t>(rng.below(key_range));
+            const std::int64_t before = tally.size;
+            try {
+                operation(tid, op_kind::insert, key, tally);
+            } catch (const std::bad_alloc&) {
+                if (pool_ == nullptr) throw;
+                throw std::runtime_error(prefill_pool_exhausted(
+                    config_.pool_nodes, control_.prefilled.load(), prefill_target_));
+            }
+            domain_.quiescent(tid);
+            if (tally.size == before) continue;
+            control_.prefilled.fetch_add(1, std::memory_order_relaxed);
+            ++inserted;
+        }
+        return inserted;
     }
-    result.samples = std::move(samples);
-    return result;
+
+    /// The measured interval's operations, until the stop flag or --ops;
+    /// returns how many ran (failed ones included).
+    std::uint64_t measured_operations(int tid, splitmix64& rng, worker_tally& tally) {
+        const op_mix mix{config_.insert_pct, config_.erase_pct};
+        const auto key_range = static_cast<std::uint64_t>(config_.key_range);
+        const bool alternate = config_.alternate;
+        const std::uint32_t quiescent_every = config_.quiescent_every;
+        // --ops: a fixed count; otherwise "unlimited" (stopped by the flag).
+        const std::uint64_t op_limit =
+            config_.ops_per_thread != 0 ? config_.ops_per_thread : UINT64_MAX;
+        std::uint64_t ops = 0;
+        std::uint32_t since_quiescent = 0;
+        alternating_updates alternation;  // --alternate
+        // relaxed: `stop` only ends the loop; the join publishes the tallies.
+        while (ops != op_limit && !control_.stop.load(std::memory_order_relaxed)) {
+            op_kind kind = mix.pick(rng);
+            auto key = static_cast<std::int64_t>(rng.below(key_range));
+            if (alternate) kind = alternation.next(kind, key);
+            const std::int64_t size_before = tally.size;
+            // Only a pool throws here (--on-empty fail, or a wait ended by
+            // the stop): the structure gave the operation up cleanly.
+            try {
+                operation(tid, kind, key, tally);
+                alternation.done(kind, key, tally.size != size_before);
+            } catch (const std::bad_alloc&) {
+                if (pool_ == nullptr) throw;
+                ++tally.failed_ops;
+            }
+            // An application quiescent state (QSBR), every --quiescent-every
+            // operations; the hook is empty for the other schemes.
+            if constexpr (Domain::traits.needs_quiescent_states) {
+                if (++since_quiescent == quiescent_every) {
+                    since_quiescent = 0;
+                    domain_.quiescent(tid);
+                }
+            }
+            ++ops;
+        }
+        return ops;
+    }
+
+    const bench_config& config_;
+    const int trial_index_;
+    trial_control& control_;
+    smr::alloc::pool_resource* const pool_;
+    const std::int64_t prefill_target_;
+    const smr::domain_config domain_cfg_;
+    Domain domain_;
+    structure_type structure_;
+    decltype(std::declval<Domain&>().allocated()) allocated_before_{};
+    smr::stm::stm_stats stm_before_{};
+};
+
+/// One trial of Structure<Domain>: the typed half above, run by the
+/// coordinator (trial_coordinator.cpp).
+template <class Domain, template <class> class Structure>
+trial_result run_trial(const bench_config& config, int trial_index) {
+    reset_peak_rss();
+    // Before the domain, which frees its last nodes into it.
+    const std::unique_ptr<smr::alloc::pool_resource> pool = detail::make_pool<Domain>(config);
+    trial_control control;
+    pair_trial<Domain, Structure> subject(config, trial_index, control, pool.get());
+    return coordinate_trial(config, trial_index, subject, control, pool.get());
 }
 
 }  // namespace smrbench
