@@ -47,22 +47,13 @@ constexpr option_spec derived(option_spec spec) {
     return spec;
 }
 
-/// Sets the smr::domain_config member reached by the path To... (one member,
-/// or a member of a member) to bench_config's From.
-template <auto From, auto... To>
-void assign(smr::domain_config& d, const bench_config& c) {
-    auto& target = (d.*....*To);
-    target = static_cast<std::remove_reference_t<decltype(target)>>(c.*From);
-}
-
-/// A reclaimer parameter: bench_config's From, passed on as the
-/// smr::domain_config member To....
-template <auto From, auto... To>
-constexpr option_spec tuning(std::string_view name, std::string_view help, double minimum,
-                             double maximum, std::string_view unit) {
-    option_spec spec = number(name, From, help, minimum, maximum, unit, option_target::domain);
-    spec.to_domain = &assign<From, To...>;
-    return spec;
+/// A reclaimer parameter: the smr::domain_config (or free policy) member
+/// `member`, which bench_config::domain holds.
+template <class T, class Owner>
+constexpr option_spec tuning(T Owner::*member, std::string_view name, std::string_view help,
+                             double minimum, double maximum, std::string_view unit) {
+    return number(name, config_member<T>(member), help, minimum, maximum, unit,
+                  option_target::domain);
 }
 
 /// Whether a reclaimer reads the smr::domain_config member Read names.
@@ -71,29 +62,20 @@ bool reads(const smr::reclaimer_traits& reclaimer) {
     return reclaimer.reads.*Read;
 }
 
-/// A reclaimer tuning's value in the JSON config, or null in a run whose
-/// reclaimer does not read it.
-template <auto Field, bool (*ReadBy)(const smr::reclaimer_traits&)>
-json tuning_json(const bench_config& c) {
-    const auto reclaimer = reclaimer_named(c.reclaimer);
-    if (reclaimer && !ReadBy(*reclaimer)) return nullptr;
-    return c.*Field;
-}
-
-/// `spec` (bench_config's Field), an option of the reclaimers ReadBy accepts.
-template <auto Field, bool (*ReadBy)(const smr::reclaimer_traits&)>
-constexpr option_spec read_by(option_spec spec) {
-    spec.read_by = ReadBy;
-    spec.json = &tuning_json<Field, ReadBy>;
+/// `spec`, an option of the reclaimers `reader` accepts (the JSON config
+/// records null in a run of any other).
+constexpr option_spec read_by(bool (*reader)(const smr::reclaimer_traits&), option_spec spec) {
+    spec.read_by = reader;
     return spec;
 }
 
-/// A parameter of the reclaimers whose traits.reads has Read: bench_config's
-/// From, passed on as the smr::domain_config member To....
-template <bool smr::tunings_read::*Read, auto From, auto... To>
-constexpr option_spec reclaimer_tuning(std::string_view name, std::string_view help, double minimum,
-                                       double maximum, std::string_view unit) {
-    return read_by<From, &reads<Read>>(tuning<From, To...>(name, help, minimum, maximum, unit));
+/// A parameter of the reclaimers whose traits.reads has Read: the
+/// smr::domain_config member `member`.
+template <bool smr::tunings_read::*Read, class T>
+constexpr option_spec reclaimer_tuning(T smr::domain_config::*member, std::string_view name,
+                                       std::string_view help, double minimum, double maximum,
+                                       std::string_view unit) {
+    return read_by(&reads<Read>, tuning(member, name, help, minimum, maximum, unit));
 }
 
 bool needs_quiescent_states(const smr::reclaimer_traits& reclaimer) {
@@ -123,13 +105,8 @@ constexpr option_spec stm_option(std::string_view name, std::string_view help, d
     return spec;
 }
 
-/// --fence as asked (the reclaimer object says what ran), or null in a run
-/// whose reclaimer has no such fence.
-json fence_json(const bench_config& c) {
-    const auto reclaimer = reclaimer_named(c.reclaimer);
-    if (reclaimer && !reclaimer->reads.fence) return nullptr;
-    return smr::to_string(c.fence);
-}
+/// --fence as asked (the reclaimer object says what ran).
+json fence_json(const bench_config& c) { return smr::to_string(c.domain.fence); }
 
 json buckets_json(const bench_config& c) {
     const combination* combo = find_combination(c.ds, c.reclaimer);
@@ -178,33 +155,26 @@ constexpr std::array table{
         .field = text_option{"batch", "batch amortized"},
         .help = "freeing policy: batch | amortized",
         .target = option_target::domain,
-        .json = [](const bench_config& c) -> json { return smr::to_string(c.free); },
-        .to_domain =
-            &assign<&bench_config::free, &smr::domain_config::free, &smr::free_policy::mode>},
-    tuning<&bench_config::free_k, &smr::domain_config::free, &smr::free_policy::k>(
-        "free-k", "amortized: nodes freed per operation", 1, two_to(20), "nodes"),
-    tuning<&bench_config::time_frees_every, &smr::domain_config::time_frees_every>(
-        "time-frees-every",
-        "time one free() call in N on average, at random gaps, into free_latency_ns and "
-        "free_seconds (scaled to all calls); 1: every call, as a --timeline does. Two timestamp "
-        "reads cost more than a free() often does",
-        1, two_to(30), "frees"),
-    option_spec{
-        .name = "count-remote-frees",
-        .field = &bench_config::count_remote_frees,
-        .help = "count the freed nodes another thread allocated (reclaimer.remote_frees): each "
-                "node's block carries its allocating thread's 4-byte tag, so it may move up a "
-                "size class (the DGT node does not); off, nodes are exactly their type's size",
-        .target = option_target::domain,
-        .to_domain =
-            &assign<&bench_config::count_remote_frees, &smr::domain_config::count_remote_frees>},
-    tuning<&bench_config::free_catchup_divisor, &smr::domain_config::free,
-           &smr::free_policy::catchup_divisor>(
-        "free-catchup-div",
-        "amortized: also free len/N per operation when the freeable list is long (0: off, the "
-        "Epochs paper's k per operation; 1024 bounds the list of a structure that retires more "
-        "than k per operation)",
-        0, two_to(30), "divisor"),
+        .json = [](const bench_config& c) -> json { return smr::to_string(c.domain.free.mode); }},
+    tuning(&smr::free_policy::k, "free-k", "amortized: nodes freed per operation", 1, two_to(20),
+           "nodes"),
+    tuning(&smr::domain_config::time_frees_every, "time-frees-every",
+           "time one free() call in N on average, at random gaps, into free_latency_ns and "
+           "free_seconds (scaled to all calls); 1: every call, as a --timeline does. Two timestamp "
+           "reads cost more than a free() often does",
+           1, two_to(30), "frees"),
+    option_spec{.name = "count-remote-frees",
+                .field = &smr::domain_config::count_remote_frees,
+                .help =
+                    "count the freed nodes another thread allocated (reclaimer.remote_frees): each "
+                    "node's block carries its allocating thread's 4-byte tag, so it may move up a "
+                    "size class (the DGT node does not); off, nodes are exactly their type's size",
+                .target = option_target::domain},
+    tuning(&smr::free_policy::catchup_divisor, "free-catchup-div",
+           "amortized: also free len/N per operation when the freeable list is long (0: off, the "
+           "Epochs paper's k per operation; 1024 bounds the list of a structure that retires more "
+           "than k per operation)",
+           0, two_to(30), "divisor"),
     option_spec{.name = "alloc",
                 .field = text_option{"glibc"},
                 .help = "allocator: glibc | jemalloc | tcmalloc | mimalloc | tbbmalloc",
@@ -376,57 +346,49 @@ constexpr std::array table{
                "(TinySTM's default, 5: 32 bytes)",
                0, 12),
            for_set | for_stamp),
-    default_by_reclaimer(
-        reclaimer_tuning<&smr::tunings_read::bag_threshold, &bench_config::bag_size,
-                         &smr::domain_config::bag_threshold>(
-            "bag-size", "retire-list length that triggers a scan", 1, two_to(32), "nodes"),
-        &default_bag_size),
-    reclaimer_tuning<&smr::tunings_read::advance_every, &bench_config::advance_every,
-                     &smr::domain_config::advance_every>(
-        "advance-every", "operations between epoch-advance attempts", 1, two_to(30), "operations"),
-    reclaimer_tuning<&smr::tunings_read::check_every, &bench_config::check_every,
-                     &smr::domain_config::check_every>(
-        "check-every", "operations between checks of another thread", 1, two_to(30), "operations"),
-    reclaimer_tuning<&smr::tunings_read::min_epoch_us, &bench_config::min_epoch_us,
-                     &smr::domain_config::min_epoch_us>(
-        "min-epoch-us",
+    default_by_reclaimer(reclaimer_tuning<&smr::tunings_read::bag_threshold>(
+                             &smr::domain_config::bag_threshold, "bag-size",
+                             "retire-list length that triggers a scan", 1, two_to(32), "nodes"),
+                         &default_bag_size),
+    reclaimer_tuning<&smr::tunings_read::advance_every>(
+        &smr::domain_config::advance_every, "advance-every",
+        "operations between epoch-advance attempts", 1, two_to(30), "operations"),
+    reclaimer_tuning<&smr::tunings_read::check_every>(
+        &smr::domain_config::check_every, "check-every",
+        "operations between checks of another thread", 1, two_to(30), "operations"),
+    reclaimer_tuning<&smr::tunings_read::min_epoch_us>(
+        &smr::domain_config::min_epoch_us, "min-epoch-us",
         "the global epoch advances at most once per N microseconds (0: as soon as the scheme "
         "allows): a large machine's long epochs and large limbo bags on a small one (the "
         "Epochs paper's remote batch free)",
         0, 60e6, "us"),
-    reclaimer_tuning<&smr::tunings_read::epoch_freq, &bench_config::epoch_freq,
-                     &smr::domain_config::epoch_freq>(
-        "epoch-freq", "allocations per thread per global epoch (era) increment", 1, two_to(30),
-        "allocations"),
-    reclaimer_tuning<&smr::tunings_read::hp_scan_factor, &bench_config::hp_scan_factor,
-                     &smr::domain_config::hp_scan_factor>(
-        "hp-scan-factor",
+    reclaimer_tuning<&smr::tunings_read::epoch_freq>(
+        &smr::domain_config::epoch_freq, "epoch-freq",
+        "allocations per thread per global epoch (era) increment", 1, two_to(30), "allocations"),
+    reclaimer_tuning<&smr::tunings_read::hp_scan_factor>(
+        &smr::domain_config::hp_scan_factor, "hp-scan-factor",
         "scan at max(bag size, factor x hazard slots of registered threads + offset)", 0,
         two_to(20), "x hazard slots"),
-    reclaimer_tuning<&smr::tunings_read::hp_scan_offset, &bench_config::hp_scan_offset,
-                     &smr::domain_config::hp_scan_offset>(
-        "hp-scan-offset",
+    reclaimer_tuning<&smr::tunings_read::hp_scan_offset>(
+        &smr::domain_config::hp_scan_offset, "hp-scan-offset",
         "add N to factor x hazard slots (Hart et al.'s R = 2H + 100: --hp-scan-factor 2 "
         "--hp-scan-offset 100 --bag-size 1)",
         0, two_to(30), "nodes"),
-    reclaimer_tuning<&smr::tunings_read::wfe_fast_attempts, &bench_config::wfe_fast_attempts,
-                     &smr::domain_config::wfe_fast_attempts>(
-        "wfe-fast-attempts", "fast-path attempts of protect before the wait-free slow path", 1,
-        two_to(20), "attempts"),
-    reclaimer_tuning<&smr::tunings_read::token_check_every, &bench_config::token_check_every,
-                     &smr::domain_config::token_check_every>(
-        "token-check-every", "frees between token checks", 1, two_to(30), "frees"),
-    reclaimer_tuning<&smr::tunings_read::nbr_signal, &bench_config::nbr_signal,
-                     &smr::domain_config::nbr_signal>(
-        "signal", "neutralization signal number (default SIGUSR1)", 1, 64, "signal"),
-    reclaimer_tuning<&smr::tunings_read::nbr_low_watermark, &bench_config::nbr_low_watermark,
-                     &smr::domain_config::nbr_low_watermark>(
-        "nbr-low-watermark",
+    reclaimer_tuning<&smr::tunings_read::wfe_fast_attempts>(
+        &smr::domain_config::wfe_fast_attempts, "wfe-fast-attempts",
+        "fast-path attempts of protect before the wait-free slow path", 1, two_to(20), "attempts"),
+    reclaimer_tuning<&smr::tunings_read::token_check_every>(
+        &smr::domain_config::token_check_every, "token-check-every", "frees between token checks",
+        1, two_to(30), "frees"),
+    reclaimer_tuning<&smr::tunings_read::nbr_signal>(
+        &smr::domain_config::nbr_signal, "signal", "neutralization signal number (default SIGUSR1)",
+        1, 64, "signal"),
+    reclaimer_tuning<&smr::tunings_read::nbr_low_watermark>(
+        &smr::domain_config::nbr_low_watermark, "nbr-low-watermark",
         "bag size at which a thread waits for another's broadcast (0: half the high watermark)", 0,
         two_to(32), "nodes"),
-    reclaimer_tuning<&smr::tunings_read::nbr_high_watermark, &bench_config::nbr_high_watermark,
-                     &smr::domain_config::nbr_high_watermark>(
-        "nbr-high-watermark",
+    reclaimer_tuning<&smr::tunings_read::nbr_high_watermark>(
+        &smr::domain_config::nbr_high_watermark, "nbr-high-watermark",
         "bag size at which a thread signals everyone (nbr: its bag size; 0: --bag-size)", 0,
         two_to(32), "nodes"),
     option_spec{.name = "fence",
@@ -437,46 +399,56 @@ constexpr std::array table{
                         "per protected pointer, Michael's)",
                 .target = option_target::domain,
                 .json = &fence_json,
-                .to_domain = &assign<&bench_config::fence, &smr::domain_config::fence>,
                 .read_by = &reads<&smr::tunings_read::fence>},
     option_spec{.name = "timeline",
                 .field = &bench_config::timeline_path,
                 .help = "record per-thread events to FILE (docs/timeline-format.md)",
                 .metavar = "FILE"},
-    read_by<&bench_config::quiescent_every, &needs_quiescent_states>(
-        number("quiescent-every", &bench_config::quiescent_every,
-               "operations between a worker's quiescent states (Hart et al.: 100, one per "
-               "iteration of their 100-operation loop)",
-               1, two_to(20), "operations")),
+    read_by(&needs_quiescent_states,
+            number("quiescent-every", &bench_config::quiescent_every,
+                   "operations between a worker's quiescent states (Hart et al.: 100, one per "
+                   "iteration of their 100-operation loop)",
+                   1, two_to(20), "operations")),
     number("timeline-min-ns", &bench_config::timeline_min_free_ns,
            "record free() calls at least this long (0: all)", 0, two_to(40), "ns"),
     number("timeline-capacity", &bench_config::timeline_capacity,
            "events per thread before recording stops", 1, two_to(28), "events"),
-    read_by<&bench_config::garbage_series_path, &threads_begin_epochs>(option_spec{
-        .name = "garbage-series",
-        .field = &bench_config::garbage_series_path,
-        .help = "record to FILE each thread's unreclaimed nodes at every epoch it begins "
-                "(Epochs paper, Figure 4)",
-        .metavar = "FILE"}),
+    read_by(&threads_begin_epochs,
+            option_spec{
+                .name = "garbage-series",
+                .field = &bench_config::garbage_series_path,
+                .help = "record to FILE each thread's unreclaimed nodes at every epoch it begins "
+                        "(Epochs paper, Figure 4)",
+                .metavar = "FILE"}),
     number("sample-ms", &bench_config::sample_ms,
            "sample RSS, allocator bytes and garbage every N ms into the JSON", 0, 3600000, "ms"),
 };
 
-// A reclaimer parameter reaches the domain, and only a reclaimer parameter.
-// Checked in the builds without sanitizers: GCC 12's -fsanitize=undefined (on
-// in the asan preset, with no macro of its own) makes comparing a function
-// pointer with null a non-constant expression, so smrbench did not compile
-// there; the release build, which every CI run makes, still checks it.
+// A reclaimer parameter is written into the domain's configuration, and
+// only a reclaimer parameter (the text options of target domain, --free and
+// --fence, parse_command_line writes there). Checked in the builds without
+// sanitizers: GCC 12's -fsanitize=undefined (on in the asan preset, with no
+// macro of its own) makes comparing a pointer to member or to function with
+// null a non-constant expression, so smrbench did not compile there; the
+// release build, which every CI run makes, still checks it.
 #if !defined(__SANITIZE_ADDRESS__)
 static_assert(std::ranges::all_of(table, [](const option_spec& spec) {
-    return (spec.target == option_target::domain) == (spec.to_domain != nullptr);
+    return std::visit(
+        [&]<class Field>(const Field& field) {
+            if constexpr (std::is_same_v<Field, text_option>) {
+                return true;
+            } else {
+                return (spec.target == option_target::domain) == field.in_domain();
+            }
+        },
+        spec.field);
 }));
 // A per-reclaimer default is a reclaimer's tuning, held in a std::uint64_t
 // (apply_reclaimer_defaults writes no other type).
 static_assert(std::ranges::all_of(table, [](const option_spec& spec) {
     return spec.default_for == nullptr ||
            (spec.read_by != nullptr &&
-            std::holds_alternative<std::uint64_t bench_config::*>(spec.field));
+            std::holds_alternative<config_member<std::uint64_t>>(spec.field));
 }));
 #endif
 
@@ -649,8 +621,9 @@ void apply_reclaimer_defaults(bench_config& config) {
         if (spec.default_for == nullptr) continue;
         std::visit(
             [&]<class Field>(const Field& field) {
-                if constexpr (std::is_same_v<Field, std::uint64_t bench_config::*>) {
-                    if (config.*field == 0) config.*field = spec.default_for(*reclaimer);
+                if constexpr (std::is_same_v<Field, config_member<std::uint64_t>>) {
+                    std::uint64_t& value = field.of(config);
+                    if (value == 0) value = spec.default_for(*reclaimer);
                 }
             },
             spec.field);
@@ -689,7 +662,7 @@ void add_table_options(CLI::App& app, bench_config& config, option_texts& texts,
                             ->type_name(choices);
                     }
                 } else {
-                    add_member(app, spec, config.*field);
+                    add_member(app, spec, field.of(config));
                 }
             },
             spec.field);
@@ -729,12 +702,12 @@ json options_description() {
                     if (!field.choices.empty())
                         row["choices"] = words(field.choices);  // an array of names
                 } else {
-                    using T = std::remove_cvref_t<decltype(defaults.*field)>;
+                    using T = std::remove_cvref_t<decltype(field.of(defaults))>;
                     row["type"] = std::is_same_v<T, bool>          ? "bool"
                                   : std::is_same_v<T, std::string> ? "str"
                                   : std::is_floating_point_v<T>    ? "float"
                                                                    : "int";
-                    row["default"] = defaults.*field;
+                    row["default"] = field.of(defaults);
                     if (spec.ranged && std::is_integral_v<T>) {
                         row["minimum"] = static_cast<std::int64_t>(spec.minimum);
                         row["maximum"] = static_cast<std::int64_t>(spec.maximum);
@@ -793,20 +766,23 @@ json subcommand_trials_json(bool validated, std::uint64_t peak_rss_bytes, int me
 }
 
 json table_config_json(const bench_config& config) {
+    const auto reclaimer = reclaimer_named(config.reclaimer);
     json out = json::object();
     for (const option_spec& spec : table) {
         if (spec.target == option_target::output || !belongs_to(spec.commands, config.command))
             continue;
         const std::string key = json_key(spec.name);
-        if (spec.json != nullptr) {
+        if (spec.read_by != nullptr && reclaimer && !spec.read_by(*reclaimer)) {
+            out[key] = nullptr;  // a tuning this run's reclaimer does not read
+        } else if (spec.json != nullptr) {
             out[key] = spec.json(config);
-            continue;
+        } else {
+            std::visit(
+                [&]<class Field>(const Field& field) {
+                    if constexpr (!std::is_same_v<Field, text_option>) out[key] = field.of(config);
+                },
+                spec.field);
         }
-        std::visit(
-            [&]<class Field>(const Field& field) {
-                if constexpr (!std::is_same_v<Field, text_option>) out[key] = config.*field;
-            },
-            spec.field);
     }
     return out;
 }

@@ -3,20 +3,22 @@
 // machine-readable description the Python side reads.
 //
 // Adding an option: add its field to bench_config (options.hpp) and one row
-// to the table in option_table.cpp (a reclaimer parameter's row also names
-// the smr::domain_config member it sets). A number is parsed by CLI11 into its
-// field and checked against the row's range; a text option (a name from a
-// fixed set, or a form such as --prefill's) is kept as text and parsed by
-// parse_command_line, which owns the messages that name the valid values.
+// to the table in option_table.cpp; a reclaimer parameter is a member of
+// smr::domain_config, which its row writes into bench_config::domain. A number is parsed by CLI11
+// into its field and checked against the row's range; a text option (a name from a fixed set, or a
+// form such as --prefill's) is kept as text and parsed by parse_command_line, which owns the
+// messages that name the valid values.
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <span>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <variant>
 #include <vector>
 
@@ -55,11 +57,42 @@ struct text_option {
     std::string_view choices = "";
 };
 
-/// The bench_config member an option writes.
+/// The member of a bench_config that an option writes: one of its own, one
+/// of its domain configuration (a reclaimer parameter), or one of the
+/// domain's free policy.
+template <class T>
+class config_member {
+  public:
+    constexpr config_member(T bench_config::*member) : own_(member) {}
+    constexpr config_member(T smr::domain_config::*member) : domain_(member) {}
+    constexpr config_member(T smr::free_policy::*member) : free_(member) {}
+
+    /// Whether it is a reclaimer parameter, passed on in smr::domain_config.
+    constexpr bool in_domain() const { return own_ == nullptr; }
+
+    T& of(bench_config& c) const { return ref(c); }
+    const T& of(const bench_config& c) const { return ref(c); }
+
+  private:
+    template <class Config>
+    auto& ref(Config& c) const {
+        if (own_ != nullptr) return c.*own_;
+        if (domain_ != nullptr) return c.domain.*domain_;
+        return c.domain.free.*free_;
+    }
+
+    T bench_config::*own_ = nullptr;
+    T smr::domain_config::*domain_ = nullptr;
+    T smr::free_policy::*free_ = nullptr;
+};
+
+/// The member an option writes (std::size_t, which smr::domain_config's
+/// sizes use, is std::uint64_t on the LP64 systems smrbench builds on).
 using option_field =
-    std::variant<int bench_config::*, std::uint32_t bench_config::*, std::int64_t bench_config::*,
-                 std::uint64_t bench_config::*, double bench_config::*, bool bench_config::*,
-                 std::string bench_config::*, text_option>;
+    std::variant<config_member<int>, config_member<std::uint32_t>, config_member<std::int64_t>,
+                 config_member<std::uint64_t>, config_member<double>, config_member<bool>,
+                 config_member<std::string>, text_option>;
+static_assert(std::is_same_v<std::size_t, std::uint64_t>);
 
 /// One option. Its CLI flag is "--" + name; its JSON key is name with '_'
 /// for '-'.
@@ -81,15 +114,12 @@ struct option_spec {
     /// The value in the JSON config when it is not the field's own (text
     /// options: the parsed name or count; null where it does not apply).
     nlohmann::json (*json)(const bench_config&) = nullptr;
-    /// Target domain: copies the option's value into the reclaimer's
-    /// configuration (bench_config::domain_config walks the table).
-    void (*to_domain)(smr::domain_config&, const bench_config&) = nullptr;
     /// The commands that take it (command_set bits).
     std::uint8_t commands = for_set;
     /// A reclaimer's tuning: whether reclaimer `traits` reads it (null: an
     /// option of every reclaimer). smrbench refuses a tuning given with a
     /// reclaimer that would ignore it, --help and --list name those that read
-    /// it, and the JSON config records null for the others.
+    /// it, and the JSON config records null in a run of any other.
     bool (*read_by)(const smr::reclaimer_traits&) = nullptr;
     /// A reclaimer's tuning whose default depends on the reclaimer: the
     /// default for each reclaimer that reads it. The field then starts at 0,

@@ -78,9 +78,11 @@ void check_reclaimer_tunings(const CLI::App& app, const bench_config& c) {
     }
     // nbrplus's watermarks (nbr reads the high one alone, as its bag size).
     if (reclaimer->reads.nbr_low_watermark) {
-        const std::uint64_t high = c.nbr_high_watermark != 0 ? c.nbr_high_watermark : c.bag_size;
+        const smr::domain_config& d = c.domain;
+        const std::uint64_t high =
+            d.nbr_high_watermark != 0 ? d.nbr_high_watermark : d.bag_threshold;
         const std::uint64_t low =
-            c.nbr_low_watermark != 0 ? c.nbr_low_watermark : std::max<std::uint64_t>(high / 2, 1);
+            d.nbr_low_watermark != 0 ? d.nbr_low_watermark : std::max<std::uint64_t>(high / 2, 1);
         if (low >= high) {
             throw bad_input("--nbr-low-watermark " + std::to_string(low) +
                             " must be below the high watermark " + std::to_string(high));
@@ -322,7 +324,7 @@ void check_names(const bench_config& config, const std::string& free, const std:
                         " has no buckets)");
     }
     // --free, --pin and --on-empty: the option table's choices were checked on parsing.
-    out.free = smr::parse_free_mode(free).value();
+    out.domain.free.mode = smr::parse_free_mode(free).value();
     out.alloc = allocator_from_text(alloc);
     out.pin = parse_pin_policy(pin).value();
 }
@@ -355,7 +357,7 @@ void check_stm_options(const CLI::App& app, const bench_config& config) {
                             " runs on no STM)");
         }
     }
-    if (config.count_remote_frees && combo->transactional) {
+    if (config.domain.count_remote_frees && combo->transactional) {
         throw bad_input("--count-remote-frees counts the nodes a reclaimer allocates, and --ds " +
                         config.ds +
                         "'s nodes are its STM's plain malloc blocks, freed in batches of "
@@ -372,8 +374,8 @@ void check_stm_options(const CLI::App& app, const bench_config& config) {
 /// --fence asymmetric, given, where this process cannot use membarrier is
 /// refused (left out, the run falls back to symmetric fences and says so).
 void check_fence(const CLI::App& app, const std::string& fence, bench_config& config) {
-    config.fence = smr::parse_fence_mode(fence).value();  // a choice of the table's
-    if (given(app, "--fence") && config.fence == smr::fence_mode::asymmetric &&
+    config.domain.fence = smr::parse_fence_mode(fence).value();  // a choice of the table's
+    if (given(app, "--fence") && config.domain.fence == smr::fence_mode::asymmetric &&
         !smr::core::asymmetric_fence_available()) {
         throw bad_input(
             "--fence asymmetric: this process cannot use membarrier's private expedited "
@@ -508,14 +510,6 @@ std::size_t bench_config::bucket_count() const {
     return static_cast<std::size_t>(std::max<std::int64_t>(key_range / 2, 1));
 }
 
-smr::domain_config bench_config::domain_config() const {
-    smr::domain_config d;
-    for (const option_spec& spec : option_table()) {
-        if (spec.to_domain != nullptr) spec.to_domain(d, *this);
-    }
-    return d;
-}
-
 std::string_view to_string(bench_command command) {
     switch (command) {
         case bench_command::set:
@@ -609,7 +603,8 @@ parse_outcome parse_command_line(int argc, char** argv) {
                 "--insert and --erase (their sum is the update percentage), not " +
                 std::to_string(c.insert_pct) + " and " + std::to_string(c.erase_pct));
         }
-        if (const std::string problem = smr::nbr_signal_problem(c.nbr_signal); !problem.empty()) {
+        if (const std::string problem = smr::nbr_signal_problem(c.domain.nbr_signal);
+            !problem.empty()) {
             throw bad_input("--signal: " + problem);
         }
         if (c.key_range == 0) c.key_range = default_key_range_of(c.ds);  // not given

@@ -1,7 +1,6 @@
 // smrbench's command line: every option, its default, and its validation.
 #pragma once
 
-#include <csignal>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -30,10 +29,13 @@ struct bench_config {
     bench_command command = bench_command::set;
     std::string ds = "dgt_bst";
     std::string reclaimer = "debra";
-    smr::free_mode free = smr::free_mode::batch;
-    std::uint32_t free_k = 1;
-    std::uint32_t free_catchup_divisor = 0;
-    smr::fence_mode fence = smr::fence_mode::asymmetric;
+    /// The reclaimer's parameters, which the option table's domain rows
+    /// write into directly (one declaration each: smr::domain_config's, which
+    /// says what each means). smrbench's defaults are the library's but two:
+    /// the bag size starts "not given" (0), which parse_command_line replaces
+    /// with the run's reclaimer's default, and one free in 16 is timed.
+    /// max_threads, memory and time_frees are the trial's to set.
+    smr::domain_config domain{.bag_threshold = 0, .time_frees_every = 16};
     allocator_kind alloc = allocator_kind::glibc;
     int threads = 2;
     std::int64_t key_range = 0;  // --key-range; 0: not given, the structure's default
@@ -92,26 +94,9 @@ struct bench_config {
     allocator_identity allocator;
     numa_outcome numa_result;  // what --numa did (main, before the first trial)
 
-    // Reclaimer parameters (see smr::domain_config for what each one means).
-    std::uint64_t bag_size = 0;  // --bag-size; 0: not given, the reclaimer's default
-    std::uint32_t advance_every = 100;
-    std::uint32_t check_every = 10;
-    std::uint32_t min_epoch_us = 0;  // smr::domain_config::min_epoch_us
-    std::uint32_t epoch_freq = 150;
-    std::uint32_t hp_scan_factor = 2;
-    std::uint32_t hp_scan_offset = 0;
     /// Operations between the quiescent states a worker declares (qsbr,
     /// urcu_qsbr); Hart et al. declare one per 100-operation loop.
     std::uint32_t quiescent_every = 1;
-    std::uint32_t wfe_fast_attempts = 16;
-    std::uint32_t token_check_every = 100;
-    /// One free() in this many is timed (smr::domain_config::time_frees_every).
-    std::uint32_t time_frees_every = 16;
-    /// smr::domain_config::count_remote_frees.
-    bool count_remote_frees = false;
-    int nbr_signal = SIGUSR1;
-    std::uint64_t nbr_low_watermark = 0;   // 0: half the high watermark
-    std::uint64_t nbr_high_watermark = 0;  // 0: --bag-size
 
     int contains_pct() const { return 100 - insert_pct - erase_pct; }
 
@@ -123,8 +108,6 @@ struct bench_config {
     /// uniform workload, key_range x insert / (insert + erase), or half the
     /// range for read-only workloads.
     std::int64_t prefill_target() const;
-
-    smr::domain_config domain_config() const;
 };
 
 /// What parse_command_line decided.

@@ -136,9 +136,9 @@ json run_to_json(const bench_config& config, const combination& combo,
     reclaimer["safe_with_ds"] = combo.compat.safe;  // false only under --allow-unsafe
     reclaimer["fence"] = nullptr;                   // a scheme without a reader's fence
     if (combo.reclaimer.reads.fence) {
-        const smr::fence_mode used = smr::core::effective_fence(config.fence);
+        const smr::fence_mode used = smr::core::effective_fence(config.domain.fence);
         reclaimer["fence"] = std::string(smr::to_string(used));
-        if (used != config.fence) {
+        if (used != config.domain.fence) {
             reclaimer["fence_note"] =
                 "asymmetric fences asked, but this process cannot use membarrier's private "
                 "expedited command: the run used symmetric fences";
@@ -178,8 +178,8 @@ json run_to_json(const bench_config& config, const combination& combo,
 void print_human(std::ostream& out, const bench_config& config, const combination& combo,
                  const allocator_identity& allocator, const std::vector<trial_result>& trials) {
     out << "smrbench  " << config.ds << " x " << combo.reclaimer.name << " ("
-        << smr::to_string(config.free) << " free) x " << allocator.name << ' ' << allocator.version
-        << '\n'
+        << smr::to_string(config.domain.free.mode) << " free) x " << allocator.name << ' '
+        << allocator.version << '\n'
         << "workload  " << config.threads << " threads, keys [0, " << config.key_range << "), "
         << config.insert_pct << "% insert " << config.erase_pct << "% erase "
         << config.contains_pct() << "% contains" << (config.alternate ? " (alternating)" : "")

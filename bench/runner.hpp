@@ -157,7 +157,7 @@ Structure make_structure(Domain& domain, const bench_config& config) {
 /// free() latency from any trial) and `pool` (or null) as its memory.
 inline smr::domain_config trial_domain_config(const bench_config& config,
                                               smr::alloc::pool_resource* pool) {
-    smr::domain_config cfg = config.domain_config();
+    smr::domain_config cfg = config.domain;
     cfg.max_threads = trial_thread_slots(config.threads);
     cfg.time_frees = true;
     cfg.memory = pool;
