@@ -92,7 +92,7 @@ template <std::uint32_t bench_config::*Field>
 json stm_option_json(const bench_config& c) {
     if (c.command == bench_command::layout || c.command == bench_command::stamp) return c.*Field;
     const combination* combo = find_combination(c.ds, c.reclaimer);
-    if (combo == nullptr || !combo->transactional) return nullptr;
+    if (combo == nullptr || !combo->structure.transactional) return nullptr;
     return c.*Field;
 }
 
@@ -110,7 +110,7 @@ json fence_json(const bench_config& c) { return smr::to_string(c.domain.fence); 
 
 json buckets_json(const bench_config& c) {
     const combination* combo = find_combination(c.ds, c.reclaimer);
-    if (combo == nullptr || !combo->has_buckets_option) return nullptr;
+    if (combo == nullptr || !combo->structure.buckets_option) return nullptr;
     return c.bucket_count();
 }
 

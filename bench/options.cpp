@@ -42,13 +42,14 @@ std::string join(const std::vector<std::string_view>& names) {
     return out;
 }
 
-/// The structures whose combinations have `flag` set, for the refusal of an
-/// option that only they read.
-std::string structures_with(bool combination::*flag) {
+/// The structures that declare `capability`, for the refusal of an option
+/// that only they read.
+std::string structures_with(bool smr::ds_traits::*capability) {
     std::vector<std::string_view> names;
     for (const auto& c : combinations()) {
-        if (c.*flag && std::find(names.begin(), names.end(), c.ds) == names.end()) {
-            names.push_back(c.ds);
+        const std::string_view name = c.structure.name;
+        if (c.structure.*capability && std::find(names.begin(), names.end(), name) == names.end()) {
+            names.push_back(name);
         }
     }
     return join(names);
@@ -251,14 +252,16 @@ void check_prefill_fits(const bench_config& config, const combination& combo) {
     if (memory == 0) return;  // unknown: nothing to compare with
     const std::int64_t keys =
         config.prefill == prefill_mode::count ? config.prefill_count : config.prefill_target();
-    const double needed = static_cast<double>(keys) * static_cast<double>(combo.bytes_per_key);
+    const double needed =
+        static_cast<double>(keys) * static_cast<double>(bytes_per_key(combo.structure));
     if (needed <= memory) return;
     char line[256];
     std::snprintf(line, sizeof line,
                   "--key-range %lld: a prefill of %lld keys needs at least %.1f GiB of %s nodes, "
                   "more than the %.1f GiB of memory available",
                   static_cast<long long>(config.key_range), static_cast<long long>(keys),
-                  needed / (1 << 30), std::string(combo.ds).c_str(), memory / (1 << 30));
+                  needed / (1 << 30), std::string(combo.structure.name).c_str(),
+                  memory / (1 << 30));
     throw bad_input(line);
 }
 
@@ -296,31 +299,32 @@ void check_names(const bench_config& config, const std::string& free, const std:
         throw bad_input(config.reclaimer + " is unsafe with " + config.ds + ": " +
                         std::string(combo->compat.reason) + " (--allow-unsafe runs it anyway)");
     }
-    if (config.restart_from_head && !combo->has_restart_from_head_option) {
+    const smr::ds_traits& structure = combo->structure;
+    if (config.restart_from_head && !structure.restart_from_head_option) {
         throw bad_input("--restart-from-head applies only to " +
-                        structures_with(&combination::has_restart_from_head_option) + " (--ds " +
+                        structures_with(&smr::ds_traits::restart_from_head_option) + " (--ds " +
                         config.ds + " has no restart policy to choose)");
     }
-    if (config.alternate && combo->is_queue) {
+    if (config.alternate && structure.is_queue) {
         throw bad_input("--alternate: --ds " + config.ds +
                         " is a queue, whose erase (dequeue) takes no key");
     }
-    if (combo->is_queue && config.contains_pct() > 0) {
+    if (structure.is_queue && config.contains_pct() > 0) {
         throw bad_input("--ds " + config.ds + " is a queue and has no contains operation, but " +
                         "--insert " + std::to_string(config.insert_pct) + " and --erase " +
                         std::to_string(config.erase_pct) + " leave " +
                         std::to_string(config.contains_pct()) +
                         "% contains (insert = enqueue, erase = dequeue: make them sum to 100)");
     }
-    if (config.stall_hold && !combo->has_hold_first) {
+    if (config.stall_hold && !structure.holds_first) {
         throw bad_input("--stall-hold applies only to " +
-                        structures_with(&combination::has_hold_first) + " (--ds " + config.ds +
+                        structures_with(&smr::ds_traits::holds_first) + " (--ds " + config.ds +
                         " has no first node to hold)");
     }
     check_prefill_fits(config, *combo);
-    if (config.buckets != 0 && !combo->has_buckets_option) {
+    if (config.buckets != 0 && !structure.buckets_option) {
         throw bad_input("--buckets applies only to " +
-                        structures_with(&combination::has_buckets_option) + " (--ds " + config.ds +
+                        structures_with(&smr::ds_traits::buckets_option) + " (--ds " + config.ds +
                         " has no buckets)");
     }
     // --free, --pin and --on-empty: the option table's choices were checked on parsing.
@@ -349,21 +353,21 @@ void check_orec_table_fits(const bench_config& config) {
 void check_stm_options(const CLI::App& app, const bench_config& config) {
     const combination* combo = find_combination(config.ds, config.reclaimer);
     if (combo == nullptr) return;  // refused by check_names
-    if (combo->transactional) check_orec_table_fits(config);
+    if (combo->structure.transactional) check_orec_table_fits(config);
     for (const char* flag : {"--ort-bits", "--ort-shift"}) {
-        if (app.count(flag) != 0 && !combo->transactional) {
+        if (app.count(flag) != 0 && !combo->structure.transactional) {
             throw bad_input(std::string(flag) + " applies only to " +
-                            structures_with(&combination::transactional) + " (--ds " + config.ds +
-                            " runs on no STM)");
+                            structures_with(&smr::ds_traits::transactional) + " (--ds " +
+                            config.ds + " runs on no STM)");
         }
     }
-    if (config.domain.count_remote_frees && combo->transactional) {
+    if (config.domain.count_remote_frees && combo->structure.transactional) {
         throw bad_input("--count-remote-frees counts the nodes a reclaimer allocates, and --ds " +
                         config.ds +
                         "'s nodes are its STM's plain malloc blocks, freed in batches of "
                         "pointers: it has none to count");
     }
-    if (config.pool_nodes != 0 && combo->transactional) {
+    if (config.pool_nodes != 0 && combo->structure.transactional) {
         throw bad_input("--pool-nodes bounds the nodes a reclaimer allocates, and --ds " +
                         config.ds +
                         "'s nodes are its STM's plain malloc blocks (the allocator under "
@@ -433,9 +437,10 @@ void check_allocator_available(allocator_kind kind);
 /// structures and the workers for setbench's. A queue's prefill tags items by producer, which
 /// only the workers are.
 void parse_prefill_by(const std::string& text, bench_config& c) {
-    c.prefill_by_main = text == "main" || (text == "auto" && c.ds.rfind("stm_", 0) == 0);
     const combination* combo = find_combination(c.ds, c.reclaimer);
-    if (c.prefill_by_main && combo != nullptr && combo->is_queue) {
+    c.prefill_by_main =
+        text == "main" || (text == "auto" && combo != nullptr && combo->structure.transactional);
+    if (c.prefill_by_main && combo != nullptr && combo->structure.is_queue) {
         throw bad_input("--prefill-by main: " + c.ds +
                         "'s items are tagged by the worker that enqueues them; its prefill is "
                         "the workers'");

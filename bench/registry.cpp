@@ -27,7 +27,7 @@ const std::vector<combination>& combinations() {
 
 const combination* find_combination(std::string_view ds, std::string_view reclaimer) {
     for (const auto& c : combinations()) {
-        if (c.ds == ds && c.reclaimer.name == reclaimer) return &c;
+        if (c.structure.name == ds && c.reclaimer.name == reclaimer) return &c;
     }
     return nullptr;
 }
@@ -35,7 +35,8 @@ const combination* find_combination(std::string_view ds, std::string_view reclai
 std::vector<std::string_view> ds_names() {
     std::vector<std::string_view> names;
     for (const auto& c : combinations()) {
-        if (std::find(names.begin(), names.end(), c.ds) == names.end()) names.push_back(c.ds);
+        const std::string_view name = c.structure.name;
+        if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
     }
     return names;
 }
@@ -57,7 +58,7 @@ bool is_ds_name(std::string_view name) {
 
 std::int64_t default_key_range_of(std::string_view ds) {
     for (const auto& c : combinations()) {
-        if (c.ds == ds) return c.default_key_range;
+        if (c.structure.name == ds) return c.default_key_range;
     }
     return other_default_key_range;
 }

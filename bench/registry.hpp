@@ -1,6 +1,7 @@
 // Every data structure x reclaimer combination compiled into smrbench.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -17,35 +18,26 @@ namespace smrbench {
 using trial_runner = trial_result (*)(const bench_config&, int trial_index);
 
 struct combination {
-    std::string_view ds;
+    /// What the structure declares (smr::ds_traits_of): its name, the
+    /// properties the compatibility rules read, its operations, options and
+    /// memory. smrbench asks nothing of a structure that is not here.
+    smr::ds_traits structure;
     smr::reclaimer_traits reclaimer;
     trial_runner run;
     /// smr::check for this pair: unsafe ones run only with --allow-unsafe.
     smr::compatibility compat;
-    /// The structure reads smr::ds::ds_options::restart_from_head.
-    bool has_restart_from_head_option = false;
-    /// A FIFO queue (DS::is_queue): insert enqueues, erase dequeues, and
-    /// there is no contains.
-    bool is_queue = false;
-    /// The structure reads smr::ds::ds_options::buckets (--buckets).
-    bool has_buckets_option = false;
-    /// The structure can hold its first node for a stalled reader
-    /// (hold_first; --stall-hold).
-    bool has_hold_first = false;
-    /// At least this many bytes of nodes per key the structure holds (one
-    /// node per key unless it declares otherwise): a prefill that cannot fit
-    /// in memory is refused before it starts.
-    std::size_t bytes_per_key = 0;
-    /// sizeof the structure's node under this reclaimer, with the header the
-    /// reclaimer's node_base adds (every structure has one node type).
-    std::size_t node_bytes = 0;
-    /// The structure runs on the STM (smr::ds_traits::transactional): it
-    /// reads --ort-bits and --ort-shift and reports the `stm` statistics.
-    bool transactional = false;
     /// --key-range when it is not given (list_default_key_range or
     /// other_default_key_range, below).
     std::int64_t default_key_range = 0;
 };
+
+/// The least memory a key of a structure takes: its nodes per key over its
+/// keys per node, each node a malloc chunk (8 bytes of header, rounded up to
+/// 16). A prefill that cannot fit in memory is refused before it starts.
+constexpr std::size_t bytes_per_key(const smr::ds_traits& structure) {
+    const std::size_t chunk = (structure.node_size + 8 + 15) / 16 * 16;
+    return chunk * structure.nodes_per_key / structure.keys_per_node_at_most;
+}
 
 /// --key-range's default: a run a newcomer can wait for. Every operation of a
 /// list walks half of it, and its prefill is quadratic: at the trees' 200,000

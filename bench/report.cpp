@@ -279,13 +279,13 @@ void print_list(std::ostream& out, bool as_json) {
         json combos = json::array();
         for (const auto& c : combinations()) {
             // "valid": smrbench runs it without --allow-unsafe.
-            combos.push_back({{"ds", std::string(c.ds)},
+            combos.push_back({{"ds", std::string(c.structure.name)},
                               {"reclaimer", std::string(c.reclaimer.name)},
                               {"valid", c.compat.safe},
                               {"safe", c.compat.safe},
                               {"reason", std::string(c.compat.reason)},
-                              {"restart_from_head_option", c.has_restart_from_head_option},
-                              {"node_bytes", c.node_bytes}});
+                              {"restart_from_head_option", c.structure.restart_from_head_option},
+                              {"node_bytes", c.structure.node_size}});
         }
         json allocators = json::array();
         for (auto name : allocator_names()) {
@@ -344,16 +344,17 @@ void print_list(std::ostream& out, bool as_json) {
     for (auto ds : ds_names()) {
         out << "  " << ds << ':';
         for (const auto& c : combinations()) {
-            if (c.ds == ds && c.compat.safe) out << ' ' << c.reclaimer.name;
+            if (c.structure.name == ds && c.compat.safe) out << ' ' << c.reclaimer.name;
         }
         out << '\n';
     }
     out << "\ncompatibility (ds x reclaimer: safe or UNSAFE, and why):\n";
     for (auto ds : ds_names()) {
         for (const auto& c : combinations()) {
-            if (c.ds != ds) continue;
+            if (c.structure.name != ds) continue;
             char head[64];
-            std::snprintf(head, sizeof head, "  %-12s %-16s %-7s", std::string(c.ds).c_str(),
+            std::snprintf(head, sizeof head, "  %-12s %-16s %-7s",
+                          std::string(c.structure.name).c_str(),
                           std::string(c.reclaimer.name).c_str(), c.compat.safe ? "safe" : "UNSAFE");
             out << head << c.compat.reason << '\n';
         }

@@ -17,6 +17,7 @@
 #include "options.hpp"
 #include "process_stats.hpp"
 #include "smr/alloc/pool_resource.hpp"
+#include "smr/compatibility.hpp"
 #include "smr/core/clock.hpp"
 #include "smr/ds/options.hpp"
 #include "smr/ds/validation.hpp"
@@ -31,24 +32,6 @@
 namespace smrbench {
 
 namespace detail {
-
-/// DS::is_queue, false when undeclared: a FIFO queue, where insert enqueues,
-/// dequeue replaces erase and there is no contains.
-template <class DS>
-constexpr bool is_queue() {
-    if constexpr (requires { DS::is_queue; }) {
-        return DS::is_queue;
-    } else {
-        return false;
-    }
-}
-
-/// DS::hold_first(tid, wait): the structure can hold its first node for a
-/// stalled reader (--stall-hold).
-template <class DS>
-constexpr bool has_hold_first() {
-    return requires(DS & ds, void (*wait)()) { ds.hold_first(0, wait); };
-}
 
 /// A queue item's value: its producer's sequence number above the producer's
 /// index, so a dequeuer can check FIFO order per producer. --threads <= 4096.
@@ -172,6 +155,8 @@ inline smr::domain_config trial_domain_config(const bench_config& config,
 template <class Domain, template <class> class Structure>
 class pair_trial final : public trial_subject {
     using structure_type = Structure<Domain>;
+    /// What the structure declares: its operations (a queue's) and options.
+    static constexpr smr::ds_traits structure_traits = smr::ds_traits_of<structure_type>();
 
   public:
     pair_trial(const bench_config& config, int trial_index, trial_control& control,
@@ -194,7 +179,7 @@ class pair_trial final : public trial_subject {
     void run_worker(int index, worker_tally& tally) override {
         smr::thread_handle handle(domain_);
         const int tid = handle.tid();
-        if constexpr (detail::is_queue<structure_type>()) {
+        if constexpr (structure_traits.is_queue) {
             if (config_.threads > (1 << detail::producer_bits)) {
                 throw std::runtime_error("queue items tag at most 4096 producers");
             }
@@ -245,7 +230,7 @@ class pair_trial final : public trial_subject {
                !control_.stop.load(std::memory_order_acquire)) {
             std::this_thread::sleep_for(std::chrono::milliseconds(1));
         }
-        if constexpr (detail::has_hold_first<structure_type>()) {
+        if constexpr (structure_traits.holds_first) {
             structure_.hold_first(handle.tid(), [&] {
                 if (!std::exchange(holding, true)) control_.arrive_ready();
                 control_.sleep_until_stop();
@@ -302,7 +287,7 @@ class pair_trial final : public trial_subject {
   private:
     /// One operation of the workload, its outcome added to the tally.
     void operation(int tid, op_kind kind, std::int64_t key, worker_tally& tally) {
-        if constexpr (detail::is_queue<structure_type>()) {
+        if constexpr (structure_traits.is_queue) {
             detail::queue_operation(structure_, tid, kind, key, tally);
         } else {
             switch (kind) {

@@ -186,6 +186,29 @@ TEST(Compatibility, EveryReasonIsOneSentence) {
     }
 }
 
+// ---- what a structure declares beyond the rules -----------------------------------
+
+// smrbench reads a structure's operations, options and memory from ds_traits
+// alone; each is picked up from the structure's declaration, and a structure
+// that declares none gets the defaults.
+static_assert(traits_of<smr::ds::ms_queue>.is_queue);
+static_assert(!traits_of<smr::ds::hm_list>.is_queue);
+static_assert(traits_of<smr::ds::hm_list>.restart_from_head_option);
+static_assert(traits_of<smr::ds::hash_set>.restart_from_head_option);
+static_assert(!traits_of<smr::ds::lazylist>.restart_from_head_option);
+static_assert(traits_of<smr::ds::hash_set>.buckets_option);
+static_assert(traits_of<smr::ds::stm_hash_set>.buckets_option);
+static_assert(!traits_of<smr::ds::hm_list>.buckets_option);
+static_assert(traits_of<smr::ds::hm_list>.holds_first);
+static_assert(traits_of<smr::ds::ms_queue>.holds_first);
+static_assert(!traits_of<smr::ds::dgt_bst>.holds_first);
+static_assert(traits_of<smr::ds::dgt_bst>.nodes_per_key == 2);
+static_assert(traits_of<smr::ds::abtree>.keys_per_node_at_most > 1);
+static_assert(traits_of<smr::ds::lazylist>.nodes_per_key == 1);
+static_assert(traits_of<smr::ds::lazylist>.keys_per_node_at_most == 1);
+static_assert(traits_of<smr::ds::lazylist>.node_size ==
+              smr::ds::lazylist<smr::leak_domain>::node_size);
+
 // ---- smrbench --list and docs/compatibility.md -----------------------------------
 
 struct run_result {

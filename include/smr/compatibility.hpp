@@ -17,13 +17,17 @@
 // unsafe, so nothing is called safe by omission.
 #pragma once
 
+#include <cstddef>
 #include <string_view>
 
 #include "smr/reclaim/traits.hpp"
 
 namespace smr {
 
-/// What the rules need to know about a data structure.
+/// What a data structure declares about itself: what the rules below need
+/// (the first six properties), and what a program that runs it must know (the
+/// rest: its operations, options and memory). The one description of a
+/// structure; smrbench reads every capability from here.
 struct ds_traits {
     std::string_view name;
     /// A reader may follow a pointer out of a node that is already unlinked
@@ -49,10 +53,27 @@ struct ds_traits {
     /// only schemes that protect a whole operation can serve it
     /// (protects_whole_operation), and the others cannot even be built.
     bool transactional = false;
+
+    /// A FIFO queue (DS::is_queue): insert enqueues, erase dequeues, and
+    /// there is no contains.
+    bool is_queue = false;
+    /// Reads ds::ds_options::restart_from_head (DS::has_restart_from_head_option).
+    bool restart_from_head_option = false;
+    /// Reads ds::ds_options::buckets: a table of fixed size (DS::has_buckets_option).
+    bool buckets_option = false;
+    /// Can hold its first node for a stalled reader (DS::hold_first(tid, wait)).
+    bool holds_first = false;
+    /// sizeof the structure's node, with the header its reclaimer's node_base
+    /// adds (DS::node_size; every structure has one node type; 0 if undeclared).
+    std::size_t node_size = 0;
+    /// Nodes it holds per key (DS::nodes_per_key), and keys a node holds at
+    /// most (DS::keys_per_node_at_most); one each unless declared.
+    std::size_t nodes_per_key = 1;
+    std::size_t keys_per_node_at_most = 1;
 };
 
 /// The declarations of structure DS (an instantiated type, e.g.
-/// lazylist<debra_domain>); the two phase properties default to false.
+/// lazylist<debra_domain>); what it leaves undeclared takes the default above.
 template <class DS>
 constexpr ds_traits ds_traits_of() noexcept {
     ds_traits t;
@@ -72,6 +93,17 @@ constexpr ds_traits ds_traits_of() noexcept {
     }
     if constexpr (requires { DS::transactional; }) {
         t.transactional = DS::transactional;
+    }
+    if constexpr (requires { DS::is_queue; }) t.is_queue = DS::is_queue;
+    if constexpr (requires { DS::has_restart_from_head_option; }) {
+        t.restart_from_head_option = DS::has_restart_from_head_option;
+    }
+    if constexpr (requires { DS::has_buckets_option; }) t.buckets_option = DS::has_buckets_option;
+    t.holds_first = requires(DS & ds, void (*wait)()) { ds.hold_first(0, wait); };
+    if constexpr (requires { DS::node_size; }) t.node_size = DS::node_size;
+    if constexpr (requires { DS::nodes_per_key; }) t.nodes_per_key = DS::nodes_per_key;
+    if constexpr (requires { DS::keys_per_node_at_most; }) {
+        t.keys_per_node_at_most = DS::keys_per_node_at_most;
     }
     return t;
 }
