@@ -15,7 +15,6 @@ import time
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pytest
 from conftest import FAKE_LISTING
 from smrlab import runner
@@ -655,14 +654,14 @@ def test_the_stamp_experiment_runs_and_draws_figure_7_and_table_5(
         ("stamp-kmeans-high", "stamp"),
         ("stamp-vacation-low", "stamp"),
     ]
-    # A speedup is over the allocator's own one-thread median: 1 at one thread.
+    # A speedup is over the allocator's own one-thread median, so the one-thread trials bracket 1
+    # whatever the timing noise (a tolerance around 1 failed in CI on 3 ms trials 5x apart).
     times = stamp_plots.times(runs)
     for by_allocator in times.values():
         for by_threads in by_allocator.values():
             assert sorted(by_threads) == [1, 2]
-            assert float(np.median(stamp_plots.speedups(by_threads)[1])) == pytest.approx(
-                1.0, rel=0.5
-            )
+            one_thread = stamp_plots.speedups(by_threads)[1]
+            assert min(one_thread) <= 1.0 <= max(one_thread)
     table5 = stamp_plots.best_and_worst(runs)
     assert sorted(row.app for row in table5) == ["genome", "kmeans-high", "vacation-low"]
     for row in table5:
