@@ -8,7 +8,7 @@
 #include <CLI/CLI.hpp>
 #include <cstdint>
 
-#include "options.hpp"
+#include "run_spec.hpp"
 
 namespace smrbench {
 

@@ -246,7 +246,7 @@ json measure_layout(const bench_config& config, const allocator_identity& alloca
     a.reserve(config.blocks);
     b.reserve(config.blocks);
     alone.reserve(config.blocks);
-    take_turns(size, config.blocks, a, b, !config.quiet);
+    take_turns(size, config.blocks, a, b, !config.output.quiet);
     std::exception_ptr error_alone;
     std::thread([&] {
         try {

@@ -27,7 +27,7 @@
 #include <nlohmann/json.hpp>
 
 #include "allocator.hpp"
-#include "options.hpp"
+#include "run_spec.hpp"
 
 namespace smrbench {
 

@@ -33,7 +33,7 @@ int run_trials(const smrbench::bench_config& config, const char* what, const cha
         for (int i = 0; i < config.trials; ++i) {
             trials.push_back(run(i));
             const Trial& t = trials.back();
-            if (!config.quiet) {
+            if (!config.output.quiet) {
                 std::cerr << "smrbench: " << what << ' ' << i + 1 << '/' << config.trials << ": "
                           << rate(t) / 1e6 << ' ' << unit << ", "
                           << (t.validated ? "validated"
@@ -63,7 +63,7 @@ int run_threadtest_command(const smrbench::bench_config& config,
         config, "threadtest trial", "M pairs/s", [&](int i) { return run_threadtest(config, i); },
         [](const threadtest_trial& t) { return t.pairs_per_s; },
         [&](const std::vector<threadtest_trial>& trials) {
-            if (config.json) {
+            if (config.output.json) {
                 std::cout << threadtest_to_json(config, allocator, trials).dump() << '\n';
             } else {
                 print_threadtest_human(std::cout, config, allocator, trials);
@@ -82,7 +82,7 @@ int run_layout_command(const smrbench::bench_config& config,
         std::cerr << "smrbench: error: layout failed: " << e.what() << '\n';
         return exit_validation_failed;
     }
-    if (config.json) {
+    if (config.output.json) {
         std::cout << layout.dump() << '\n';
     } else {
         print_layout_human(std::cout, layout);
@@ -99,7 +99,7 @@ int run_stamp_command(const smrbench::bench_config& config,
         config, "stamp trial", "M tasks/s", [&](int i) { return run_stamp(config, i); },
         [](const stamp_trial& t) { return t.tasks_per_s(); },
         [&](const std::vector<stamp_trial>& trials) {
-            if (config.json) {
+            if (config.output.json) {
                 std::cout << stamp_to_json(config, allocator, trials).dump() << '\n';
             } else {
                 print_stamp_human(std::cout, config, allocator, trials);
@@ -113,12 +113,12 @@ int run(int argc, char** argv) {
     const parse_outcome parsed = parse_command_line(argc, argv);
     if (parsed.what == parse_outcome::action::exit) return parsed.exit_code;
     bench_config config = parsed.config;
-    if (config.check_only) return exit_ok;  // every check passed; run nothing
-    if (config.list) {
-        if (config.markdown) {
+    if (config.output.check_only) return exit_ok;  // every check passed; run nothing
+    if (config.output.list) {
+        if (config.output.markdown) {
             print_compatibility_markdown(std::cout);
         } else {
-            print_list(std::cout, config.json);
+            print_list(std::cout, config.output.json);
         }
         return exit_ok;
     }
@@ -143,14 +143,14 @@ int run(int argc, char** argv) {
     if (config.command == bench_command::layout) return run_layout_command(config, allocator);
     if (config.command == bench_command::stamp) return run_stamp_command(config, allocator);
 
-    const combination& combo = *find_combination(config.ds, config.reclaimer);
+    const combination& combo = *config.combo;  // resolved by parse_command_line
     smr::core::ns_per_tick();  // calibrate the free-latency clock outside measured time
 
     return run_trials<trial_result>(
         config, "trial", "Mops/s", [&](int i) { return combo.run(config, i); },
         [](const trial_result& t) { return t.throughput_ops_per_s; },
         [&](const std::vector<trial_result>& trials) {
-            if (config.json) {
+            if (config.output.json) {
                 std::cout << run_to_json(config, combo, allocator, trials).dump() << '\n';
             } else {
                 print_human(std::cout, config, combo, allocator, trials);

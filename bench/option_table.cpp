@@ -91,8 +91,7 @@ bool threads_begin_epochs(const smr::reclaimer_traits& reclaimer) {
 template <std::uint32_t bench_config::*Field>
 json stm_option_json(const bench_config& c) {
     if (c.command == bench_command::layout || c.command == bench_command::stamp) return c.*Field;
-    const combination* combo = find_combination(c.ds, c.reclaimer);
-    if (combo == nullptr || !combo->structure.transactional) return nullptr;
+    if (c.combo == nullptr || !c.combo->structure.transactional) return nullptr;
     return c.*Field;
 }
 
@@ -109,8 +108,7 @@ constexpr option_spec stm_option(std::string_view name, std::string_view help, d
 json fence_json(const bench_config& c) { return smr::to_string(c.domain.fence); }
 
 json buckets_json(const bench_config& c) {
-    const combination* combo = find_combination(c.ds, c.reclaimer);
-    if (combo == nullptr || !combo->structure.buckets_option) return nullptr;
+    if (c.combo == nullptr || !c.combo->structure.buckets_option) return nullptr;
     return c.bucket_count();
 }
 
@@ -231,14 +229,14 @@ constexpr std::array table{
     shared(number("threads", &bench_config::threads, "worker threads (stamp: STAMP's clients, -c)",
                   1, 4096, "threads"),
            for_set | for_threadtest | for_stamp),
-    derived(number("key-range", &bench_config::key_range,
+    derived(number("key-range", &workload_spec::key_range,
                    "keys are uniform in [0, N) (default: 10000 for a list, 200000 otherwise; "
                    "smrbench --list gives each structure's)",
                    1, two_to(40), "keys")),
-    number("insert", &bench_config::insert_pct, "percent inserts", 0, 100, "%"),
-    number("erase", &bench_config::erase_pct, "percent erases (contains: the rest)", 0, 100, "%"),
+    number("insert", &workload_spec::insert_pct, "percent inserts", 0, 100, "%"),
+    number("erase", &workload_spec::erase_pct, "percent erases (contains: the rest)", 0, 100, "%"),
     option_spec{.name = "alternate",
-                .field = &bench_config::alternate,
+                .field = &workload_spec::alternate,
                 .help = "a thread's updates take turns: an insert of a random key, then the erase "
                         "of the key it inserted, so the size stays at the prefill (TinySTM's "
                         "integer-set benchmark, the allocator/STM paper's workload; --insert and "
@@ -258,7 +256,7 @@ constexpr std::array table{
                 .field = text_option{"auto"},
                 .help = "auto (steady-state size) | none | N keys",
                 .json = [](const bench_config& c) -> json {
-                    return to_string(c.prefill, c.prefill_count);
+                    return to_string(c.workload.prefill, c.workload.prefill_count);
                 }},
     option_spec{.name = "prefill-by",
                 .field = text_option{"auto", "auto workers main"},
@@ -267,7 +265,7 @@ constexpr std::array table{
                         "the nodes come from its arena) | auto (main for the stm_* structures, "
                         "workers otherwise)",
                 .json = [](const bench_config& c) -> json {
-                    return c.prefill_by_main ? "main" : "workers";
+                    return c.workload.prefill_by_main ? "main" : "workers";
                 }},
     option_spec{.name = "seed", .field = &bench_config::seed, .help = "random seed"},
     option_spec{.name = "pin",
@@ -282,35 +280,35 @@ constexpr std::array table{
                 .json = [](const bench_config& c) -> json { return to_string(c.numa); },
                 .commands = for_set | for_threadtest | for_stamp},
     option_spec{.name = "stall",
-                .field = &bench_config::stall,
+                .field = &workload_spec::stall,
                 .help = "one extra thread stays inside an operation for the whole trial"},
     option_spec{.name = "stall-hold",
-                .field = &bench_config::stall_hold,
+                .field = &workload_spec::stall_hold,
                 .help = "as --stall, and the stalled thread holds the structure's first node "
                         "(hm_list, cr_list: the first after the head; hash_set, cr_hash_set: "
                         "bucket 0's first; ms_queue: the oldest item's)"},
     option_spec{.name = "json",
-                .field = &bench_config::json,
+                .field = &output_spec::json,
                 .help = "print exactly one JSON object on stdout",
                 .target = option_target::output,
                 .commands = for_all},
     option_spec{.name = "list",
-                .field = &bench_config::list,
+                .field = &output_spec::list,
                 .help = "list data structures, reclaimers, allocators and valid combinations",
                 .target = option_target::output},
     option_spec{.name = "check",
-                .field = &bench_config::check_only,
+                .field = &output_spec::check_only,
                 .help = "check the command line and exit: 0 and nothing printed if the run "
                         "would start, else 2 and the one-line reason; runs nothing",
                 .target = option_target::output,
                 .commands = for_all},
     option_spec{.name = "quiet",
-                .field = &bench_config::quiet,
+                .field = &output_spec::quiet,
                 .help = "no progress lines on stderr",
                 .target = option_target::output,
                 .commands = for_all},
     option_spec{.name = "markdown",
-                .field = &bench_config::markdown,
+                .field = &output_spec::markdown,
                 .help = "with --list: print the reclaimer x data structure compatibility table "
                         "as markdown (docs/compatibility.md)",
                 .target = option_target::output},
@@ -401,26 +399,26 @@ constexpr std::array table{
                 .json = &fence_json,
                 .read_by = &reads<&smr::tunings_read::fence>},
     option_spec{.name = "timeline",
-                .field = &bench_config::timeline_path,
+                .field = &recording_spec::timeline_path,
                 .help = "record per-thread events to FILE (docs/timeline-format.md)",
                 .metavar = "FILE"},
     read_by(&needs_quiescent_states,
-            number("quiescent-every", &bench_config::quiescent_every,
+            number("quiescent-every", &workload_spec::quiescent_every,
                    "operations between a worker's quiescent states (Hart et al.: 100, one per "
                    "iteration of their 100-operation loop)",
                    1, two_to(20), "operations")),
-    number("timeline-min-ns", &bench_config::timeline_min_free_ns,
+    number("timeline-min-ns", &recording_spec::timeline_min_free_ns,
            "record free() calls at least this long (0: all)", 0, two_to(40), "ns"),
-    number("timeline-capacity", &bench_config::timeline_capacity,
+    number("timeline-capacity", &recording_spec::timeline_capacity,
            "events per thread before recording stops", 1, two_to(28), "events"),
     read_by(&threads_begin_epochs,
             option_spec{
                 .name = "garbage-series",
-                .field = &bench_config::garbage_series_path,
+                .field = &recording_spec::garbage_series_path,
                 .help = "record to FILE each thread's unreclaimed nodes at every epoch it begins "
                         "(Epochs paper, Figure 4)",
                 .metavar = "FILE"}),
-    number("sample-ms", &bench_config::sample_ms,
+    number("sample-ms", &recording_spec::sample_ms,
            "sample RSS, allocator bytes and garbage every N ms into the JSON", 0, 3600000, "ms"),
 };
 
@@ -615,15 +613,14 @@ void add_member(CLI::App& app, const option_spec& spec, T& value) {
 std::span<const option_spec> option_table() { return table; }
 
 void apply_reclaimer_defaults(bench_config& config) {
-    const auto reclaimer = reclaimer_named(config.reclaimer);
-    if (!reclaimer) return;
+    const smr::reclaimer_traits& reclaimer = config.combo->reclaimer;
     for (const option_spec& spec : table) {
         if (spec.default_for == nullptr) continue;
         std::visit(
             [&]<class Field>(const Field& field) {
                 if constexpr (std::is_same_v<Field, config_member<std::uint64_t>>) {
                     std::uint64_t& value = field.of(config);
-                    if (value == 0) value = spec.default_for(*reclaimer);
+                    if (value == 0) value = spec.default_for(reclaimer);
                 }
             },
             spec.field);
@@ -766,13 +763,14 @@ json subcommand_trials_json(bool validated, std::uint64_t peak_rss_bytes, int me
 }
 
 json table_config_json(const bench_config& config) {
-    const auto reclaimer = reclaimer_named(config.reclaimer);
+    const smr::reclaimer_traits* reclaimer =
+        config.combo != nullptr ? &config.combo->reclaimer : nullptr;
     json out = json::object();
     for (const option_spec& spec : table) {
         if (spec.target == option_target::output || !belongs_to(spec.commands, config.command))
             continue;
         const std::string key = json_key(spec.name);
-        if (spec.read_by != nullptr && reclaimer && !spec.read_by(*reclaimer)) {
+        if (spec.read_by != nullptr && reclaimer != nullptr && !spec.read_by(*reclaimer)) {
             out[key] = nullptr;  // a tuning this run's reclaimer does not read
         } else if (spec.json != nullptr) {
             out[key] = spec.json(config);

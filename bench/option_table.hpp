@@ -2,12 +2,13 @@
 // line, the JSON `config` object and (smrbench --list --json) the
 // machine-readable description the Python side reads.
 //
-// Adding an option: add its field to bench_config (options.hpp) and one row
-// to the table in option_table.cpp; a reclaimer parameter is a member of
-// smr::domain_config, which its row writes into bench_config::domain. A number is parsed by CLI11
-// into its field and checked against the row's range; a text option (a name from a fixed set, or a
-// form such as --prefill's) is kept as text and parsed by parse_command_line, which owns the
-// messages that name the valid values.
+// Adding an option: add its field to bench_config or one of its parts
+// (run_spec.hpp) and one row to the table in option_table.cpp; a reclaimer
+// parameter is a member of smr::domain_config, which its row writes into
+// bench_config::domain. A number is parsed by CLI11 into its field and
+// checked against the row's range; a text option (a name from a fixed set,
+// or a form such as --prefill's) is kept as text and parsed by
+// parse_command_line, which owns the messages that name the valid values.
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -22,7 +23,7 @@
 #include <variant>
 #include <vector>
 
-#include "options.hpp"
+#include "run_spec.hpp"
 #include "smr/reclaim/traits.hpp"
 
 namespace smrbench {
@@ -57,18 +58,32 @@ struct text_option {
     std::string_view choices = "";
 };
 
-/// The member of a bench_config that an option writes: one of its own, one
-/// of its domain configuration (a reclaimer parameter), or one of the
-/// domain's free policy.
+/// The part of bench_config `c` whose members have type Part: the config
+/// itself, its workload, recordings or outputs, its domain configuration, or
+/// the domain's free policy (const when `c` is).
+template <class Part, class Config>
+constexpr auto& config_part(Config& c) {
+    if constexpr (std::is_same_v<Part, bench_config>) return c;
+    if constexpr (std::is_same_v<Part, workload_spec>) return c.workload;
+    if constexpr (std::is_same_v<Part, recording_spec>) return c.recording;
+    if constexpr (std::is_same_v<Part, output_spec>) return c.output;
+    if constexpr (std::is_same_v<Part, smr::domain_config>) return c.domain;
+    if constexpr (std::is_same_v<Part, smr::free_policy>) return c.domain.free;
+}
+
+/// The member of a bench_config that an option writes, a member of one of
+/// its parts (config_part); a reclaimer parameter is one of the domain's.
 template <class T>
 class config_member {
   public:
-    constexpr config_member(T bench_config::*member) : own_(member) {}
-    constexpr config_member(T smr::domain_config::*member) : domain_(member) {}
-    constexpr config_member(T smr::free_policy::*member) : free_(member) {}
+    template <class Part>
+    constexpr config_member(T Part::*member) : member_(member) {}
 
     /// Whether it is a reclaimer parameter, passed on in smr::domain_config.
-    constexpr bool in_domain() const { return own_ == nullptr; }
+    constexpr bool in_domain() const {
+        return std::holds_alternative<T smr::domain_config::*>(member_) ||
+               std::holds_alternative<T smr::free_policy::*>(member_);
+    }
 
     T& of(bench_config& c) const { return ref(c); }
     const T& of(const bench_config& c) const { return ref(c); }
@@ -76,14 +91,14 @@ class config_member {
   private:
     template <class Config>
     auto& ref(Config& c) const {
-        if (own_ != nullptr) return c.*own_;
-        if (domain_ != nullptr) return c.domain.*domain_;
-        return c.domain.free.*free_;
+        return std::visit(
+            [&c]<class Part>(T Part::*member) -> auto& { return config_part<Part>(c).*member; },
+            member_);
     }
 
-    T bench_config::*own_ = nullptr;
-    T smr::domain_config::*domain_ = nullptr;
-    T smr::free_policy::*free_ = nullptr;
+    std::variant<T bench_config::*, T workload_spec::*, T recording_spec::*, T output_spec::*,
+                 T smr::domain_config::*, T smr::free_policy::*>
+        member_;
 };
 
 /// The member an option writes (std::size_t, which smr::domain_config's
@@ -138,8 +153,8 @@ std::string readers_of(const option_spec& spec);
 std::span<const option_spec> option_table();
 
 /// Gives each reclaimer tuning with a per-reclaimer default that the command
-/// line left out (still 0) the default of config.reclaimer. An unknown
-/// reclaimer is left to check_names.
+/// line left out (still 0) the default of the resolved pair's reclaimer
+/// (config.combo, which must be set).
 void apply_reclaimer_defaults(bench_config& config);
 
 /// The text of every text option after parsing, by option name.

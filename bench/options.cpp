@@ -64,13 +64,12 @@ bool given(const CLI::App& app, const std::string& flag) {
 /// A reclaimer's tuning given with a reclaimer that does not read it would
 /// change nothing, so it is refused, as --free-k is without amortized free,
 /// naming the reclaimers that read it (smrlab gives a grid's tunings to their
-/// runs only). An unknown reclaimer is refused later, by check_names.
+/// runs only).
 void check_reclaimer_tunings(const CLI::App& app, const bench_config& c) {
-    const auto reclaimer = reclaimer_named(c.reclaimer);
-    if (!reclaimer) return;
+    const smr::reclaimer_traits& reclaimer = c.combo->reclaimer;
     for (const option_spec& spec : option_table()) {
         const std::string flag = "--" + std::string(spec.name);
-        if (spec.read_by == nullptr || spec.read_by(*reclaimer) || !given(app, flag) ||
+        if (spec.read_by == nullptr || spec.read_by(reclaimer) || !given(app, flag) ||
             SMR_MUTANT("smrbench_accepts_unread_tunings")) {
             continue;
         }
@@ -78,7 +77,7 @@ void check_reclaimer_tunings(const CLI::App& app, const bench_config& c) {
                         c.reclaimer + " would ignore it: leave it out");
     }
     // nbrplus's watermarks (nbr reads the high one alone, as its bag size).
-    if (reclaimer->reads.nbr_low_watermark) {
+    if (reclaimer.reads.nbr_low_watermark) {
         const smr::domain_config& d = c.domain;
         const std::uint64_t high =
             d.nbr_high_watermark != 0 ? d.nbr_high_watermark : d.bag_threshold;
@@ -97,7 +96,8 @@ void check_reclaimer_tunings(const CLI::App& app, const bench_config& c) {
 /// before anything runs, so that a bad output costs no trial.
 void check_outputs(const CLI::App& app, const bench_config& c) {
     const std::pair<const char*, const std::string*> outputs[] = {
-        {"--timeline", &c.timeline_path}, {"--garbage-series", &c.garbage_series_path}};
+        {"--timeline", &c.recording.timeline_path},
+        {"--garbage-series", &c.recording.garbage_series_path}};
     for (const auto& [flag, path] : outputs) {
         if (given(app, flag) && path->empty()) {
             throw bad_input(std::string(flag) +
@@ -111,12 +111,15 @@ void check_outputs(const CLI::App& app, const bench_config& c) {
             }
         }
     }
-    if (!c.timeline_path.empty() && !c.garbage_series_path.empty()) {
+    if (!c.recording.timeline_path.empty() && !c.recording.garbage_series_path.empty()) {
         std::error_code timeline_error, series_error;
-        const auto timeline = std::filesystem::weakly_canonical(c.timeline_path, timeline_error);
-        const auto series = std::filesystem::weakly_canonical(c.garbage_series_path, series_error);
+        const auto timeline =
+            std::filesystem::weakly_canonical(c.recording.timeline_path, timeline_error);
+        const auto series =
+            std::filesystem::weakly_canonical(c.recording.garbage_series_path, series_error);
         if (!timeline_error && !series_error && timeline == series) {
-            throw bad_input("--timeline and --garbage-series name one file, " + c.timeline_path);
+            throw bad_input("--timeline and --garbage-series name one file, " +
+                            c.recording.timeline_path);
         }
     }
 }
@@ -212,21 +215,21 @@ std::string explain(const CLI::ParseError& error, const CLI::App& app) {
 
 void parse_prefill(const std::string& text, bench_config& config) {
     if (text == "auto") {
-        config.prefill = prefill_mode::automatic;
+        config.workload.prefill = prefill_mode::automatic;
     } else if (text == "none") {
-        config.prefill = prefill_mode::none;
+        config.workload.prefill = prefill_mode::none;
     } else {
         std::int64_t count = -1;
         const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), count);
         if (ec != std::errc() || end != text.data() + text.size() || count < 0) {
             throw bad_input("--prefill: expected auto, none or a key count, got '" + text + "'");
         }
-        if (count > config.key_range) {
+        if (count > config.workload.key_range) {
             throw bad_input("--prefill: " + text + " keys do not fit in --key-range " +
-                            std::to_string(config.key_range));
+                            std::to_string(config.workload.key_range));
         }
-        config.prefill = prefill_mode::count;
-        config.prefill_count = count;
+        config.workload.prefill = prefill_mode::count;
+        config.workload.prefill_count = count;
     }
 }
 
@@ -250,8 +253,9 @@ double available_memory() {
 void check_prefill_fits(const bench_config& config, const combination& combo) {
     const double memory = available_memory();
     if (memory == 0) return;  // unknown: nothing to compare with
-    const std::int64_t keys =
-        config.prefill == prefill_mode::count ? config.prefill_count : config.prefill_target();
+    const std::int64_t keys = config.workload.prefill == prefill_mode::count
+                                  ? config.workload.prefill_count
+                                  : config.workload.prefill_target();
     const double needed =
         static_cast<double>(keys) * static_cast<double>(bytes_per_key(combo.structure));
     if (needed <= memory) return;
@@ -259,7 +263,7 @@ void check_prefill_fits(const bench_config& config, const combination& combo) {
     std::snprintf(line, sizeof line,
                   "--key-range %lld: a prefill of %lld keys needs at least %.1f GiB of %s nodes, "
                   "more than the %.1f GiB of memory available",
-                  static_cast<long long>(config.key_range), static_cast<long long>(keys),
+                  static_cast<long long>(config.workload.key_range), static_cast<long long>(keys),
                   needed / (1 << 30), std::string(combo.structure.name).c_str(),
                   memory / (1 << 30));
     throw bad_input(line);
@@ -274,8 +278,9 @@ allocator_kind allocator_from_text(const std::string& alloc) {
     return *kind;
 }
 
-void check_names(const bench_config& config, const std::string& free, const std::string& alloc,
-                 const std::string& pin, bench_config& out) {
+/// Resolves --ds and --reclaimer to the pair compiled in, once: everything
+/// after reads config.combo instead of looking the names up again.
+void resolve_pair(bench_config& config) {
     if (!is_ds_name(config.ds)) {
         throw bad_input("--ds: unknown data structure '" + config.ds +
                         "' (known: " + join(ds_names()) + ")");
@@ -286,11 +291,18 @@ void check_names(const bench_config& config, const std::string& free, const std:
         throw bad_input("--reclaimer: unknown reclaimer '" + config.reclaimer +
                         "' (known: " + join(names) + ")");
     }
-    const combination* combo = find_combination(config.ds, config.reclaimer);
-    if (combo == nullptr) {
+    config.combo = find_combination(config.ds, config.reclaimer);
+    if (config.combo == nullptr) {
         throw bad_input("--reclaimer " + config.reclaimer + " is not available with --ds " +
                         config.ds);
     }
+}
+
+/// The pair runs (safely, or with --allow-unsafe), and each structure option
+/// given is one the structure has.
+void check_pair(const bench_config& config, const std::string& free, const std::string& alloc,
+                const std::string& pin, bench_config& out) {
+    const combination* combo = config.combo;
     if (combo->run == nullptr) {
         throw bad_input(config.reclaimer + " cannot run with " + config.ds + ": " +
                         std::string(combo->compat.reason));
@@ -305,18 +317,18 @@ void check_names(const bench_config& config, const std::string& free, const std:
                         structures_with(&smr::ds_traits::restart_from_head_option) + " (--ds " +
                         config.ds + " has no restart policy to choose)");
     }
-    if (config.alternate && structure.is_queue) {
+    if (config.workload.alternate && structure.is_queue) {
         throw bad_input("--alternate: --ds " + config.ds +
                         " is a queue, whose erase (dequeue) takes no key");
     }
-    if (structure.is_queue && config.contains_pct() > 0) {
+    if (structure.is_queue && config.workload.contains_pct() > 0) {
         throw bad_input("--ds " + config.ds + " is a queue and has no contains operation, but " +
-                        "--insert " + std::to_string(config.insert_pct) + " and --erase " +
-                        std::to_string(config.erase_pct) + " leave " +
-                        std::to_string(config.contains_pct()) +
+                        "--insert " + std::to_string(config.workload.insert_pct) + " and --erase " +
+                        std::to_string(config.workload.erase_pct) + " leave " +
+                        std::to_string(config.workload.contains_pct()) +
                         "% contains (insert = enqueue, erase = dequeue: make them sum to 100)");
     }
-    if (config.stall_hold && !structure.holds_first) {
+    if (config.workload.stall_hold && !structure.holds_first) {
         throw bad_input("--stall-hold applies only to " +
                         structures_with(&smr::ds_traits::holds_first) + " (--ds " + config.ds +
                         " has no first node to hold)");
@@ -351,8 +363,7 @@ void check_orec_table_fits(const bench_config& config) {
 /// --ort-bits and --ort-shift: only a transactional structure has an STM;
 /// and a pool cannot bound its nodes.
 void check_stm_options(const CLI::App& app, const bench_config& config) {
-    const combination* combo = find_combination(config.ds, config.reclaimer);
-    if (combo == nullptr) return;  // refused by check_names
+    const combination* combo = config.combo;
     if (combo->structure.transactional) check_orec_table_fits(config);
     for (const char* flag : {"--ort-bits", "--ort-shift"}) {
         if (app.count(flag) != 0 && !combo->structure.transactional) {
@@ -437,10 +448,9 @@ void check_allocator_available(allocator_kind kind);
 /// structures and the workers for setbench's. A queue's prefill tags items by producer, which
 /// only the workers are.
 void parse_prefill_by(const std::string& text, bench_config& c) {
-    const combination* combo = find_combination(c.ds, c.reclaimer);
-    c.prefill_by_main =
-        text == "main" || (text == "auto" && combo != nullptr && combo->structure.transactional);
-    if (c.prefill_by_main && combo != nullptr && combo->structure.is_queue) {
+    const smr::ds_traits& structure = c.combo->structure;
+    c.workload.prefill_by_main = text == "main" || (text == "auto" && structure.transactional);
+    if (c.workload.prefill_by_main && structure.is_queue) {
         throw bad_input("--prefill-by main: " + c.ds +
                         "'s items are tagged by the worker that enqueues them; its prefill is "
                         "the workers'");
@@ -473,7 +483,7 @@ void check_thread_limit(const bench_config& c) {
     // stalled thread.
     const bool set = c.command == bench_command::set;
     const std::uint64_t needed =
-        static_cast<std::uint64_t>(c.threads) + 1 + (set ? 1 + (c.stall ? 1 : 0) : 0);
+        static_cast<std::uint64_t>(c.threads) + 1 + (set ? 1 + (c.workload.stall ? 1 : 0) : 0);
     if (needed <= limit.rlim_cur) return;
     throw bad_input("--threads " + std::to_string(c.threads) + ": the run needs " +
                     std::to_string(needed) + " threads, but ulimit -u allows this user " +
@@ -495,51 +505,6 @@ void check_allocator_available(allocator_kind kind) {
 }
 
 }  // namespace
-
-std::int64_t bench_config::prefill_target() const {
-    switch (prefill) {
-        case prefill_mode::none:
-            return 0;
-        case prefill_mode::count:
-            return prefill_count;
-        case prefill_mode::automatic:
-            break;
-    }
-    const int updates = insert_pct + erase_pct;
-    if (updates == 0) return key_range / 2;
-    return key_range * insert_pct / updates;
-}
-
-std::size_t bench_config::bucket_count() const {
-    if (buckets != 0) return static_cast<std::size_t>(buckets);
-    return static_cast<std::size_t>(std::max<std::int64_t>(key_range / 2, 1));
-}
-
-std::string_view to_string(bench_command command) {
-    switch (command) {
-        case bench_command::set:
-            return "set";
-        case bench_command::threadtest:
-            return "threadtest";
-        case bench_command::layout:
-            return "layout";
-        case bench_command::stamp:
-            return "stamp";
-    }
-    return "set";
-}
-
-std::string to_string(prefill_mode mode, std::int64_t count) {
-    switch (mode) {
-        case prefill_mode::automatic:
-            return "auto";
-        case prefill_mode::none:
-            return "none";
-        case prefill_mode::count:
-            return std::to_string(count);
-    }
-    return "auto";
-}
 
 parse_outcome parse_command_line(int argc, char** argv) {
     parse_outcome outcome;
@@ -592,29 +557,31 @@ parse_outcome parse_command_line(int argc, char** argv) {
             parse_allocator_command(c, texts);
             return outcome;
         }
-        if (c.markdown && !c.list) throw bad_input("--markdown: only with --list");
-        if (c.list) return outcome;
-        if (c.stall_hold) c.stall = true;
+        if (c.output.markdown && !c.output.list) throw bad_input("--markdown: only with --list");
+        if (c.output.list) return outcome;
+        if (c.workload.stall_hold) c.workload.stall = true;
         check_option_pairs(app, c, texts);
+        resolve_pair(c);
         apply_reclaimer_defaults(c);
         check_reclaimer_tunings(app, c);
-        if (c.insert_pct + c.erase_pct > 100) {
-            throw bad_input("--insert " + std::to_string(c.insert_pct) + " + --erase " +
-                            std::to_string(c.erase_pct) + " exceed 100 percent");
+        if (c.workload.insert_pct + c.workload.erase_pct > 100) {
+            throw bad_input("--insert " + std::to_string(c.workload.insert_pct) + " + --erase " +
+                            std::to_string(c.workload.erase_pct) + " exceed 100 percent");
         }
-        if (c.alternate && c.insert_pct != c.erase_pct) {
+        if (c.workload.alternate && c.workload.insert_pct != c.workload.erase_pct) {
             throw bad_input(
                 "--alternate takes turns between inserts and erases: give equal "
                 "--insert and --erase (their sum is the update percentage), not " +
-                std::to_string(c.insert_pct) + " and " + std::to_string(c.erase_pct));
+                std::to_string(c.workload.insert_pct) + " and " +
+                std::to_string(c.workload.erase_pct));
         }
         if (const std::string problem = smr::nbr_signal_problem(c.domain.nbr_signal);
             !problem.empty()) {
             throw bad_input("--signal: " + problem);
         }
-        if (c.key_range == 0) c.key_range = default_key_range_of(c.ds);  // not given
+        if (c.workload.key_range == 0) c.workload.key_range = c.combo->default_key_range;
         parse_prefill(texts.at("prefill"), c);
-        check_names(c, texts.at("free"), texts.at("alloc"), texts.at("pin"), c);
+        check_pair(c, texts.at("free"), texts.at("alloc"), texts.at("pin"), c);
         c.numa = parse_numa_policy(texts.at("numa")).value();  // its choices checked on parsing
         parse_prefill_by(texts.at("prefill-by"), c);
         check_fence(app, texts.at("fence"), c);

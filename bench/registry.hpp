@@ -8,7 +8,7 @@
 #include <string_view>
 #include <vector>
 
-#include "options.hpp"
+#include "run_spec.hpp"
 #include "smr/compatibility.hpp"
 #include "smr/reclaim/traits.hpp"
 #include "trial.hpp"
@@ -73,7 +73,7 @@ std::vector<smr::reclaimer_traits> reclaimers();
 std::optional<smr::reclaimer_traits> reclaimer_named(std::string_view name);
 bool is_ds_name(std::string_view name);
 /// --key-range's default for structure `ds` (other_default_key_range for a name
-/// that is not one: check_names refuses it).
+/// that is not one: parse_command_line refuses it).
 std::int64_t default_key_range_of(std::string_view ds);
 bool is_reclaimer_name(std::string_view name);
 

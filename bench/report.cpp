@@ -25,8 +25,8 @@ using nlohmann::json;
 json config_json(const bench_config& c) {
     json out = table_config_json(c);
     // Derived from the options, for readers of the JSON.
-    out["contains"] = c.contains_pct();
-    out["prefill_target"] = c.prefill_target();
+    out["contains"] = c.workload.contains_pct();
+    out["prefill_target"] = c.workload.prefill_target();
     return out;
 }
 
@@ -180,18 +180,18 @@ void print_human(std::ostream& out, const bench_config& config, const combinatio
     out << "smrbench  " << config.ds << " x " << combo.reclaimer.name << " ("
         << smr::to_string(config.domain.free.mode) << " free) x " << allocator.name << ' '
         << allocator.version << '\n'
-        << "workload  " << config.threads << " threads, keys [0, " << config.key_range << "), "
-        << config.insert_pct << "% insert " << config.erase_pct << "% erase "
-        << config.contains_pct() << "% contains" << (config.alternate ? " (alternating)" : "")
-        << ", ";
+        << "workload  " << config.threads << " threads, keys [0, " << config.workload.key_range
+        << "), " << config.workload.insert_pct << "% insert " << config.workload.erase_pct
+        << "% erase " << config.workload.contains_pct() << "% contains"
+        << (config.workload.alternate ? " (alternating)" : "") << ", ";
     if (config.ops_per_thread != 0) {
         out << config.ops_per_thread << " operations per thread";
     } else {
         out << config.duration_s << " s";
     }
-    out << (config.stall_hold ? ", one stalled thread holding the first node"
-            : config.stall    ? ", one stalled thread"
-                              : "")
+    out << (config.workload.stall_hold ? ", one stalled thread holding the first node"
+            : config.workload.stall    ? ", one stalled thread"
+                                       : "")
         << '\n';
     if (config.numa != numa_policy::none) {
         const numa_outcome& numa = config.numa_result;

@@ -6,8 +6,8 @@
 #include <vector>
 
 #include "allocator.hpp"
-#include "options.hpp"
 #include "registry.hpp"
+#include "run_spec.hpp"
 #include "trial.hpp"
 
 namespace smrbench {

@@ -14,8 +14,8 @@
 #include <utility>
 #include <vector>
 
-#include "options.hpp"
 #include "process_stats.hpp"
+#include "run_spec.hpp"
 #include "smr/alloc/pool_resource.hpp"
 #include "smr/compatibility.hpp"
 #include "smr/core/clock.hpp"
@@ -165,7 +165,7 @@ class pair_trial final : public trial_subject {
           trial_index_(trial_index),
           control_(control),
           pool_(pool),
-          prefill_target_(config.prefill_target()),
+          prefill_target_(config.workload.prefill_target()),
           domain_cfg_(detail::trial_domain_config(config, pool)),
           domain_(domain_cfg_),
           structure_(detail::make_structure<structure_type>(domain_, config)) {}
@@ -313,7 +313,7 @@ class pair_trial final : public trial_subject {
     /// Inserts random keys until the structure holds the prefill target;
     /// returns how many this thread inserted.
     std::int64_t prefill(int tid, splitmix64& rng, worker_tally& tally) {
-        const auto key_range = static_cast<std::uint64_t>(config_.key_range);
+        const auto key_range = static_cast<std::uint64_t>(config_.workload.key_range);
         std::int64_t inserted = 0;
         while (control_.prefilled.load(std::memory_order_relaxed) < prefill_target_) {
             const auto key = static_cast<std::int64_t>(rng.below(key_range));
@@ -336,10 +336,10 @@ class pair_trial final : public trial_subject {
     /// The measured interval's operations, until the stop flag or --ops;
     /// returns how many ran (failed ones included).
     std::uint64_t measured_operations(int tid, splitmix64& rng, worker_tally& tally) {
-        const op_mix mix{config_.insert_pct, config_.erase_pct};
-        const auto key_range = static_cast<std::uint64_t>(config_.key_range);
-        const bool alternate = config_.alternate;
-        const std::uint32_t quiescent_every = config_.quiescent_every;
+        const op_mix mix{config_.workload.insert_pct, config_.workload.erase_pct};
+        const auto key_range = static_cast<std::uint64_t>(config_.workload.key_range);
+        const bool alternate = config_.workload.alternate;
+        const std::uint32_t quiescent_every = config_.workload.quiescent_every;
         // --ops: a fixed count; otherwise "unlimited" (stopped by the flag).
         const std::uint64_t op_limit =
             config_.ops_per_thread != 0 ? config_.ops_per_thread : UINT64_MAX;

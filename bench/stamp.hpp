@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "allocator.hpp"
-#include "options.hpp"
+#include "run_spec.hpp"
 #include "smr/stm/transaction.hpp"
 
 namespace smrbench {

@@ -24,7 +24,7 @@
 #include <vector>
 
 #include "allocator.hpp"
-#include "options.hpp"
+#include "run_spec.hpp"
 
 namespace smrbench {
 

@@ -98,13 +98,13 @@ struct trial_recorders {
 
     explicit trial_recorders(const bench_config& config) {
         const std::size_t slots = trial_thread_slots(config.threads);
-        if (!config.timeline_path.empty()) {
+        if (!config.recording.timeline_path.empty()) {
             const auto min_ticks = static_cast<std::uint64_t>(
-                static_cast<double>(config.timeline_min_free_ns) / ns_per_tick);
-            timeline =
-                std::make_unique<smr::trace::timeline>(slots, config.timeline_capacity, min_ticks);
+                static_cast<double>(config.recording.timeline_min_free_ns) / ns_per_tick);
+            timeline = std::make_unique<smr::trace::timeline>(
+                slots, config.recording.timeline_capacity, min_ticks);
         }
-        if (!config.garbage_series_path.empty()) {
+        if (!config.recording.garbage_series_path.empty()) {
             series = std::make_unique<smr::trace::garbage_series>(slots);
         }
     }
@@ -112,13 +112,14 @@ struct trial_recorders {
     void write(const bench_config& config, int trial_index, std::uint64_t start_ticks,
                std::uint64_t end_ticks) const {
         if (timeline) {
-            write_timeline(per_trial_path(config.timeline_path, trial_index, config.trials),
-                           recording_header(config, trial_index), *timeline, start_ticks, end_ticks,
-                           ns_per_tick);
+            write_timeline(
+                per_trial_path(config.recording.timeline_path, trial_index, config.trials),
+                recording_header(config, trial_index), *timeline, start_ticks, end_ticks,
+                ns_per_tick);
         }
         if (series) {
             write_garbage_series(
-                per_trial_path(config.garbage_series_path, trial_index, config.trials),
+                per_trial_path(config.recording.garbage_series_path, trial_index, config.trials),
                 recording_header(config, trial_index), *series, start_ticks, ns_per_tick);
         }
     }
@@ -139,12 +140,12 @@ class memory_sampler {
 
     void run() {
         using clock = std::chrono::steady_clock;
-        const auto period =
-            std::chrono::milliseconds(config_.sample_ms != 0 ? config_.sample_ms : 1);
+        const auto period = std::chrono::milliseconds(
+            config_.recording.sample_ms != 0 ? config_.recording.sample_ms : 1);
         auto next_sample = clock::now();
         while (!control_.stop.load(std::memory_order_relaxed)) {
             const std::uint64_t garbage = subject_.sample_garbage();
-            if (config_.sample_ms != 0 && clock::now() >= next_sample) {
+            if (config_.recording.sample_ms != 0 && clock::now() >= next_sample) {
                 const auto bytes = allocator_bytes_in_use(config_.allocator.name);
                 samples_.push_back(memory_sample{
                     static_cast<double>(smr::core::now_ns() - start_ns_) * 1e-6,
@@ -243,7 +244,7 @@ trial_result coordinator::run() {
 /// returns when every role is ready.
 void coordinator::prefill(thread_group& threads) {
     const auto start = std::chrono::steady_clock::now();
-    if (config_.prefill_by_main && !SMR_MUTANT("prefill_by_main_ignored")) {
+    if (config_.workload.prefill_by_main && !SMR_MUTANT("prefill_by_main_ignored")) {
         // The allocator/STM paper's setup: the main thread builds the
         // structure, so its nodes come from the main thread's heap (glibc's
         // main arena), not from the workers' arenas, and the workers find it
@@ -251,8 +252,8 @@ void coordinator::prefill(thread_group& threads) {
         prefill_main_keys_ = subject_.prefill_from_main(*tallies_[0]);
     }
     start_roles(threads);
-    await_prefill(control_, static_cast<int>(threads.size()), config_.prefill_target(),
-                  !config_.quiet);
+    await_prefill(control_, static_cast<int>(threads.size()), config_.workload.prefill_target(),
+                  !config_.output.quiet);
     // A prefill that failed (out of memory) ends the trial with its own
     // error, before the sampler thread (which would fail to start, for the
     // same reason) hides it. Every role has arrived: `error` is settled.
@@ -291,9 +292,9 @@ void coordinator::start_roles(thread_group& threads) {
             });
         });
     }
-    if (config_.stall_hold) {
+    if (config_.workload.stall_hold) {
         threads.start([this] { guarded([&] { subject_.run_holding_staller(); }); });
-    } else if (config_.stall) {
+    } else if (config_.workload.stall) {
         threads.start([this] { guarded([&] { subject_.run_staller(); }); });
     }
 }

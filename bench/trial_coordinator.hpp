@@ -3,7 +3,7 @@
 // every domain x structure pair (trial_subject.hpp).
 #pragma once
 
-#include "options.hpp"
+#include "run_spec.hpp"
 #include "smr/alloc/pool_resource.hpp"
 #include "trial.hpp"
 #include "trial_control.hpp"
