@@ -42,7 +42,7 @@
 #include "smr/core/mutant.hpp"
 #include "smr/core/padded.hpp"
 #include "smr/core/unrolled.hpp"
-#include "smr/reclaim/domain_base.hpp"
+#include "smr/reclaim/era_domain.hpp"
 #include "smr/reclaim/reservation_common.hpp"
 #include "smr/reclaim/traits.hpp"
 
@@ -66,10 +66,10 @@ class era_reader : public indexed_slots {
         for (;;) {
             // seq_cst (acquire on every target, a plain load on x86): pairs
             // with the release (or CAS) that published the node, and is the
-            // reader's half of the stamp argument in retire.
+            // reader's half of the stamp argument (era_domain.hpp).
             T* ptr = source.load(std::memory_order_seq_cst);
             // seq_cst: the increment that wrote this era precedes in S every
-            // later seq_cst load of ours (retire's argument). Read after the
+            // later seq_cst load of ours (the stamp argument). Read after the
             // pointer, it also bounds the node's birth era from above.
             const std::uint64_t era = global_era_->load(std::memory_order_seq_cst);
             if (era == prev || SMR_MUTANT("he_protect_skips_validation")) return ptr;
@@ -91,22 +91,18 @@ class era_reader : public indexed_slots {
     core::fence_pair fences_;
 };
 
-struct he_local {
+struct he_reservations {
     /// Announced eras, no_era when unused. Read by every scan; alone on their lines.
     alignas(core::false_sharing_range) std::atomic<std::uint64_t> eras[max_protect_slots] = {};
-    alignas(core::false_sharing_range) std::uint32_t allocations = 0;
-    core::limbo_bag retired;
-    std::size_t next_scan_at = 0;
-    era_set scratch;
-
-    void drain_into(core::limbo_bag& out) noexcept { out.splice_back(retired); }
 };
+using he_local = era_thread_state<he_reservations, era_set>;
 
 }  // namespace detail
 
 /// Hazard Eras; see the comment at the top of this file.
-class he_domain : public domain_base<he_domain, detail::he_local, era_node_header> {
-    using base = domain_base<he_domain, detail::he_local, era_node_header>;
+class he_domain : public era_domain<he_domain, detail::he_local> {
+    using base = era_domain<he_domain, detail::he_local>;
+    friend base;
 
   public:
     static constexpr reclaimer_traits traits{
@@ -120,8 +116,6 @@ class he_domain : public domain_base<he_domain, detail::he_local, era_node_heade
         .nests = false,
         .reads = {.bag_threshold = true, .epoch_freq = true, .fence = true},
     };
-
-    using node_header = era_node_header;
 
     using base::base;
 
@@ -148,63 +142,7 @@ class he_domain : public domain_base<he_domain, detail::he_local, era_node_heade
         });
     }
 
-    /// Every `epoch_freq` x T allocations of this thread advance the era
-    /// (domain_config::epoch_freq).
-    void tick_clock(int tid) noexcept {
-        if (clock_due(local(tid).allocations)) advance_era(tid);
-    }
-
-    void on_allocate(int tid, era_node_header& node) noexcept {
-        tick_clock(tid);
-        // relaxed: a reader reaches the node only through its publication,
-        // which happens after this load, so the reader's later era loads
-        // return this era or a later one (coherence).
-        node.birth_era = global_era_.load(std::memory_order_relaxed);
-    }
-
-    template <class T>
-    void retire(int tid, T* node) noexcept {
-        count_retired(tid, node);
-        auto& me = local(tid);
-        // seq_cst fence, in either fence mode: the unlink (the caller's last
-        // write, maybe a plain store under a lock) precedes the stamp load,
-        // so the stamp is at least every era a reader that still reached the
-        // node validated. If our load missed the increment to era e, this
-        // fence precedes it in S, and so every reader's seq_cst loads after
-        // its load of e: its source load then sees the unlink. The reader's
-        // side is protect's seq_cst loads, not its fence, which may be a
-        // compiler barrier.
-        core::fence();
-        node->retire_era = global_era_.load(std::memory_order_relaxed);
-        adopt_orphans(tid, me.retired);
-        me.retired.push_back(node);
-        if (me.next_scan_at == 0) me.next_scan_at = config().bag_threshold;
-        if (me.retired.size() >= me.next_scan_at) scan(tid, node->retire_era);
-        hand_over_if_offline(tid);
-    }
-
-    /// Clears every reservation and orphans the retire list (judged node
-    /// by node, by its eras, in the adopter's scan).
-    void on_thread_exit(int tid) noexcept { end_op(tid); }
-    void hand_over_garbage(int tid) noexcept { orphans().give(local(tid).retired, 0); }
-    /// A barrier's round: adopt every orphan and scan now (moving the era on,
-    /// so that readers that start now reserve none of the adopted eras).
-    void flush_step(int tid) {
-        adopt_orphans(tid, local(tid).retired);
-        scan(tid, global_era_.load(std::memory_order_relaxed));
-    }
-
-    std::uint64_t global_era() const noexcept {
-        return global_era_.load(std::memory_order_relaxed);
-    }
-
   private:
-    void advance_era(int tid) noexcept {
-        // seq_cst: era increments are in S, which the stamp argument needs.
-        const std::uint64_t era = global_era_.fetch_add(1, std::memory_order_seq_cst) + 1;
-        note_epoch_advanced(tid, era);
-    }
-
     void scan(int tid, std::uint64_t last_retire_era) {
         auto& me = local(tid);
         // As the IBR benchmark's HE: move the era on (unless another thread
@@ -230,19 +168,9 @@ class he_domain : public domain_base<he_domain, detail::he_local, era_node_heade
             const auto* node = static_cast<const era_node_header*>(n);
             return me.scratch.any_in(node->birth_era, node->retire_era);
         });
-        me.next_scan_at = me.retired.size() + config().bag_threshold;
+        schedule_next_scan(me);
         dispose_safe(tid, safe);
     }
-
-    alignas(core::false_sharing_range) std::atomic<std::uint64_t> global_era_{1};
-    /// Read by every protect; on a line of its own (global_era_'s is
-    /// written at every era increment).
-    alignas(core::false_sharing_range) core::fence_pair fences_{config().fence};
-
-  public:
-    /// The fences this domain's readers and scans use (config().fence, or
-    /// symmetric where asymmetric is unavailable).
-    fence_mode fence() const noexcept { return fences_.mode(); }
 };
 
 }  // namespace smr

@@ -45,7 +45,7 @@
 #include "smr/core/mutant.hpp"
 #include "smr/core/padded.hpp"
 #include "smr/core/scan_buffer.hpp"
-#include "smr/reclaim/domain_base.hpp"
+#include "smr/reclaim/era_domain.hpp"
 #include "smr/reclaim/reservation_common.hpp"
 #include "smr/reclaim/traits.hpp"
 
@@ -60,7 +60,9 @@ struct ibr_local {
     /// Read by every scan; alone on their lines.
     alignas(core::false_sharing_range) std::atomic<std::uint64_t> lower{none};
     std::atomic<std::uint64_t> upper{0};
-    alignas(core::false_sharing_range) std::uint64_t upper_cache = 0;  // our own upper
+    /// Our own: the clock and the retire list (era_thread_state's members,
+    /// beside the cached upper on one line instead of a line of their own).
+    alignas(core::false_sharing_range) std::uint64_t upper_cache = 0;
     std::uint32_t allocations = 0;
     core::limbo_bag retired;
     std::size_t next_scan_at = 0;
@@ -74,8 +76,9 @@ struct ibr_local {
 }  // namespace detail
 
 /// 2GEIBR; see the comment at the top of this file.
-class ibr_domain : public domain_base<ibr_domain, detail::ibr_local, era_node_header> {
-    using base = domain_base<ibr_domain, detail::ibr_local, era_node_header>;
+class ibr_domain : public era_domain<ibr_domain, detail::ibr_local> {
+    using base = era_domain<ibr_domain, detail::ibr_local>;
+    friend base;
     static constexpr std::uint64_t none = detail::ibr_local::none;
 
   public:
@@ -88,8 +91,6 @@ class ibr_domain : public domain_base<ibr_domain, detail::ibr_local, era_node_he
         .needs_quiescent_states = false,
         .reads = {.bag_threshold = true, .epoch_freq = true, .fence = true},
     };
-
-    using node_header = era_node_header;
 
     using base::base;
 
@@ -121,10 +122,10 @@ class ibr_domain : public domain_base<ibr_domain, detail::ibr_local, era_node_he
         for (;;) {
             // seq_cst (acquire on every target, a plain load on x86): pairs
             // with the release (or CAS) that published the node, and is the
-            // reader's half of the stamp argument in retire (he.hpp).
+            // reader's half of the stamp argument (era_domain.hpp).
             T* ptr = source.load(std::memory_order_seq_cst);
             // seq_cst: the increment that wrote this era precedes in S every
-            // later seq_cst load of ours (retire's argument).
+            // later seq_cst load of ours (the stamp argument).
             const std::uint64_t era = global_era_.load(std::memory_order_seq_cst);
             if (era == me.upper_cache || SMR_MUTANT("ibr_protect_skips_validation")) return ptr;
             me.upper_cache = era;
@@ -143,58 +144,19 @@ class ibr_domain : public domain_base<ibr_domain, detail::ibr_local, era_node_he
         local(tid).lower.store(none, std::memory_order_release);
     }
 
-    /// Every `epoch_freq` x T allocations of this thread advance the era
-    /// (domain_config::epoch_freq).
-    void tick_clock(int tid) noexcept {
-        if (!clock_due(local(tid).allocations)) return;
-        // seq_cst: era increments are in S, which the stamp argument needs.
-        const std::uint64_t era = global_era_.fetch_add(1, std::memory_order_seq_cst) + 1;
-        note_epoch_advanced(tid, era);
-    }
-
-    void on_allocate(int tid, era_node_header& node) noexcept {
-        tick_clock(tid);
-        // relaxed: readers reach the node through its publication, after
-        // this load, so their era loads return this era or later (coherence).
-        node.birth_era = global_era_.load(std::memory_order_relaxed);
-    }
-
-    template <class T>
-    void retire(int tid, T* node) noexcept {
-        count_retired(tid, node);
-        auto& me = local(tid);
-        // seq_cst fence, in either fence mode: the unlink precedes the stamp
-        // load, against protect's seq_cst loads (the argument of he.hpp).
-        core::fence();
-        node->retire_era = global_era_.load(std::memory_order_relaxed);
-        adopt_orphans(tid, me.retired);
-        me.retired.push_back(node);
-        if (me.next_scan_at == 0) me.next_scan_at = config().bag_threshold;
-        if (me.retired.size() >= me.next_scan_at) scan(tid);
-        hand_over_if_offline(tid);
-    }
-
-    /// Clears the interval and orphans the retire list (judged node by node,
-    /// by its eras, in the adopter's scan).
-    void on_thread_exit(int tid) noexcept { end_op(tid); }
-    void hand_over_garbage(int tid) noexcept { orphans().give(local(tid).retired, 0); }
-    /// A barrier's round: adopt every orphan and scan now.
+    /// A barrier's round: move the era on, then adopt every orphan and scan
+    /// (ibr's scan does not move the era itself, as he's does): readers that
+    /// keep starting in the era our newest nodes retired in would otherwise
+    /// keep reserving it.
     void flush_step(int tid) {
-        // Move the era on first: readers that keep starting in the era our
-        // newest nodes retired in would otherwise keep reserving it.
-        // seq_cst: era increments are in S, as on_allocate's.
-        const std::uint64_t era = global_era_.fetch_add(1, std::memory_order_seq_cst) + 1;
-        note_epoch_advanced(tid, era);
-        adopt_orphans(tid, local(tid).retired);
-        scan(tid);
-    }
-
-    std::uint64_t global_era() const noexcept {
-        return global_era_.load(std::memory_order_relaxed);
+        advance_era(tid);
+        base::flush_step(tid);
     }
 
   private:
-    void scan(int tid) {
+    /// Unlike he's, ibr's scan leaves the era where it is (2GEIBR moves it
+    /// only at allocations).
+    void scan(int tid, std::uint64_t /*retire_era*/) {
         auto& me = local(tid);
         // The reclaimer's side of begin_op's and protect's pair: the unlinks
         // of our list (ours, or an orphan's, through the orphanage's release
@@ -229,19 +191,9 @@ class ibr_domain : public domain_base<ibr_domain, detail::ibr_local, era_node_he
                 [](std::uint64_t value, const auto& interval) { return value < interval.first; });
             return end != intervals.begin() && std::prev(end)->second >= node->birth_era;
         });
-        me.next_scan_at = me.retired.size() + config().bag_threshold;
+        schedule_next_scan(me);
         dispose_safe(tid, safe);
     }
-
-    alignas(core::false_sharing_range) std::atomic<std::uint64_t> global_era_{1};
-    /// Read by every protect; on a line of its own (global_era_'s is
-    /// written at every era increment).
-    alignas(core::false_sharing_range) core::fence_pair fences_{config().fence};
-
-  public:
-    /// The fences this domain's readers and scans use (config().fence, or
-    /// symmetric where asymmetric is unavailable).
-    fence_mode fence() const noexcept { return fences_.mode(); }
 };
 
 }  // namespace smr

@@ -82,7 +82,7 @@
 #include "smr/core/mutant.hpp"
 #include "smr/core/padded.hpp"
 #include "smr/core/unrolled.hpp"
-#include "smr/reclaim/domain_base.hpp"
+#include "smr/reclaim/era_domain.hpp"
 #include "smr/reclaim/reservation_common.hpp"
 #include "smr/reclaim/traits.hpp"
 
@@ -162,7 +162,7 @@ struct wfe_request {
     std::atomic<wfe_loader> loader{nullptr};
 };
 
-struct wfe_local {
+struct wfe_reservations {
     /// Reservations {era, tag}: era no_era when unused; the tag counts this
     /// slot's finished slow paths. Read by every scan.
     alignas(core::false_sharing_range) wfe_word_pair slots[max_protect_slots];
@@ -173,19 +173,15 @@ struct wfe_local {
     /// Help requests, read by every thread that advances the era while
     /// counter_start != counter_end.
     alignas(core::false_sharing_range) wfe_request requests[max_protect_slots];
-    alignas(core::false_sharing_range) std::uint32_t allocations = 0;
-    core::limbo_bag retired;
-    std::size_t next_scan_at = 0;
-    era_set scratch;
-
-    void drain_into(core::limbo_bag& out) noexcept { out.splice_back(retired); }
 };
+using wfe_local = era_thread_state<wfe_reservations, era_set>;
 
 }  // namespace detail
 
 /// Wait-Free Eras; see the comment at the top of this file.
-class wfe_domain : public domain_base<wfe_domain, detail::wfe_local, era_node_header> {
-    using base = domain_base<wfe_domain, detail::wfe_local, era_node_header>;
+class wfe_domain : public era_domain<wfe_domain, detail::wfe_local> {
+    using base = era_domain<wfe_domain, detail::wfe_local>;
+    friend base;
     using pair_value = detail::wfe_pair_value;
 
   public:
@@ -203,8 +199,6 @@ class wfe_domain : public domain_base<wfe_domain, detail::wfe_local, era_node_he
                   .wfe_fast_attempts = true,
                   .fence = true},
     };
-
-    using node_header = era_node_header;
 
     using base::base;
 
@@ -228,7 +222,7 @@ class wfe_domain : public domain_base<wfe_domain, detail::wfe_local, era_node_he
             for (std::uint32_t attempt = 0; attempt < attempts_; ++attempt) {
                 // seq_cst: pairs with the release (or CAS) that published
                 // the node, and is the reader's half of the stamp argument
-                // (he.hpp).
+                // (era_domain.hpp).
                 T* ptr = source.load(std::memory_order_seq_cst);
                 // seq_cst: as in he.hpp.
                 const std::uint64_t era = domain_->global_era_.load(std::memory_order_seq_cst);
@@ -278,48 +272,6 @@ class wfe_domain : public domain_base<wfe_domain, detail::wfe_local, era_node_he
         });
     }
 
-    /// Every `epoch_freq` x T allocations of this thread advance the era
-    /// (domain_config::epoch_freq).
-    void tick_clock(int tid) noexcept {
-        if (clock_due(local(tid).allocations)) advance_era(tid);
-    }
-
-    void on_allocate(int tid, era_node_header& node) noexcept {
-        tick_clock(tid);
-        // relaxed: readers reach the node through its publication, after
-        // this load, so their era loads return this era or later.
-        node.birth_era = global_era_.load(std::memory_order_relaxed);
-    }
-
-    template <class T>
-    void retire(int tid, T* node) noexcept {
-        count_retired(tid, node);
-        auto& me = local(tid);
-        // seq_cst fence, in either fence mode: the unlink precedes the stamp
-        // load, against the readers' seq_cst loads (he.hpp).
-        core::fence();
-        node->retire_era = global_era_.load(std::memory_order_relaxed);
-        adopt_orphans(tid, me.retired);
-        me.retired.push_back(node);
-        if (me.next_scan_at == 0) me.next_scan_at = config().bag_threshold;
-        if (me.retired.size() >= me.next_scan_at) scan(tid, node->retire_era);
-        hand_over_if_offline(tid);
-    }
-
-    /// Clears every reservation and orphans the retire list (judged node
-    /// by node, by its eras, in the adopter's scan).
-    void on_thread_exit(int tid) noexcept { end_op(tid); }
-    void hand_over_garbage(int tid) noexcept { orphans().give(local(tid).retired, 0); }
-    /// A barrier's round: adopt every orphan and scan now (moving the era on,
-    /// so that readers that start now reserve none of the adopted eras).
-    void flush_step(int tid) {
-        adopt_orphans(tid, local(tid).retired);
-        scan(tid, global_era_.load(std::memory_order_relaxed));
-    }
-
-    std::uint64_t global_era() const noexcept {
-        return global_era_.load(std::memory_order_relaxed);
-    }
     /// Slow paths entered, and requests this domain's helpers answered.
     std::uint64_t slow_paths() const noexcept {
         return counter_start_.load(std::memory_order_relaxed);
@@ -407,10 +359,7 @@ class wfe_domain : public domain_base<wfe_domain, detail::wfe_local, era_node_he
                 }
             }
         }
-        // seq_cst: era increments are in S (the stamp argument), and after
-        // the helping above.
-        const std::uint64_t era = global_era_.fetch_add(1, std::memory_order_seq_cst) + 1;
-        note_epoch_advanced(tid, era);
+        base::advance_era(tid);  // after the helping above
     }
 
     void help_thread(int other, int index, int tid) noexcept {
@@ -517,22 +466,13 @@ class wfe_domain : public domain_base<wfe_domain, detail::wfe_local, era_node_he
             const auto* node = static_cast<const era_node_header*>(n);
             return eras.any_in(node->birth_era, node->retire_era);
         });
-        me.next_scan_at = me.retired.size() + config().bag_threshold;
+        schedule_next_scan(me);
         dispose_safe(tid, safe);
     }
 
-    alignas(core::false_sharing_range) std::atomic<std::uint64_t> global_era_{1};
     alignas(core::false_sharing_range) std::atomic<std::uint64_t> counter_start_{0};
     alignas(core::false_sharing_range) std::atomic<std::uint64_t> counter_end_{0};
     alignas(core::false_sharing_range) std::atomic<std::uint64_t> helped_{0};
-    /// Read by every protect; on a line of its own (global_era_'s is
-    /// written at every era increment).
-    alignas(core::false_sharing_range) core::fence_pair fences_{config().fence};
-
-  public:
-    /// The fences this domain's readers and scans use (config().fence, or
-    /// symmetric where asymmetric is unavailable).
-    fence_mode fence() const noexcept { return fences_.mode(); }
 };
 
 }  // namespace smr
