@@ -7,15 +7,15 @@
 #include "smr/core/fence.hpp"
 #include "smr/core/limbo_bag.hpp"
 #include "smr/core/padded.hpp"
-#include "smr/reclaim/domain_base.hpp"
 #include "smr/reclaim/epoch_bags.hpp"
+#include "smr/reclaim/epoch_domain.hpp"
 #include "smr/reclaim/traits.hpp"
 
 namespace smr {
 
 namespace detail {
 struct debra_local {
-    /// (epoch << 1) | quiescent. Read by other threads; alone on its lines so
+    /// (epoch << 1) | quiescent (epoch_domain.hpp). Read by other threads; alone on its lines so
     /// the owner's bag updates do not evict it from their caches.
     alignas(core::false_sharing_range) std::atomic<std::uint64_t> announce{1};
     alignas(core::false_sharing_range) std::uint64_t epoch = 0;  // last epoch announced
@@ -52,7 +52,10 @@ struct debra_local {
 ///
 /// Progress: begin_op, end_op and retire are wait-free. Memory: unbounded if
 /// a thread stalls inside an operation (the epoch cannot advance).
-class debra_domain : public domain_base<debra_domain, detail::debra_local> {
+class debra_domain : public epoch_domain<debra_domain, detail::debra_local> {
+    using base = epoch_domain<debra_domain, detail::debra_local>;
+    friend base;
+
   public:
     static constexpr reclaimer_traits traits{
         .name = "debra",
@@ -65,7 +68,7 @@ class debra_domain : public domain_base<debra_domain, detail::debra_local> {
         .reads = {.check_every = true, .min_epoch_us = true},
     };
 
-    using domain_base::domain_base;
+    using base::base;
 
     // leaveQstate. The common path (no epoch change, no check due) is a
     // dozen instructions and is inlined into every operation; the rest is
@@ -90,7 +93,7 @@ class debra_domain : public domain_base<debra_domain, detail::debra_local> {
         // any thread that unlinks a node we reach will see (rotate). (The
         // Epochs artifact stores relaxed, with no fence: on x86 the store
         // drains long before three epoch changes, which C++ does not promise.)
-        me.announce.store(epoch << 1, std::memory_order_release);
+        me.announce.store(announcing(epoch), std::memory_order_release);
         core::fence();
         if (me.until_check-- == 0) [[unlikely]] {
             check_next_thread(tid, epoch);
@@ -102,20 +105,7 @@ class debra_domain : public domain_base<debra_domain, detail::debra_local> {
         auto& me = local(tid);
         // release: the operation's reads of shared nodes happen before a
         // scanner that sees us quiescent lets the epoch (and frees) move on.
-        me.announce.store((me.epoch << 1) | 1, std::memory_order_release);
-    }
-
-    /// Inside an operation, or outside one (then it runs an operation of its
-    /// own, docs/design.md "Retire outside an operation").
-    template <class T>
-    void retire(int tid, T* node) noexcept {
-        slot& s = slot_of(tid);
-        count_retired(s, node);
-        // relaxed: the thread's own announcement, written only by itself.
-        if ((s.local.announce.load(std::memory_order_relaxed) & 1) != 0) [[unlikely]] {
-            return retire_while_quiescent(tid, core::entry_of(node));
-        }
-        s.local.bags.add(core::entry_of(node));
+        me.announce.store(quiescent_in(me.epoch), std::memory_order_release);
     }
 
     void on_thread_exit(int tid) noexcept { end_op(tid); }
@@ -128,21 +118,10 @@ class debra_domain : public domain_base<debra_domain, detail::debra_local> {
         local(tid).bags.orphan_into(orphans(), global_epoch_.load(std::memory_order_acquire));
     }
 
-    std::uint64_t global_epoch() const noexcept {
-        return global_epoch_.load(std::memory_order_relaxed);
-    }
-
   private:
-    /// A quiescent thread's local epoch may be any number of epochs behind:
-    /// labelled with it, the node would be freed while readers that entered
-    /// later epochs still hold it. Inside an operation of its own the thread
-    /// has caught up with the global epoch and announced it.
-    SMR_SLOW_PATH void retire_while_quiescent(int tid, core::retired_entry entry) noexcept {
-        begin_op(tid);
-        local(tid).bags.add(entry);
-        end_op(tid);
-        hand_over_if_offline(tid);
-    }
+    /// A retire between operations runs in an operation of its own.
+    void open_for_retire(int tid) noexcept { begin_op(tid); }
+    void close_after_retire(int tid) noexcept { end_op(tid); }
 
     /// The epoch moved since our last announcement: one rotation, however
     /// far it moved (Brown's rotateAndReclaim). Returns the epoch to announce.
@@ -187,25 +166,14 @@ class debra_domain : public domain_base<debra_domain, detail::debra_local> {
             // acquire half pairs with end_op's and begin_op's release stores.
             const std::uint64_t seen =
                 local(me.next_to_check).announce.load(std::memory_order_seq_cst);
-            const bool quiescent = (seen & 1) != 0;
-            if (!quiescent && (seen >> 1) != epoch) return;  // it still lags: look again later
+            if (holds_back(seen, epoch)) return;  // it still lags: look again later
             ++me.next_to_check;
             if (me.next_to_check == tid) ++me.next_to_check;
             if (me.next_to_check < limit) return;
         }
-        // Every thread was seen quiescent or in `epoch`.
-        std::uint64_t expected = epoch;
-        // seq_cst: in S after the announcement loads above (the Dekker
-        // argument there needs it); release publishes what the checks saw to
-        // every thread that reads epoch + 1.
-        if (global_epoch_.compare_exchange_strong(expected, epoch + 1, std::memory_order_seq_cst,
-                                                  std::memory_order_relaxed)) {
-            note_epoch_advanced(tid, epoch + 1);
-        }
+        advance_from(tid, epoch);  // every thread was seen quiescent or in `epoch`
         me.next_to_check = 0;
     }
-
-    alignas(core::false_sharing_range) std::atomic<std::uint64_t> global_epoch_{0};
 };
 
 }  // namespace smr

@@ -7,18 +7,18 @@
 
 #include "smr/core/limbo_bag.hpp"
 #include "smr/core/padded.hpp"
-#include "smr/reclaim/domain_base.hpp"
 #include "smr/reclaim/epoch_bags.hpp"
+#include "smr/reclaim/epoch_domain.hpp"
 #include "smr/reclaim/traits.hpp"
 
 namespace smr {
 
 namespace detail {
 struct ebr_local {
-    /// (local epoch << 1) | in_critical_region: Hart's per-thread flag and
-    /// local epoch in one word, so a scanner reads both atomically. Alone on
-    /// its lines: scanners read it, only the owner writes it.
-    alignas(core::false_sharing_range) std::atomic<std::uint64_t> announce{0};
+    /// (local epoch << 1) | outside_critical_region (epoch_domain.hpp): Hart's
+    /// per-thread flag and local epoch in one word. Alone on its lines:
+    /// scanners read it, only the owner writes it.
+    alignas(core::false_sharing_range) std::atomic<std::uint64_t> announce{1};
     alignas(core::false_sharing_range) std::uint64_t epoch = 0;  // owner's copy of the local epoch
     epoch_bags bags;
     std::uint32_t entries_since_attempt = 0;
@@ -44,7 +44,10 @@ struct ebr_local {
 /// three epochs of retirements per thread while every thread keeps finishing
 /// its operations; unbounded if a thread stalls inside a critical region (the
 /// epoch then cannot advance past that thread's epoch + 1).
-class ebr_domain : public domain_base<ebr_domain, detail::ebr_local> {
+class ebr_domain : public epoch_domain<ebr_domain, detail::ebr_local> {
+    using base = epoch_domain<ebr_domain, detail::ebr_local>;
+    friend base;
+
   public:
     static constexpr reclaimer_traits traits{
         .name = "ebr",
@@ -57,7 +60,7 @@ class ebr_domain : public domain_base<ebr_domain, detail::ebr_local> {
         .reads = {.advance_every = true, .min_epoch_us = true},
     };
 
-    using domain_base::domain_base;
+    using base::base;
 
     /// critical_enter (Hart, Listing 2, line 5).
     void begin_op(int tid) noexcept {
@@ -65,7 +68,7 @@ class ebr_domain : public domain_base<ebr_domain, detail::ebr_local> {
         // acquire: pairs with the CAS that advanced the epoch, which happened
         // after the advancer saw every thread's earlier regions end.
         std::uint64_t epoch = global_epoch_.load(std::memory_order_acquire);
-        if (epoch != me.epoch) enter_epoch(tid, epoch);  // frees outside the region
+        if (epoch != me.epoch) enter_epoch_and_free(tid, epoch);  // frees outside the region
         amortized_step(tid);
         for (;;) {
             // Hart's first fence: a seq_cst RMW (xchg on x86, a full fence).
@@ -75,11 +78,11 @@ class ebr_domain : public domain_base<ebr_domain, detail::ebr_local> {
             // re-read also proves the epoch did not move on while we were out
             // of the region; otherwise our retirements would be labelled two
             // epochs stale and freed one epoch early.
-            me.announce.exchange((epoch << 1) | 1, std::memory_order_seq_cst);
+            me.announce.exchange(announcing(epoch), std::memory_order_seq_cst);
             const std::uint64_t now = global_epoch_.load(std::memory_order_seq_cst);
             if (now == epoch) break;
             epoch = now;
-            enter_epoch(tid, epoch);
+            enter_epoch_and_free(tid, epoch);
         }
         if (++me.entries_since_attempt >= config().advance_every) {
             me.entries_since_attempt = 0;
@@ -94,77 +97,33 @@ class ebr_domain : public domain_base<ebr_domain, detail::ebr_local> {
         // needs (the region's reads of shared nodes happen before an advancer
         // that sees the flag clear moves the epoch, and so before any free);
         // the full fence is the cost Hart et al. measure.
-        me.announce.exchange(me.epoch << 1, std::memory_order_seq_cst);
-    }
-
-    /// Inside a critical region, or outside one (then it enters a region of
-    /// its own, docs/design.md "Retire outside an operation").
-    template <class T>
-    void retire(int tid, T* node) noexcept {
-        count_retired(tid, node);
-        auto& me = local(tid);
-        // relaxed: the thread's own flag, written only by itself.
-        if ((me.announce.load(std::memory_order_relaxed) & 1) == 0) [[unlikely]] {
-            return retire_outside_region(tid, core::entry_of(node));
-        }
-        me.bags.add(core::entry_of(node));
+        me.announce.exchange(quiescent_in(me.epoch), std::memory_order_seq_cst);
     }
 
     /// The caller has left every operation; clearing the flag again is
     /// harmless and covers a thread that exits from inside a region by mistake.
     void on_thread_exit(int tid) noexcept { end_op(tid); }
-    void hand_over_garbage(int tid) noexcept { local(tid).bags.orphan_into(orphans()); }
-
-    std::uint64_t global_epoch() const noexcept {
-        return global_epoch_.load(std::memory_order_relaxed);
-    }
 
   private:
-    /// Outside a region the local epoch may be any number of epochs behind the
-    /// global one: labelled with it, the node would be freed while readers
-    /// that entered later epochs still hold it. In a region of its own the
-    /// thread has caught up and announced the current epoch.
-    SMR_SLOW_PATH void retire_outside_region(int tid, core::retired_entry entry) noexcept {
-        begin_op(tid);
-        local(tid).bags.add(entry);
-        end_op(tid);
-        hand_over_if_offline(tid);
-    }
+    /// A retire outside a critical region runs in one of its own.
+    void open_for_retire(int tid) noexcept { begin_op(tid); }
+    void close_after_retire(int tid) noexcept { end_op(tid); }
 
-    void enter_epoch(int tid, std::uint64_t epoch) noexcept {
-        auto& me = local(tid);
-        me.epoch = epoch;
-        note_epoch_begun(tid, epoch, me.bags.size());
+    void enter_epoch_and_free(int tid, std::uint64_t epoch) noexcept {
         core::limbo_bag safe;
-        me.bags.advance(epoch, safe, orphans(), adopter(tid));
+        enter_epoch(tid, epoch, safe);
         dispose_safe(tid, safe);
     }
 
     /// The fuzzy barrier: advance only if every thread in a critical region is
     /// in `epoch` (threads outside a region hold no references).
     void try_advance(int tid, std::uint64_t epoch) noexcept {
-        const int limit = threads().scan_limit();
-        for (int i = 0; i < limit; ++i) {
-            // seq_cst: the other half of begin_op's Dekker pair (see there);
-            // its acquire half pairs with end_op's release, so the regions we
-            // see finished happen before our CAS and the frees it allows.
-            const std::uint64_t seen = local(i).announce.load(std::memory_order_seq_cst);
-            if ((seen & 1) != 0 && (seen >> 1) != epoch) return;  // i lags: try again later
-        }
+        if (!all_announced(epoch)) return;
         // After the scan: an attempt that finds a laggard, the common case
         // with threads running, pays nothing for the minimum.
         if (!epoch_due()) return;  // domain_config::min_epoch_us
-        std::uint64_t expected = epoch;
-        // seq_cst: in the single order S after our announcement loads (the
-        // Dekker argument needs it); release publishes what the scan saw to
-        // every thread that reads epoch + 1.
-        if (global_epoch_.compare_exchange_strong(expected, epoch + 1, std::memory_order_seq_cst,
-                                                  std::memory_order_relaxed)) {
-            note_epoch_advanced(tid, epoch + 1);
-        }
+        advance_from(tid, epoch);
     }
-
-    alignas(core::false_sharing_range) std::atomic<std::uint64_t> global_epoch_{0};
 };
 
 }  // namespace smr

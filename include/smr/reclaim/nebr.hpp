@@ -6,17 +6,18 @@
 
 #include "smr/core/limbo_bag.hpp"
 #include "smr/core/padded.hpp"
-#include "smr/reclaim/domain_base.hpp"
 #include "smr/reclaim/epoch_bags.hpp"
+#include "smr/reclaim/epoch_domain.hpp"
 #include "smr/reclaim/traits.hpp"
 
 namespace smr {
 
 namespace detail {
 struct nebr_local {
-    /// (local epoch << 1) | active. Active from thread_online to
-    /// thread_offline, not per operation. Alone on its lines (read by scanners).
-    alignas(core::false_sharing_range) std::atomic<std::uint64_t> announce{0};
+    /// (local epoch << 1) | offline (epoch_domain.hpp). Active from
+    /// thread_online to thread_offline, not per operation. Alone on its lines
+    /// (read by scanners).
+    alignas(core::false_sharing_range) std::atomic<std::uint64_t> announce{1};
     alignas(core::false_sharing_range) std::uint64_t epoch = 0;  // owner's copy of the local epoch
     epoch_bags bags;
     std::uint32_t ops_since_attempt = 0;
@@ -56,7 +57,11 @@ struct nebr_local {
 /// advances). Memory: bounded by about three epochs of retirements per thread
 /// while every online thread keeps operating; unbounded if an online thread
 /// stalls or idles.
-class nebr_domain : public domain_base<nebr_domain, detail::nebr_local> {
+class nebr_domain : public epoch_domain<nebr_domain, detail::nebr_local> {
+    using base = epoch_domain<nebr_domain, detail::nebr_local>;
+    friend base;
+    friend domain_base<nebr_domain, detail::nebr_local>;
+
   public:
     static constexpr reclaimer_traits traits{
         .name = "nebr",
@@ -69,7 +74,7 @@ class nebr_domain : public domain_base<nebr_domain, detail::nebr_local> {
         .reads = {.advance_every = true, .min_epoch_us = true},
     };
 
-    using domain_base::domain_base;
+    using base::base;
 
     void begin_op(int tid) noexcept {
         auto& me = local(tid);
@@ -88,120 +93,29 @@ class nebr_domain : public domain_base<nebr_domain, detail::nebr_local> {
 
     void end_op(int) noexcept {}
 
-    /// Online, inside an operation or not; or offline (then it comes online
-    /// for the retire, docs/design.md "Retire outside an operation").
-    template <class T>
-    void retire(int tid, T* node) noexcept {
-        count_retired(tid, node);
-        auto& me = local(tid);
-        // relaxed: the thread's own flag, written only by itself.
-        if ((me.announce.load(std::memory_order_relaxed) & 1) == 0) [[unlikely]] {
-            return retire_while_offline(tid, core::entry_of(node));
-        }
-        me.bags.add(core::entry_of(node));
-    }
-
     void on_thread_enter(int tid) noexcept { thread_online(tid); }
     void on_thread_exit(int tid) noexcept { thread_offline(tid); }
-    void hand_over_garbage(int tid) noexcept { local(tid).bags.orphan_into(orphans()); }
-
-    std::uint64_t global_epoch() const noexcept {
-        return global_epoch_.load(std::memory_order_relaxed);
-    }
 
   private:
-    friend class domain_base<nebr_domain, detail::nebr_local>;
-
     /// Sets the flag (Hart: "before entering any code that might contain
     /// NEBR critical regions"), with EBR's fence and re-read.
-    void come_online(int tid) noexcept {
-        auto& me = local(tid);
-        // acquire: as in begin_op.
-        std::uint64_t epoch = global_epoch_.load(std::memory_order_acquire);
-        core::limbo_bag safe;
-        if (epoch != me.epoch) enter_epoch(tid, epoch, safe);
-        for (;;) {
-            // seq_cst store + seq_cst re-read: a Dekker pair with the
-            // advancer's seq_cst announcement loads and CAS (either it sees us
-            // active or we see its epoch), and proof that the epoch did not
-            // move on while we were offline (else our retirements would be
-            // labelled two epochs stale). The store is the amortized fence.
-            me.announce.store((epoch << 1) | 1, std::memory_order_seq_cst);
-            const std::uint64_t now = global_epoch_.load(std::memory_order_seq_cst);
-            if (now == epoch) break;
-            epoch = now;
-            enter_epoch(tid, epoch, safe);
-        }
-        dispose_safe(tid, safe);  // after the announcement, as in announce_epoch
-    }
-
+    void come_online(int tid) noexcept { announce_online(tid); }
     /// Clears the flag (thread_offline, after which the garbage is handed over).
-    void go_offline(int tid) noexcept {
-        auto& me = local(tid);
-        // release: every read of shared nodes while online happens before an
-        // advancer that sees the flag clear moves the epoch on.
-        me.announce.store(me.epoch << 1, std::memory_order_release);
-    }
+    void go_offline(int tid) noexcept { announce_offline(tid); }
 
-    /// An offline thread's local epoch may be any number of epochs behind:
-    /// labelled with it, the node would be freed while readers that entered
-    /// later epochs still hold it. Online, the thread has caught up with the
-    /// global epoch and announced it (with thread_online's fence).
-    SMR_SLOW_PATH void retire_while_offline(int tid, core::retired_entry entry) noexcept {
-        come_online(tid);
-        local(tid).bags.add(entry);
-        go_offline(tid);
-        hand_over_if_offline(tid);
-    }
-
-    /// An operation that found a new epoch: enter it, announce it, and only
-    /// then free what became safe. While this thread frees, the others may
-    /// already advance; freeing first would hold the epoch for as long as
-    /// the batch takes, the very cost the batch-against-amortized
-    /// comparison measures.
-    SMR_SLOW_PATH void announce_epoch(int tid, std::uint64_t epoch) noexcept {
-        auto& me = local(tid);
-        core::limbo_bag safe;
-        enter_epoch(tid, epoch, safe);
-        // release: the reads of this thread's earlier operations happen
-        // before any advance by a scanner that reads this announcement. No
-        // fence: see the class comment.
-        me.announce.store((epoch << 1) | 1, std::memory_order_release);
-        dispose_safe(tid, safe);
-    }
-
-    /// Takes `epoch` as the local epoch; adds what it makes safe to `safe`.
-    void enter_epoch(int tid, std::uint64_t epoch, core::limbo_bag& safe) noexcept {
-        auto& me = local(tid);
-        me.epoch = epoch;
-        note_epoch_begun(tid, epoch, me.bags.size());
-        me.bags.advance(epoch, safe, orphans(), adopter(tid));
-    }
+    /// A retire while offline comes online for it.
+    void open_for_retire(int tid) noexcept { come_online(tid); }
+    void close_after_retire(int tid) noexcept { go_offline(tid); }
 
     void try_advance(int tid) noexcept {
         // seq_cst, not begin_op's acquire: the Dekker argument with
         // thread_online needs the epoch we saw to be in S before our scan.
         const std::uint64_t epoch = global_epoch_.load(std::memory_order_seq_cst);
         if (epoch != local(tid).epoch) return;  // we lag ourselves: next time
-        const int limit = threads().scan_limit();
-        for (int i = 0; i < limit; ++i) {
-            // seq_cst: the other half of thread_online's Dekker pair; its
-            // acquire half pairs with the release of later announcements and
-            // of thread_offline.
-            const std::uint64_t seen = local(i).announce.load(std::memory_order_seq_cst);
-            if ((seen & 1) != 0 && (seen >> 1) != epoch) return;  // i lags: try again later
-        }
+        if (!all_announced(epoch)) return;      // the other half of thread_online's Dekker pair
         if (!epoch_due()) return;  // domain_config::min_epoch_us (after the scan, as ebr's)
-        std::uint64_t expected = epoch;
-        // seq_cst: ordered after the scan in S (Dekker); release publishes the
-        // scan to every thread that reads epoch + 1.
-        if (global_epoch_.compare_exchange_strong(expected, epoch + 1, std::memory_order_seq_cst,
-                                                  std::memory_order_relaxed)) {
-            note_epoch_advanced(tid, epoch + 1);
-        }
+        advance_from(tid, epoch);
     }
-
-    alignas(core::false_sharing_range) std::atomic<std::uint64_t> global_epoch_{0};
 };
 
 }  // namespace smr

@@ -7,16 +7,16 @@
 
 #include "smr/core/limbo_bag.hpp"
 #include "smr/core/padded.hpp"
-#include "smr/reclaim/domain_base.hpp"
 #include "smr/reclaim/epoch_bags.hpp"
+#include "smr/reclaim/epoch_domain.hpp"
 #include "smr/reclaim/traits.hpp"
 
 namespace smr {
 
 namespace detail {
 struct qsbr_local {
-    /// (epoch of the last quiescent state << 1) | offline. Read by checkers;
-    /// alone on its lines.
+    /// (epoch of the last quiescent state << 1) | offline (epoch_domain.hpp).
+    /// Read by checkers; alone on its lines.
     alignas(core::false_sharing_range) std::atomic<std::uint64_t> announce{1};
     alignas(core::false_sharing_range) std::uint64_t epoch = 0;  // owner's copy
     epoch_bags bags;
@@ -56,7 +56,11 @@ struct qsbr_local {
 /// outside any operation, stalls every other thread's reclamation
 /// (Hart, Fig. 3). Memory: about three epochs of retirements per thread while
 /// all online threads keep declaring quiescent states; unbounded otherwise.
-class qsbr_domain : public domain_base<qsbr_domain, detail::qsbr_local> {
+class qsbr_domain : public epoch_domain<qsbr_domain, detail::qsbr_local> {
+    using base = epoch_domain<qsbr_domain, detail::qsbr_local>;
+    friend base;
+    friend domain_base<qsbr_domain, detail::qsbr_local>;
+
   public:
     static constexpr reclaimer_traits traits{
         .name = "qsbr",
@@ -69,22 +73,9 @@ class qsbr_domain : public domain_base<qsbr_domain, detail::qsbr_local> {
         .reads = {.min_epoch_us = true},
     };
 
-    using domain_base::domain_base;
+    using base::base;
 
     // begin_op (amortized free's step) and end_op (empty) are inherited.
-
-    /// Online, between quiescent states; or offline (then it comes online
-    /// for the retire, docs/design.md "Retire outside an operation").
-    template <class T>
-    void retire(int tid, T* node) noexcept {
-        slot& s = slot_of(tid);
-        count_retired(s, node);
-        // relaxed: the thread's own flag, written only by itself.
-        if ((s.local.announce.load(std::memory_order_relaxed) & 1) != 0) [[unlikely]] {
-            return retire_while_offline(tid, core::entry_of(node));
-        }
-        s.local.bags.add(core::entry_of(node));
-    }
 
     /// The fuzzy barrier (Hart's quiescent_state()).
     void quiescent(int tid) noexcept {
@@ -100,80 +91,17 @@ class qsbr_domain : public domain_base<qsbr_domain, detail::qsbr_local> {
 
     void on_thread_enter(int tid) noexcept { thread_online(tid); }
     void on_thread_exit(int tid) noexcept { thread_offline(tid); }
-    void hand_over_garbage(int tid) noexcept { local(tid).bags.orphan_into(orphans()); }
-
-    std::uint64_t global_epoch() const noexcept {
-        return global_epoch_.load(std::memory_order_relaxed);
-    }
 
   private:
-    friend class domain_base<qsbr_domain, detail::qsbr_local>;
-
     /// Leaves the extended quiescent state, with the fence QSBR otherwise
-    /// avoids, and the re-read (a thread that read epoch e while offline must
-    /// not announce e after the global epoch moved to e + 2).
-    void come_online(int tid) noexcept {
-        auto& me = local(tid);
-        // acquire: as in quiescent().
-        std::uint64_t epoch = global_epoch_.load(std::memory_order_acquire);
-        core::limbo_bag safe;
-        if (epoch != me.epoch) enter_epoch(tid, epoch, safe);
-        for (;;) {
-            // seq_cst store + seq_cst re-read: a Dekker pair with the
-            // checker's seq_cst announcement load and CAS; either the checker
-            // sees us online, or we see its new epoch.
-            me.announce.store(epoch << 1, std::memory_order_seq_cst);
-            const std::uint64_t now = global_epoch_.load(std::memory_order_seq_cst);
-            if (now == epoch) break;
-            epoch = now;
-            enter_epoch(tid, epoch, safe);
-        }
-        dispose_safe(tid, safe);  // after the announcement, as in announce_epoch
-    }
-
+    /// avoids, and the re-read (epoch_domain::announce_online).
+    void come_online(int tid) noexcept { announce_online(tid); }
     /// Enters an extended quiescent state: never blocks, holds up nobody.
-    /// Clears the flag (thread_offline, after which the garbage is handed over).
-    void go_offline(int tid) noexcept {
-        auto& me = local(tid);
-        // release: the online stretch's reads happen before a checker that
-        // sees us offline advances the epoch.
-        me.announce.store((me.epoch << 1) | 1, std::memory_order_release);
-    }
+    void go_offline(int tid) noexcept { announce_offline(tid); }
 
-    /// An offline thread's local epoch may be any number of epochs behind:
-    /// labelled with it, the node would be freed while readers that entered
-    /// later epochs still hold it. Online, the thread has caught up with the
-    /// global epoch and announced it (with thread_online's fence).
-    SMR_SLOW_PATH void retire_while_offline(int tid, core::retired_entry entry) noexcept {
-        come_online(tid);
-        local(tid).bags.add(entry);
-        go_offline(tid);
-        hand_over_if_offline(tid);
-    }
-
-    /// A quiescent state that found a new epoch: enter it, announce it, and
-    /// only then free what became safe. While this thread frees, the others
-    /// may already advance; freeing first would hold every thread's epoch
-    /// (and so every bag) for as long as the batch takes, the very cost the
-    /// batch-against-amortized comparison measures.
-    SMR_SLOW_PATH void announce_epoch(int tid, std::uint64_t epoch) noexcept {
-        auto& me = local(tid);
-        core::limbo_bag safe;
-        enter_epoch(tid, epoch, safe);
-        // release: this thread's reads of shared nodes so far happen before a
-        // checker that sees the announcement lets the epoch move on. No
-        // fence: see the class comment.
-        me.announce.store(epoch << 1, std::memory_order_release);
-        dispose_safe(tid, safe);
-    }
-
-    /// Takes `epoch` as the local epoch; adds what it makes safe to `safe`.
-    void enter_epoch(int tid, std::uint64_t epoch, core::limbo_bag& safe) noexcept {
-        auto& me = local(tid);
-        me.epoch = epoch;
-        note_epoch_begun(tid, epoch, me.bags.size());
-        me.bags.advance(epoch, safe, orphans(), adopter(tid));
-    }
+    /// A retire while offline comes online for it.
+    void open_for_retire(int tid) noexcept { come_online(tid); }
+    void close_after_retire(int tid) noexcept { go_offline(tid); }
 
     /// The fuzzy barrier's attempt: advance only if every online thread has
     /// announced `epoch` (this one just did). Out of line: a loop over the
@@ -183,27 +111,12 @@ class qsbr_domain : public domain_base<qsbr_domain, detail::qsbr_local> {
         // and ARMv8): thread_online's Dekker argument needs the epoch we check
         // against to precede the announcement loads in S.
         if (global_epoch_.load(std::memory_order_seq_cst) != epoch) return;
-        const int limit = threads().scan_limit();
-        for (int i = 0; i < limit; ++i) {
-            if (i == tid) continue;
-            // seq_cst: the other half of thread_online's Dekker pair; the
-            // acquire half pairs with quiescent()'s and thread_offline's
-            // release stores.
-            const std::uint64_t seen = local(i).announce.load(std::memory_order_seq_cst);
-            const bool offline = (seen & 1) != 0;
-            if (!offline && (seen >> 1) != epoch) return;  // i lags: try again at the next state
-        }
+        // The other half of thread_online's Dekker pair; this thread just
+        // announced `epoch` and is not scanned.
+        if (!all_announced(epoch, tid)) return;  // try again at the next state
         if (!epoch_due()) return;  // domain_config::min_epoch_us (after the scan, as ebr's)
-        std::uint64_t expected = epoch;
-        // seq_cst: ordered after the announcement loads in S (Dekker); release
-        // publishes the scan to every thread that reads epoch + 1.
-        if (global_epoch_.compare_exchange_strong(expected, epoch + 1, std::memory_order_seq_cst,
-                                                  std::memory_order_relaxed)) {
-            note_epoch_advanced(tid, epoch + 1);
-        }
+        advance_from(tid, epoch);
     }
-
-    alignas(core::false_sharing_range) std::atomic<std::uint64_t> global_epoch_{0};
 };
 
 }  // namespace smr
