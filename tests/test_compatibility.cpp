@@ -37,6 +37,32 @@ namespace {
 
 namespace fs = std::filesystem;
 
+// ---- the capabilities each scheme has (smr/reclaim/domain_concepts.hpp) --------
+
+template <class... Domains>
+constexpr bool all_follow_their_traits(std::tuple<Domains...>* /*domains*/) {
+    return (
+        (smr::reclamation_domain<Domains> && smr::detail::hooks_follow_traits<Domains>::value) &&
+        ...);
+}
+static_assert(all_follow_their_traits(static_cast<smr::measured_domains*>(nullptr)));
+static_assert(smr::protects_pointers<smr::hp_domain> && smr::protects_pointers<smr::ibr_domain> &&
+              smr::protects_pointers<smr::lfrc_domain> && !smr::protects_pointers<smr::ebr_domain>);
+static_assert(smr::neutralizes<smr::nbr_domain> && smr::neutralizes<smr::nbrplus_domain> &&
+              !smr::splits_read_phases<smr::debra_domain>);
+static_assert(smr::declares_quiescent_states<smr::qsbr_domain> &&
+              smr::declares_quiescent_states<smr::qsbr_ibr_domain> &&
+              !smr::declares_quiescent_states<smr::ebr_domain>);
+static_assert(smr::goes_offline<smr::nebr_domain> && smr::goes_offline<smr::token_naive_domain> &&
+              !smr::goes_offline<smr::hp_domain>);
+static_assert(smr::keeps_allocation_clock<smr::he_domain> &&
+              smr::keeps_allocation_clock<smr::rcu_epoch_domain> &&
+              !smr::keeps_allocation_clock<smr::hp_domain>);
+static_assert(smr::holds_garbage<smr::token_periodic_domain> &&
+              smr::holds_garbage<smr::wfe_domain> && !smr::holds_garbage<smr::leak_domain> &&
+              !smr::holds_garbage<smr::lfrc_domain>);
+static_assert(smr::counts_links<smr::lfrc_domain> && !smr::counts_links<smr::hp_domain>);
+
 // ---- the rules, family by family ----------------------------------------------
 
 constexpr smr::reclaimer_traits of_family(smr::reclaimer_family family) {

@@ -37,6 +37,7 @@
 #include "smr/core/retired_node.hpp"
 #include "smr/core/thread_registry.hpp"
 #include "smr/free_policy.hpp"
+#include "smr/reclaim/domain_concepts.hpp"
 #include "smr/reclaim/guards.hpp"
 #include "smr/reclaim/reader.hpp"
 #include "smr/reclaim/slots.hpp"
@@ -210,6 +211,8 @@ class domain_base {
                   ? 0
                   : static_cast<std::uint64_t>(config.min_epoch_us * 1e3 / core::ns_per_tick())),
           last_advance_ticks_(config.min_epoch_us == 0 ? 0 : core::now_ticks()) {
+        // Here, where Derived is complete: every scheme is checked where it is built.
+        static_assert(detail::hooks_follow_traits<Derived>::value);
         for (std::size_t i = 0; i < config.max_threads; ++i) {
             // Any odd multiple of i + 1 is non-zero, as xorshift needs.
             slots_[i]->timing_rng = static_cast<std::uint32_t>((i + 1) * 0x9e3779b9u);
@@ -586,6 +589,31 @@ class domain_base {
 
     const domain_config& config() const noexcept { return config_; }
     const core::thread_registry& registry() const noexcept { return registry_; }
+
+    /// Which hooks Derived wrote itself rather than inherited
+    /// (domain_concepts.hpp). Read here, where the hooks a scheme keeps
+    /// private are visible: a scheme befriends its base, which calls them.
+    static constexpr detail::hook_set written_hooks() noexcept {
+        using detail::own_hook;
+        using probe = detail::probe<Derived>;
+        return {
+            .begin_op = own_hook<&Derived::begin_op>,
+            .end_op = own_hook<&Derived::end_op>,
+            .protect = own_hook<&Derived::template protect<probe>>,
+            .reader = own_hook<&Derived::reader>,
+            .read_phase_begin = own_hook<&Derived::read_phase_begin>,
+            .read_phase_end = own_hook<&Derived::template read_phase_end<>>,
+            .quiescent = own_hook<&Derived::quiescent>,
+            .come_online = own_hook<&Derived::come_online>,
+            .go_offline = own_hook<&Derived::go_offline>,
+            .hand_over_garbage = own_hook<&Derived::hand_over_garbage>,
+            .on_thread_exit = own_hook<&Derived::on_thread_exit>,
+            .tick_clock = own_hook<&Derived::tick_clock>,
+            .on_allocate = own_hook<&Derived::on_allocate>,
+            .compare_exchange_link = own_hook<&Derived::template compare_exchange_link<probe>>,
+            .store_private_link = own_hook<&Derived::template store_private_link<probe>>,
+        };
+    }
 
   protected:
     struct slot {
