@@ -237,6 +237,18 @@ def test_timeout_kills_the_trial(tmp_path: Path, fake_smrbench: Path, capsys) ->
         os.kill(pid, 0)
 
 
+def test_default_timeouts_fit_the_trial() -> None:
+    stamp = load_experiment(Path(__file__).parents[2] / "experiments" / "stamp.toml", "paper")
+    quick = runner.Job("e", {"duration": 2}, 0, 1)
+    assert runner.default_timeout(quick) == 100.0
+    stamp_quick = runner.Job("e", {"app": "vacation-high"}, 0, 1, benchmark="stamp")
+    stamp_paper = runner.Job("e", {"app": "vacation-high++"}, 0, 1, benchmark="stamp")
+    # A paper-size Vacation trial takes 80-120 s at one client on 2 cores.
+    assert runner.default_timeout(stamp_paper) == runner.PAPER_SIZE_STAMP_TIMEOUT_S >= 600
+    assert runner.default_timeout(stamp_quick) < 120
+    assert all(app.endswith("++") for app in stamp.grid["app"])
+
+
 @pytest.mark.parametrize(
     ("signum", "said"),
     [

@@ -31,8 +31,18 @@ from smrlab.store import Failure, Store
 FILE_SUFFIXES = {"timeline": ".timeline", "garbage_series": ".garbage"}
 
 
+# A STAMP trial at paper size (an input named "...++") is bound by its input, not by a
+# duration: a one-client Vacation trial is 30 s of setup and 50-90 s of clients on a 2-core
+# machine, past the duration rule's 80 s; a slower machine or a slower allocator is given ten
+# times that.
+PAPER_SIZE_STAMP_TIMEOUT_S = 1200.0
+
+
 def default_timeout(job: Job) -> float:
-    """A generous per-trial limit: 60 s for start-up and prefill plus 20 × the duration."""
+    """A generous per-trial limit: 60 s for start-up and prefill plus 20 × the duration, and
+    PAPER_SIZE_STAMP_TIMEOUT_S for a STAMP application's paper-size input."""
+    if job.benchmark == "stamp" and str(job.options.get("app", "")).endswith("++"):
+        return PAPER_SIZE_STAMP_TIMEOUT_S
     duration = float(job.options.get("duration", DEFAULT_DURATION_S))
     return 60.0 + 20.0 * duration
 
