@@ -16,7 +16,7 @@
 #include "pinning.hpp"
 #include "smr/alloc/pool_resource.hpp"
 #include "smr/free_policy.hpp"
-#include "smr/reclaim/domain_base.hpp"
+#include "smr/reclaim/domain_config.hpp"
 
 namespace smrbench {
 

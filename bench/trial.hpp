@@ -8,7 +8,7 @@
 
 #include "allocator_stats.hpp"
 #include "smr/alloc/pool_resource.hpp"
-#include "smr/reclaim/domain_base.hpp"
+#include "smr/reclaim/statistics.hpp"
 #include "smr/reclaim/traits.hpp"
 #include "smr/stm/transaction.hpp"
 

@@ -1,5 +1,11 @@
-// What every reclaimer shares: thread slots, node allocation, the one free
-// function, the free policy, and the statistics every reclaimer reports.
+// What every reclaimer shares: the hooks a scheme hides and their defaults,
+// thread registration, node allocation and the free path, the barrier, and
+// the statistics every reclaimer reports. The other parts live in headers
+// of their own: the configuration (domain_config.hpp), the counters
+// (statistics.hpp), the thread slots (thread_slots.hpp), the barrier's
+// requests (flush_requests.hpp) and the orphanage (core/orphanage.hpp), the
+// recorders (recorders.hpp), epoch pacing (epoch_pacing.hpp); the contract
+// a scheme must keep is written as concepts (domain_concepts.hpp).
 //
 // A reclaimer is a class `R : domain_base<R, R's per-thread state, R's node
 // header>` that hides the hooks it needs (begin_op, retire, ...) and inherits
@@ -10,11 +16,9 @@
 #include <algorithm>
 #include <atomic>
 #include <cassert>
-#include <csignal>
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
-#include <limits>
 #include <memory>
 #include <memory_resource>
 #include <mutex>
@@ -24,7 +28,7 @@
 #include <utility>
 
 #include "smr/alloc/wait_observer.hpp"
-#include "smr/core/asymmetric_fence.hpp"
+#include "smr/core/check.hpp"
 #include "smr/core/clock.hpp"
 #include "smr/core/compiler.hpp"
 #include "smr/core/counters.hpp"
@@ -35,157 +39,21 @@
 #include "smr/core/padded.hpp"
 #include "smr/core/resource_users.hpp"
 #include "smr/core/retired_node.hpp"
-#include "smr/core/thread_registry.hpp"
-#include "smr/free_policy.hpp"
 #include "smr/reclaim/domain_concepts.hpp"
+#include "smr/reclaim/domain_config.hpp"
+#include "smr/reclaim/epoch_pacing.hpp"
+#include "smr/reclaim/flush_requests.hpp"
 #include "smr/reclaim/guards.hpp"
 #include "smr/reclaim/reader.hpp"
+#include "smr/reclaim/recorders.hpp"
 #include "smr/reclaim/slots.hpp"
+#include "smr/reclaim/statistics.hpp"
+#include "smr/reclaim/thread_slots.hpp"
 #include "smr/reclaim/traits.hpp"
 #include "smr/trace/latency_histogram.hpp"
 #include "smr/trace/timeline.hpp"
 
 namespace smr {
-
-/// Run-time parameters of every reclaimer. Each scheme reads the ones it
-/// documents and ignores the rest, so one struct configures any of them.
-struct domain_config {
-    /// Most threads registered at once (not in total: slots are reused).
-    std::size_t max_threads = 256;
-    /// Where nodes are allocated and freed. Null (the default) calls
-    /// std::malloc and std::free directly, the path every measurement of the
-    /// reclaimers' own cost uses; any std::pmr::memory_resource may be given
-    /// instead (smr::alloc::pool_resource bounds memory for Hart et al.'s
-    /// exhaustion experiments). It must outlive the domain, and its allocate
-    /// reports exhaustion by throwing, as std::pmr requires.
-    std::pmr::memory_resource* memory = nullptr;
-    free_policy free{};
-    /// Scan-based schemes (rcu, hp, he, ibr, wfe, nbr) reclaim when a
-    /// thread's retire list reaches this many nodes. A library's default: a
-    /// thread holds at most about this many unreclaimed nodes, and a scan's
-    /// cost is spread over as many retires (folly's hazard pointers use
-    /// 1000). smrbench sets 32K, the Epochs paper's uniform batch size
-    /// (Section 5) and NBR's default, which suits throughput runs of
-    /// millions of operations but keeps a program that retires a few
-    /// thousand nodes from freeing any.
-    std::size_t bag_threshold = 1024;
-    /// ebr, nebr: critical-region entries between epoch-advance attempts
-    /// (Hart et al. use 100).
-    std::uint32_t advance_every = 100;
-    /// debra: operations between looks at the next thread's announcement.
-    /// 10 is MIN_OPS_BEFORE_READ of the DEBRA in the Epochs paper's artifact
-    /// (Brown's original used 20): checking more often advances the epoch
-    /// sooner but, with few threads, spends more of each operation on epoch
-    /// changes (alone, a thread advances the epoch every check_every operations).
-    std::uint32_t check_every = 10;
-    /// rcu, he, ibr, wfe: a thread increments the global epoch / era every
-    /// `epoch_freq` x T of its allocations, T the thread slots in use (the
-    /// IBR benchmark's and the Epochs artifact's epochFreq x task_num), so
-    /// the era moves every `epoch_freq` allocations per thread whatever the
-    /// thread count.
-    std::uint32_t epoch_freq = 150;
-    /// hp: a thread scans its retire list when it reaches
-    /// max(bag_threshold, hp_scan_factor x H + hp_scan_offset), H the hazard
-    /// slots of registered threads. Michael's R = H + Omega(H); 2 keeps his
-    /// amortized O(1) scan cost when bag_threshold is set below it. Hart et
-    /// al.'s R = 2H + 100 is factor 2, offset 100 and bag_threshold 1.
-    std::uint32_t hp_scan_factor = 2;
-    std::uint32_t hp_scan_offset = 0;
-    /// wfe: fast-path attempts of protect before it asks for help (the WFE
-    /// paper's and its artifact's 16).
-    std::uint32_t wfe_fast_attempts = 16;
-    /// token_periodic: frees between checks for the token while freeing.
-    std::uint32_t token_check_every = 100;
-    /// nbr, nbrplus: the neutralization signal (sent with pthread_kill to
-    /// registered threads only). Must not be SIGKILL or SIGSTOP, and must
-    /// not already have a handler other than NBR's.
-    int nbr_signal = SIGUSR1;
-    /// nbrplus: bag size at which a thread bookmarks its bag and starts
-    /// watching for another thread's signal broadcast (0 = half the high
-    /// watermark, the paper's "one half full").
-    std::size_t nbr_low_watermark = 0;
-    /// nbrplus: bag size at which a thread broadcasts signals itself, like
-    /// nbr at bag_threshold (0 = bag_threshold).
-    std::size_t nbr_high_watermark = 0;
-    /// hp, he, ibr, wfe (and the C++26 hazard_pointer): how a reader's
-    /// announcement is ordered before its re-read of the source. asymmetric
-    /// (the default, folly's and the Rust crates' choice) makes the reader's
-    /// side a compiler barrier and has every scan call membarrier once;
-    /// symmetric is Michael's full fence per protected pointer. asymmetric
-    /// falls back to symmetric where the process cannot use membarrier
-    /// (core/asymmetric_fence.hpp; reclaimer_stats::heavy_barriers counts
-    /// the calls).
-    fence_mode fence = fence_mode::asymmetric;
-    /// Time every free() call into reclaimer_stats::free_latency (a
-    /// per-thread histogram of 2.7 KB) and free_seconds, which stay zero
-    /// otherwise. Costs two timestamp reads per free and, for the first
-    /// domain of the process that asks, a 20 ms calibration of the
-    /// timestamp counter. A benchmark's setting (smrbench turns it on; a
-    /// timeline needs it).
-    bool time_frees = false;
-    /// With time_frees: time one free in this many, on average (1, the
-    /// default: every free; 0 counts as 1). Two timestamp reads cost more
-    /// than many a free() (36 ns on our machines), so timing every call
-    /// slows the very batches it measures. The timed frees are drawn at
-    /// random gaps, uniform in [1, 2n - 1], which no periodic pattern of the
-    /// allocator (a cache flush every k frees) can alias with; free_latency
-    /// holds the timed calls, and free_seconds is their sum scaled by
-    /// frees / timed frees. A timeline records every call: attaching one
-    /// times them all.
-    std::uint32_t time_frees_every = 1;
-    /// Count the retired nodes each thread frees that another thread
-    /// allocated (reclaimer_stats::remote_frees): the frees of the Epochs
-    /// paper's remote batch free. Every node the domain allocates then
-    /// carries its allocating thread's 4-byte tag after it (core/owner_tag.hpp),
-    /// in a block rounded up to the node's alignment, which may move a node to
-    /// the next size class of the allocator (not the 40-byte DGT node: 48 bytes
-    /// is its class anyway). Reading the tag, outside the timed part of a
-    /// free, loads a line of the freed node that an untimed free need not.
-    /// Off by default: a domain that does not count allocates and frees
-    /// exactly as before, through the same one branch.
-    bool count_remote_frees = false;
-    /// ebr, nebr, debra, qsbr: the global epoch advances at most once per
-    /// this many microseconds (0: as soon as the scheme allows). Epochs as
-    /// long as a large machine's, on a small one: with 192 threads an epoch
-    /// lasts while every thread's announcement is scanned and the slowest
-    /// catches up, and each limbo bag grows to tens of thousands of nodes,
-    /// which the Epochs paper's remote batch free is made of; on 2 cores an
-    /// epoch ends in microseconds and bags hold hundreds. Attempts in the
-    /// meantime return at once, so the scheme's check costs a timestamp read.
-    /// Safety is unchanged: an epoch ends later, never sooner.
-    std::uint32_t min_epoch_us = 0;
-};
-
-/// The counters every reclaimer reports. Garbage = nodes retired but not yet
-/// freed, including those in thread-local bags and freeable lists.
-struct reclaimer_stats {
-    std::uint64_t allocated = 0;
-    std::uint64_t allocated_bytes = 0;
-    std::uint64_t retired = 0;
-    std::uint64_t freed = 0;
-    std::uint64_t discarded = 0;  ///< allocated, never published, freed at once
-    std::uint64_t garbage = 0;
-    /// The most garbage any sample_garbage() call saw, or `garbage` if more.
-    /// Schemes never sample on their own: summing every thread's counters at
-    /// each epoch change or scan would add a cross-thread read per thread to
-    /// the very path that is measured (and more with more threads). A
-    /// program samples from a thread of its own (smrbench: every millisecond,
-    /// and when the workers stop; with a garbage series, at every epoch change).
-    std::uint64_t garbage_peak = 0;
-    std::uint64_t epochs = 0;  ///< global epoch advances (or token rounds)
-    std::uint64_t signals = 0;
-    std::uint64_t restarts = 0;
-    /// Asymmetric fences' heavy side (membarrier calls), one per scan.
-    std::uint64_t heavy_barriers = 0;
-    /// Of `freed`, the nodes another thread had allocated (with
-    /// domain_config::count_remote_frees; zero otherwise). A thread is one
-    /// registration: a node allocated before its thread unregistered and
-    /// re-registered counts as another thread's.
-    std::uint64_t remote_frees = 0;
-    /// Time inside free() calls, summed over threads (domain_config::time_frees).
-    double free_seconds = 0;
-    trace::latency_histogram free_latency;  ///< per free() call (time_frees)
-};
 
 template <class Derived, class Local, class NodeHeader = core::retired_node>
 class domain_base {
@@ -197,25 +65,21 @@ class domain_base {
 
     explicit domain_base(const domain_config& config)
         : config_(config),
+          slots_(config.max_threads),
           memory_(config.memory),
           direct_(config.memory == nullptr && !config.count_remote_frees),
-          registry_(config.max_threads),
-          slots_(std::make_unique<core::padded<slot>[]>(config.max_threads)),
           latency_(config.time_frees ? std::make_unique<core::padded<trace::latency_histogram>[]>(
                                            config.max_threads)
                                      : nullptr),
           ticks_(config.time_frees ? core::ns_per_tick() : 1.0),
           timing_gaps_(2 * std::clamp<std::uint32_t>(config.time_frees_every, 1, 1u << 30) - 1),
-          min_epoch_ticks_(
-              config.min_epoch_us == 0
-                  ? 0
-                  : static_cast<std::uint64_t>(config.min_epoch_us * 1e3 / core::ns_per_tick())),
-          last_advance_ticks_(config.min_epoch_us == 0 ? 0 : core::now_ticks()) {
+          pacing_(config.min_epoch_us) {
         // Here, where Derived is complete: every scheme is checked where it is built.
         static_assert(detail::hooks_follow_traits<Derived>::value);
         for (std::size_t i = 0; i < config.max_threads; ++i) {
             // Any odd multiple of i + 1 is non-zero, as xorshift needs.
-            slots_[i]->timing_rng = static_cast<std::uint32_t>((i + 1) * 0x9e3779b9u);
+            slots_[static_cast<int>(i)].timing_rng =
+                static_cast<std::uint32_t>((i + 1) * 0x9e3779b9u);
         }
         // A pool_resource refuses to be destroyed while we may still free into it.
         if (memory_ != nullptr && !SMR_MUTANT("domain_never_attaches_its_resource"))
@@ -229,11 +93,11 @@ class domain_base {
     /// A thread still registered would use the freed slots and nodes: the
     /// program stops instead, in every build.
     ~domain_base() {
-        SMR_CHECK(registry_.registered_count() == 0,
+        SMR_CHECK(slots_.registry().registered_count() == 0,
                   "domain destroyed while threads are still registered (destroy or release "
                   "every thread_handle first)");
         for (std::size_t i = 0; i < config_.max_threads; ++i) {
-            slot& s = *slots_[i];
+            slot& s = slots_[static_cast<int>(i)];
             if constexpr (requires(Local & l, core::limbo_bag & b) { l.drain_into(b); }) {
                 s.local.drain_into(s.freeable);
             }
@@ -251,11 +115,11 @@ class domain_base {
     /// Throws std::length_error when every slot is taken, or what the
     /// scheme's setup throws (std::bad_alloc); the slot is then free again.
     int register_thread() {
-        const int tid = registry_.acquire();
+        const int tid = slots_.registry().acquire();
         try {
             enter(tid);
         } catch (...) {
-            registry_.release(tid);
+            slots_.registry().release(tid);
             throw;
         }
         return tid;
@@ -268,17 +132,17 @@ class domain_base {
         derived().on_thread_exit(tid);  // also ends an operation still open
         hand_over(tid);
         slot_of(tid).op_depth = 0;
-        registry_.release(tid);
+        slots_.registry().release(tid);
     }
 
     /// Stops the program unless `tid` is a registered slot: every build, on
     /// the paths that are not per operation (unregister, barrier, offline and
     /// online); an operation's own path asserts it in debug builds (op_guard).
     void check_registered(int tid) const noexcept {
-        SMR_CHECK(registry_.registered(tid),
+        SMR_CHECK(slots_.registry().registered(tid),
                   "tid is not a registered thread of this domain (use smr::thread_handle)");
     }
-    bool registered(int tid) const noexcept { return registry_.registered(tid); }
+    bool registered(int tid) const noexcept { return slots_.registry().registered(tid); }
 
     /// The open op_guards of thread tid (guards.hpp): only the outermost one
     /// begins and ends an operation.
@@ -372,17 +236,18 @@ class domain_base {
         SMR_CHECK(slot_of(tid).op_depth == 0,
                   "barrier() inside an operation: it would free what the operation holds");
         if constexpr (Derived::traits.family != reclaimer_family::leak) {
-            if (!barrier_mutex_.try_lock()) {
+            std::mutex& barriers = flush_requests_.mutex();
+            if (!barriers.try_lock()) {
                 // Another barrier runs and waits for us: offline (our garbage
                 // handed over, no grace period held up) until our turn.
                 derived().thread_offline(tid);
-                barrier_mutex_.lock();
+                barriers.lock();
                 derived().thread_online(tid);
             }
-            const std::lock_guard<std::mutex> one_at_a_time(barrier_mutex_, std::adopt_lock);
+            const std::lock_guard<std::mutex> one_at_a_time(barriers, std::adopt_lock);
             orphans_.reserve_for(tid);
             derived().before_flush_request(tid);
-            const std::uint64_t request = ask_others_to_flush(tid);
+            const std::uint64_t request = flush_requests_.ask_others(tid, slots_);
             for (;;) {
                 // At least one round, even with nothing in sight: the liburcu
                 // adapters' nodes are in liburcu's queue until its barrier.
@@ -390,7 +255,10 @@ class domain_base {
                 derived().flush_step(tid);
                 free_freeable_now(tid);
                 hand_over(tid);  // what the round could not free yet
-                if (others_answered(tid, request) && orphans_.settled()) break;
+                if (detail::flush_requests::others_answered(tid, request, slots_) &&
+                    orphans_.settled()) {
+                    break;
+                }
                 std::this_thread::yield();  // let the threads it waits for run
             }
             orphans_.end_reservation();
@@ -439,8 +307,8 @@ class domain_base {
             node->destroy = &core::destroy_as<T>;
         }
         slot& s = slot_of(tid);
-        s.allocated.add();
-        s.allocated_bytes.add(sizeof(T));
+        s.counts.allocated.add();
+        s.counts.allocated_bytes.add(sizeof(T));
         derived().on_allocate(tid, *node);
         return node;
     }
@@ -479,7 +347,7 @@ class domain_base {
     /// their ratio.
     template <class T>
     void discard(int tid, T* node) noexcept {
-        slot_of(tid).discarded.add();
+        slot_of(tid).counts.discarded.add();
         release_memory(core::entry_of(node));
     }
 
@@ -498,8 +366,8 @@ class domain_base {
     template <class T>
     void free_exclusive(int tid, T* node) noexcept {
         slot& s = slot_of(tid);
-        s.retired.add();
-        s.freed.add();
+        s.counts.retired.add();
+        s.counts.freed.add();
         free_timed(tid, s, core::entry_of(node));
     }
 
@@ -510,10 +378,10 @@ class domain_base {
     std::uint64_t garbage() const noexcept {
         std::uint64_t retired = 0;
         std::uint64_t freed = 0;
-        const int limit = registry_.scan_limit();
+        const int limit = slots_.scan_limit();
         for (int i = 0; i < limit; ++i) {
-            retired += slot_of(i).retired.get();
-            freed += slot_of(i).freed.get();
+            retired += slots_[i].counts.retired.get();
+            freed += slots_[i].counts.freed.get();
         }
         return retired > freed ? retired - freed : 0;
     }
@@ -526,10 +394,10 @@ class domain_base {
     };
     allocation_totals allocated() const noexcept {
         allocation_totals out;
-        const int limit = registry_.scan_limit();
+        const int limit = slots_.scan_limit();
         for (int i = 0; i < limit; ++i) {
-            out.nodes += slot_of(i).allocated.get();
-            out.bytes += slot_of(i).allocated_bytes.get();
+            out.nodes += slots_[i].counts.allocated.get();
+            out.bytes += slots_[i].counts.allocated_bytes.get();
         }
         return out;
     }
@@ -546,23 +414,14 @@ class domain_base {
     /// synchronization by their owners, so call this once threads are done.
     reclaimer_stats stats() const {
         reclaimer_stats out;
-        const int limit = registry_.scan_limit();
-        for (int i = 0; i < limit; ++i) {
-            const slot& s = *slots_[static_cast<std::size_t>(i)];
-            out.allocated += s.allocated.get();
-            out.allocated_bytes += s.allocated_bytes.get();
-            out.retired += s.retired.get();
-            out.freed += s.freed.get();
-            out.discarded += s.discarded.get();
-            out.epochs += s.epochs.get();
-            out.signals += s.signals.get();
-            out.restarts += s.restarts.get();
-            out.heavy_barriers += s.heavy_barriers.get();
-            out.remote_frees += s.remote_frees.get();
-            if (latency_ != nullptr) out.free_latency.merge(*latency_[static_cast<std::size_t>(i)]);
-        }
+        const int limit = slots_.scan_limit();
+        for (int i = 0; i < limit; ++i) slots_[i].counts.add_to(out);
         out.garbage = out.retired > out.freed ? out.retired - out.freed : 0;
         out.garbage_peak = std::max(garbage_peak_.load(std::memory_order_relaxed), out.garbage);
+        if (latency_ != nullptr) {
+            for (int i = 0; i < limit; ++i)
+                out.free_latency.merge(*latency_[static_cast<std::size_t>(i)]);
+        }
         // Every free counted as freed went through free_timed; one in
         // time_frees_every of them was timed.
         const std::uint64_t timed = out.free_latency.count();
@@ -574,21 +433,21 @@ class domain_base {
     }
 
     /// Starts recording events into `timeline` and each thread's garbage at
-    /// every epoch it begins into `series` (either may be null). Both must outlive the
-    /// domain's threads; attach before threads register. Off by default: an
-    /// event site then costs one well-predicted branch.
+    /// every epoch it begins into `series` (either may be null). Both must
+    /// outlive the domain's threads; attach before threads register. Off by
+    /// default: an event site then costs one well-predicted branch.
     void attach_recorders(trace::timeline* timeline, trace::garbage_series* series) noexcept {
         assert(timeline == nullptr || config_.time_frees);  // free calls are events of a timeline
         timeline_ = timeline;
         if (timeline != nullptr) timing_gaps_ = 1;  // every call is an event
-        series_ = series;
+        recorders_.attach(timeline, series);
     }
 
     /// Nodes waiting in thread tid's amortized freeable list.
     std::size_t freeable_size(int tid) const noexcept { return slot_of(tid).freeable.size(); }
 
     const domain_config& config() const noexcept { return config_; }
-    const core::thread_registry& registry() const noexcept { return registry_; }
+    const core::thread_registry& registry() const noexcept { return slots_.registry(); }
 
     /// Which hooks Derived wrote itself rather than inherited
     /// (domain_concepts.hpp). Read here, where the hooks a scheme keeps
@@ -619,8 +478,7 @@ class domain_base {
     struct slot {
         Local local{};
         core::limbo_bag freeable;  // amortized free: safe, not yet freed
-        core::owner_counter allocated, allocated_bytes, retired, freed, discarded;
-        core::owner_counter epochs, signals, restarts, heavy_barriers, remote_frees;
+        detail::thread_counters counts;
         std::uint32_t op_depth = 0;  // op_guards open; the owner's alone
         /// The registration's tag in the blocks it allocates (count_remote_frees).
         std::uint32_t owner_tag = 0;
@@ -628,23 +486,14 @@ class domain_base {
         /// state of the generator of the gaps (the owner's alone).
         std::uint32_t frees_until_timed = 1;
         std::uint32_t timing_rng = 1;
-        /// The latest barrier request that concerns the thread (written by
-        /// barriers) and the latest it answered (by the owner; `answered_offline`
-        /// while offline).
-        std::atomic<std::uint64_t> flush_asked{0};
-        std::atomic<std::uint64_t> flush_done{0};
+        detail::flush_state flush;
     };
-    static constexpr std::uint64_t answered_offline = std::numeric_limits<std::uint64_t>::max();
 
-    /// A hook that touches its slot more than once takes it once: the index
-    /// is recomputed after every atomic access otherwise.
-    /// A registered thread's id is in [0, max_threads): the one place it
-    /// becomes an index.
-    slot& slot_of(int tid) noexcept { return *slots_[static_cast<std::size_t>(tid)]; }
-    const slot& slot_of(int tid) const noexcept { return *slots_[static_cast<std::size_t>(tid)]; }
+    slot& slot_of(int tid) noexcept { return slots_[tid]; }
+    const slot& slot_of(int tid) const noexcept { return slots_[tid]; }
     Local& local(int tid) noexcept { return slot_of(tid).local; }
     const Local& local(int tid) const noexcept { return slot_of(tid).local; }
-    core::thread_registry& threads() noexcept { return registry_; }
+    core::thread_registry& threads() noexcept { return slots_.registry(); }
     /// Garbage of threads that unregistered: a scheme's on_thread_exit gives
     /// its bags with the labels it judges them by, and its slow paths adopt
     /// them.
@@ -661,26 +510,9 @@ class domain_base {
     /// not wait in its slot, where no barrier looks (one bundle per such
     /// retire, a small allocation: an offline retire is a rare path).
     void hand_over_if_offline(int tid) noexcept {
-        // relaxed: the thread's own slot.
-        if (slot_of(tid).flush_done.load(std::memory_order_relaxed) == answered_offline)
-            [[unlikely]] {
+        if (slot_of(tid).flush.offline()) [[unlikely]] {
             hand_over(tid);
         }
-    }
-
-    /// Going offline: the garbage goes to the orphanage and barriers stop
-    /// waiting for the thread (its flush_done is above any request).
-    void mark_offline(int tid) noexcept {
-        hand_over(tid);
-        // release: the bags given above happen before a barrier that reads it.
-        slot_of(tid).flush_done.store(answered_offline, std::memory_order_release);
-    }
-    /// Coming online: no request before now concerns the thread.
-    void mark_online(int tid) noexcept {
-        slot& s = slot_of(tid);
-        // acquire: as in register_thread.
-        s.flush_done.store(s.flush_asked.load(std::memory_order_acquire),
-                           std::memory_order_relaxed);
     }
 
     /// Who adopts for thread tid: tid, or nobody while it is offline. A
@@ -688,10 +520,7 @@ class domain_base {
     /// adopted bags out of the barrier's sight (a retire while offline
     /// touches the orphanage's adoption sites).
     int adopter(int tid) const noexcept {
-        // relaxed: the thread's own slot.
-        return slot_of(tid).flush_done.load(std::memory_order_relaxed) == answered_offline
-                   ? core::orphanage::no_taker
-                   : tid;
+        return slot_of(tid).flush.offline() ? core::orphanage::no_taker : tid;
     }
 
     /// Counts one allocation of a thread (`allocations` is its own count):
@@ -700,7 +529,7 @@ class domain_base {
     /// `epoch_freq` alone; T is read once the count has passed it.
     bool clock_due(std::uint32_t& allocations) const noexcept {
         if (++allocations < config_.epoch_freq) return false;
-        const int threads = registry_.scan_limit();
+        const int threads = slots_.scan_limit();
         const std::uint64_t period = std::uint64_t{config_.epoch_freq} *
                                      static_cast<std::uint64_t>(threads > 1 ? threads : 1);
         if (allocations < std::min<std::uint64_t>(period, UINT32_MAX)) return false;
@@ -732,39 +561,21 @@ class domain_base {
                       "retire an smr::obj_base object with object->retire(domain, tid): it "
                       "stores the deleter and counts the object on the scheme's clock");
         core::note_retired(static_cast<const core::retired_node*>(node));  // debug builds
-        s.retired.add();
+        s.counts.retired.add();
     }
-    void count_signal(int tid) noexcept { slot_of(tid).signals.add(); }
-    void count_restart(int tid) noexcept { slot_of(tid).restarts.add(); }
-    void count_heavy_barrier(int tid) noexcept { slot_of(tid).heavy_barriers.add(); }
+    void count_signal(int tid) noexcept { slot_of(tid).counts.signals.add(); }
+    void count_restart(int tid) noexcept { slot_of(tid).counts.restarts.add(); }
+    void count_heavy_barrier(int tid) noexcept { slot_of(tid).counts.heavy_barriers.add(); }
 
-    /// Whether the global epoch may advance now (domain_config::min_epoch_us):
-    /// always without a minimum, else once the last advance (or the domain's
-    /// construction) is that long ago. An epoch scheme asks before its scan.
-    bool epoch_due() const noexcept {
-        if (min_epoch_ticks_ == 0 || SMR_MUTANT("min_epoch_ignored")) [[likely]]
-            return true;
-        return min_epoch_passed();
-    }
-    /// Out of line: inlined, the timestamp read kept ebr's begin_op, which
-    /// holds its advance attempt, from being inlined into operations.
-    SMR_SLOW_PATH bool min_epoch_passed() const noexcept {
-        // relaxed: a rate limit, not a synchronization; the scan and the CAS
-        // that follow decide safety as they always do.
-        return core::now_ticks() - last_advance_ticks_.load(std::memory_order_relaxed) >=
-               min_epoch_ticks_;
-    }
+    /// Whether the global epoch may advance now (domain_config::min_epoch_us,
+    /// epoch_pacing.hpp). An epoch scheme asks before its scan.
+    bool epoch_due() const noexcept { return pacing_.due(); }
 
     /// Called by the thread whose CAS advanced the global epoch to `epoch`.
     void note_epoch_advanced(int tid, std::uint64_t epoch = 0) {
-        slot_of(tid).epochs.add();
-        if (min_epoch_ticks_ != 0) {
-            last_advance_ticks_.store(core::now_ticks(), std::memory_order_relaxed);
-        }
-        if (timeline_ != nullptr) [[unlikely]] {
-            timeline_->record_instant(tid, trace::event_kind::epoch_change, core::now_ticks(),
-                                      epoch);
-        }
+        slot_of(tid).counts.epochs.add();
+        pacing_.advanced();
+        recorders_.record_event(tid, trace::event_kind::epoch_change, epoch);
     }
 
     /// Called by a thread of a scheme whose threads begin epochs of their own
@@ -775,19 +586,15 @@ class domain_base {
     /// unreclaimed when it began the epoch. The thread's own counts: no
     /// other thread's memory is read.
     void note_epoch_begun(int tid, std::uint64_t epoch, std::size_t limbo) {
-        if (series_ != nullptr) [[unlikely]] {
-            const std::uint64_t mine = SMR_MUTANT("garbage_series_sums_every_thread")
-                                           ? garbage()
-                                           : limbo + freeable_size(tid);
-            series_->record(tid, core::now_ticks(), epoch, mine);
-        }
+        recorders_.epoch_begun(tid, epoch, [&]() -> std::uint64_t {
+            return SMR_MUTANT("garbage_series_sums_every_thread") ? garbage()
+                                                                  : limbo + freeable_size(tid);
+        });
     }
 
     /// An instant event for the timeline (token pass, signal sent, ...).
     void record_event(int tid, trace::event_kind kind, std::uint64_t value) noexcept {
-        if (timeline_ != nullptr) [[unlikely]] {
-            timeline_->record_instant(tid, kind, core::now_ticks(), value);
-        }
+        recorders_.record_event(tid, kind, value);
     }
 
     /// Every node of `safe` may be freed: free it now (batch) or queue it on
@@ -812,23 +619,21 @@ class domain_base {
         }
     }
 
-    /// Amortized free's per-operation step: k nodes plus the catch-up share.
-    /// Inline: the empty check (always true in batch mode); the frees are
-    /// out of line (not cold: in amortized mode they run at most operations).
+    /// Amortized free's per-operation step: k nodes plus the catch-up share,
+    /// and the answer to a barrier's request. Inline: the two checks (the
+    /// first always true in batch mode); the frees are out of line.
     void amortized_step(int tid) noexcept { amortized_step(tid, slot_of(tid)); }
     /// As above, with the caller's slot (one index computation per hook).
     void amortized_step(int tid, slot& s) noexcept {
         if (!s.freeable.empty() && !SMR_MUTANT("amortized_never_frees")) amortized_free(tid, s);
-        // relaxed: the thread's own slot; answer_flush acquires. An offline
-        // thread (answered_offline, above every request) answers nothing,
-        // even when it runs an operation to retire.
-        if (s.flush_asked.load(std::memory_order_relaxed) >
-            s.flush_done.load(std::memory_order_relaxed)) [[unlikely]] {
+        if (s.flush.pending()) [[unlikely]] {
             answer_flush(tid, s);
         }
     }
 
   private:
+    Derived& derived() noexcept { return static_cast<Derived&>(*this); }
+
     /// Batch free of `safe`, block by block (no per-node bag bookkeeping);
     /// between() may append to `safe`, so the bag is taken again until it
     /// stays empty. Traced: the timeline is attached (the untraced loop does
@@ -845,7 +650,7 @@ class domain_base {
                 free_timed<Traced>(tid, s, entry);
                 // Per node: a sample taken while a long batch runs counts
                 // what it freed so far as freed.
-                if (!SMR_MUTANT("batch_counts_freed_at_its_end")) s.freed.add();
+                if (!SMR_MUTANT("batch_counts_freed_at_its_end")) s.counts.freed.add();
                 ++batch_size;
                 if (every != 0 && ++since_check == every) {
                     since_check = 0;
@@ -853,7 +658,7 @@ class domain_base {
                 }
             });
         }
-        if (SMR_MUTANT("batch_counts_freed_at_its_end")) s.freed.add(batch_size);
+        if (SMR_MUTANT("batch_counts_freed_at_its_end")) s.counts.freed.add(batch_size);
         if constexpr (Traced) {
             if (batch_size != 0) {
                 timeline_->record(tid, trace::event_kind::batch_free, batch_start,
@@ -873,10 +678,8 @@ class domain_base {
             if (!entry) break;
             free_timed(tid, s, entry);
         }
-        s.freed.add(freed);
+        s.counts.freed.add(freed);
     }
-
-    Derived& derived() noexcept { return static_cast<Derived&>(*this); }
 
     SMR_SLOW_PATH void adopt_all(int tid, core::limbo_bag& list) noexcept {
         orphans_.take_all(list, tid);
@@ -891,43 +694,18 @@ class domain_base {
         free_freeable_now(tid);
     }
 
-    /// A barrier asked (its request number is above what we answered): hand
-    /// the garbage over and answer.
-    SMR_SLOW_PATH void answer_flush(int tid, slot& s) noexcept {
-        // acquire: pairs with ask_others_to_flush's release, so a barrier's
-        // reservation of the orphanage is visible from here on.
-        const std::uint64_t asked = s.flush_asked.load(std::memory_order_acquire);
+    /// Going offline: the garbage goes to the orphanage and barriers stop
+    /// waiting for the thread.
+    void mark_offline(int tid) noexcept {
         hand_over(tid);
-        // release: the bags given above happen before the barrier's read.
-        s.flush_done.store(asked, std::memory_order_release);
+        slot_of(tid).flush.stop_answering();
     }
+    /// Coming online: no request before now concerns the thread.
+    void mark_online(int tid) noexcept { slot_of(tid).flush.start_answering(); }
 
-    /// Called with barrier_mutex_ held, so requests only grow.
-    std::uint64_t ask_others_to_flush(int tid) noexcept {
-        const std::uint64_t request = ++flush_requests_;
-        const int limit = registry_.scan_limit();
-        for (int i = 0; i < limit; ++i) {
-            // release: the orphanage's reservation happens before an answer.
-            if (i != tid) slot_of(i).flush_asked.store(request, std::memory_order_release);
-        }
-        return request;
-    }
-
-    /// Every thread registered when `request` was made has answered it, gone
-    /// offline or unregistered (handing its garbage over either way). A slot
-    /// taken after the request (its flush_asked is older) had nothing to hand.
-    bool others_answered(int tid, std::uint64_t request) const noexcept {
-        const int limit = registry_.scan_limit();
-        for (int i = 0; i < limit; ++i) {
-            if (i == tid || !registry_.in_use(i)) continue;
-            const slot& s = slot_of(i);
-            // acquire: pairs with answer_flush's and mark_offline's release.
-            if (s.flush_asked.load(std::memory_order_relaxed) >= request &&
-                s.flush_done.load(std::memory_order_acquire) < request) {
-                return false;
-            }
-        }
-        return true;
+    /// A barrier asked: hand the garbage over and answer.
+    SMR_SLOW_PATH void answer_flush(int tid, slot& s) noexcept {
+        s.flush.answer([&] { hand_over(tid); });
     }
 
     /// Frees the freeable list at once, whatever the free policy (hand_over,
@@ -945,10 +723,7 @@ class domain_base {
     void enter(int tid) {
         slot& s = slot_of(tid);
         // Nothing retired before now to hand over: no barrier waits for us.
-        // acquire: pairs with ask_others_to_flush's release, so a barrier's
-        // reservation of the orphanage is visible before we could adopt.
-        s.flush_done.store(s.flush_asked.load(std::memory_order_acquire),
-                           std::memory_order_relaxed);
+        s.flush.start_answering();
         // relaxed: only uniqueness matters; 0 is never a registration's.
         s.owner_tag = owner_tags_.fetch_add(1, std::memory_order_relaxed) + 1;
         derived().on_thread_enter(tid);
@@ -1022,7 +797,7 @@ class domain_base {
         if (config_.count_remote_frees && m.address != nullptr &&
             core::owner_of(m.address, m.bytes) != s.owner_tag &&
             !SMR_MUTANT("remote_frees_never_counted")) {
-            s.remote_frees.add();
+            s.counts.remote_frees.add();
         }
     }
 
@@ -1070,27 +845,22 @@ class domain_base {
     }
 
     domain_config config_;
+    detail::thread_slots<slot> slots_;
     std::pmr::memory_resource* memory_;
     /// Nodes come from std::malloc and go back to std::free as they are: no
     /// resource, no owner tags (count_remote_frees).
     bool direct_;
-    core::thread_registry registry_;
-    std::unique_ptr<core::padded<slot>[]> slots_;
     /// Per-slot free() latency, only with config.time_frees (2.7 KB a slot).
     std::unique_ptr<core::padded<trace::latency_histogram>[]> latency_;
     core::tick_converter ticks_;
     /// How many gaps between timed frees are drawn from: 2 x time_frees_every
     /// - 1 (mean time_frees_every), 1 while a timeline is attached.
     std::uint32_t timing_gaps_;
-    /// domain_config::min_epoch_us in ticks (0: no minimum), and when the
-    /// epoch last advanced: written once per epoch, read at each attempt.
-    std::uint64_t min_epoch_ticks_;
-    alignas(core::false_sharing_range) std::atomic<std::uint64_t> last_advance_ticks_;
     trace::timeline* timeline_ = nullptr;
-    trace::garbage_series* series_ = nullptr;
+    detail::epoch_pacing pacing_;
+    detail::recorders recorders_;
     alignas(core::false_sharing_range) core::orphanage orphans_;
-    std::mutex barrier_mutex_;
-    std::uint64_t flush_requests_ = 0;          // under barrier_mutex_
+    detail::flush_requests flush_requests_;
     std::atomic<std::uint32_t> owner_tags_{0};  // registrations so far
     alignas(core::false_sharing_range) std::atomic<std::uint64_t> garbage_peak_{0};
 };
