@@ -1,8 +1,8 @@
-// What the era schemes (he, ibr, wfe) share: a global era clock, the two
-// stamps every node carries, a per-thread retire list, and the orphan
-// protocol. Each scheme's header keeps only what its paper adds: how a
-// reader reserves eras (he's and wfe's slots, ibr's interval), how a scan
-// reads the reservations, and what moves the era besides allocation.
+// What the era schemes (he, ibr, wfe) share: a global era clock and the two
+// stamps every node carries, over the retire list and its orphan hand-over
+// that hp and rcu use too (retire_list.hpp). Each scheme's header keeps only what its paper adds:
+// how a reader reserves eras (he's and wfe's slots, ibr's interval), how a scan reads the
+// reservations, and what moves the era besides allocation.
 //
 // The clock. The global era advances every `epoch_freq` x T allocations of a
 // thread, T the threads registered (the IBR benchmark's epochFreq x
@@ -43,8 +43,8 @@
 #include "smr/core/fence.hpp"
 #include "smr/core/limbo_bag.hpp"
 #include "smr/core/padded.hpp"
-#include "smr/reclaim/domain_base.hpp"
 #include "smr/reclaim/reservation_common.hpp"
+#include "smr/reclaim/retire_list.hpp"
 
 namespace smr {
 
@@ -67,18 +67,15 @@ struct era_thread_state : Reservations {
 /// A thread's state that era_domain can run: the members of era_thread_state
 /// (ibr's keeps them on its own reservation-free line).
 template <class Local>
-concept era_local = requires(Local& local, core::limbo_bag& out) {
+concept era_local = retire_list_local<Local> && requires(Local& local) {
     { local.allocations } -> std::same_as<std::uint32_t&>;
-    { local.retired } -> std::same_as<core::limbo_bag&>;
-    { local.next_scan_at } -> std::same_as<std::size_t&>;
-    local.drain_into(out);
 };
 
 }  // namespace detail
 
 template <class Derived, detail::era_local Local>
-class era_domain : public domain_base<Derived, Local, era_node_header> {
-    using base = domain_base<Derived, Local, era_node_header>;
+class era_domain : public retire_list_domain<Derived, Local, era_node_header> {
+    using base = retire_list_domain<Derived, Local, era_node_header>;
 
   public:
     using node_header = era_node_header;
@@ -102,27 +99,22 @@ class era_domain : public domain_base<Derived, Local, era_node_header> {
     template <class T>
     void retire(int tid, T* node) noexcept {
         this->count_retired(tid, node);
-        auto& me = this->local(tid);
         // seq_cst fence, in either fence mode: the unlink (the caller's last
         // write, maybe a plain store under a lock) precedes the stamp load
         // (the stamp argument at the top of this file).
         core::fence();
-        node->retire_era = global_era_.load(std::memory_order_relaxed);
-        this->adopt_orphans(tid, me.retired);
-        me.retired.push_back(node);
-        if (me.next_scan_at == 0) me.next_scan_at = this->config().bag_threshold;
-        if (me.retired.size() >= me.next_scan_at) self().scan(tid, node->retire_era);
-        this->hand_over_if_offline(tid);
+        const std::uint64_t era = global_era_.load(std::memory_order_relaxed);
+        node->retire_era = era;
+        this->template append_retired<&Derived::scan>(tid, node, era);
     }
 
-    /// Clears every reservation and orphans the retire list (judged node by
-    /// node, by its eras, in the adopter's scan).
+    /// Clears every reservation; the retire list is orphaned (judged node by
+    /// node, by its eras, in the adopter's scan: retire_list.hpp).
     void on_thread_exit(int tid) noexcept { self().end_op(tid); }
-    void hand_over_garbage(int tid) noexcept { this->orphans().give(this->local(tid).retired, 0); }
 
     /// A barrier's round: adopt every orphan and scan now.
     void flush_step(int tid) {
-        this->adopt_orphans(tid, this->local(tid).retired);
+        this->adopt_all_orphans(tid);
         self().scan(tid, global_era());
     }
 
@@ -140,11 +132,6 @@ class era_domain : public domain_base<Derived, Local, era_node_header> {
         // seq_cst: era increments are in S, which the stamp argument needs.
         const std::uint64_t era = global_era_.fetch_add(1, std::memory_order_seq_cst) + 1;
         this->note_epoch_advanced(tid, era);
-    }
-
-    /// After a scan, the next one comes bag_threshold retires later.
-    void schedule_next_scan(Local& me) noexcept {
-        me.next_scan_at = me.retired.size() + this->config().bag_threshold;
     }
 
     alignas(core::false_sharing_range) std::atomic<std::uint64_t> global_era_{1};

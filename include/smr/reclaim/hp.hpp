@@ -61,8 +61,8 @@
 #include "smr/core/retired_node.hpp"
 #include "smr/core/scan_buffer.hpp"
 #include "smr/core/unrolled.hpp"
-#include "smr/reclaim/domain_base.hpp"
 #include "smr/reclaim/reservation_common.hpp"
+#include "smr/reclaim/retire_list.hpp"
 #include "smr/reclaim/traits.hpp"
 
 namespace smr {
@@ -224,8 +224,8 @@ struct hp_local {
 }  // namespace detail
 
 /// Michael's hazard pointers; see the comment at the top of this file.
-class hp_domain : public domain_base<hp_domain, detail::hp_local> {
-    using base = domain_base<hp_domain, detail::hp_local>;
+class hp_domain : public retire_list_domain<hp_domain, detail::hp_local> {
+    using base = retire_list_domain<hp_domain, detail::hp_local>;
 
   public:
     static constexpr reclaimer_traits traits{
@@ -281,21 +281,14 @@ class hp_domain : public domain_base<hp_domain, detail::hp_local> {
     template <class T>
     void retire(int tid, T* node) noexcept {
         count_retired(tid, node);
-        auto& me = local(tid);
-        adopt_orphans(tid, me.retired);
-        me.retired.push_back(node);
-        if (me.next_scan_at == 0) me.next_scan_at = scan_threshold();
-        if (me.retired.size() >= me.next_scan_at) scan(tid);
-        hand_over_if_offline(tid);
+        append_retired<&hp_domain::scan>(tid, node);
     }
 
-    /// Clears every hazard and orphans the retire list (judged node by node
-    /// in the adopter's scan).
+    /// Clears every hazard; the retire list is orphaned (retire_list.hpp).
     void on_thread_exit(int tid) noexcept { end_op(tid); }
-    void hand_over_garbage(int tid) noexcept { orphans().give(local(tid).retired, 0); }
     /// A barrier's round: adopt every orphan and scan now.
     void flush_step(int tid) {
-        adopt_orphans(tid, local(tid).retired);
+        adopt_all_orphans(tid);
         scan(tid);
     }
 
@@ -337,7 +330,7 @@ class hp_domain : public domain_base<hp_domain, detail::hp_local> {
         core::limbo_bag safe = me.retired.extract_unless([&](core::retired_node* node) {
             return me.scratch.contains(static_cast<const void*>(node));
         });
-        me.next_scan_at = me.retired.size() + scan_threshold();
+        schedule_next_scan(me);
         dispose_safe(tid, safe);
     }
 

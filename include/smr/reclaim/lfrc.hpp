@@ -295,8 +295,43 @@ class lfrc_domain : private lfrc_memory,
     /// The slot's previous node is released once the new one is held.
     template <class T>
     T* protect(int tid, int index, const std::atomic<T*>& source) noexcept {
-        detail::check_slot(index);
+        return protect_held(local(tid), tid, index, source);
+    }
+
+    /// Thread tid's protect for one traversal: its held references found
+    /// once, not at every node visited (the address of a thread's slot is
+    /// reloaded after each counted increment, which orders memory).
+    class traversal : public detail::indexed_slots {
+      public:
+        template <class T>
+        T* protect(int index, const std::atomic<T*>& source) const noexcept {
+            return domain_->protect_held(*me_, tid_, index, source);
+        }
+
+      private:
+        friend lfrc_domain;
+        traversal(lfrc_domain& domain, detail::lfrc_local& me, int tid) noexcept
+            : domain_(&domain), me_(&me), tid_(tid) {}
+        lfrc_domain* domain_;
+        detail::lfrc_local* me_;
+        int tid_;
+    };
+    traversal reader(int tid) noexcept { return {*this, local(tid), tid}; }
+
+    void end_op(int tid) noexcept {
         detail::lfrc_local& me = local(tid);
+        for (int i = 0; i < me.used; ++i) {
+            if (header* h = std::exchange(me.held[i], nullptr)) release(tid, h);
+        }
+        me.used = 0;
+        while (me.owned_count > 0) release(tid, me.owned[--me.owned_count]);
+    }
+
+  private:
+    template <class T>
+    T* protect_held(detail::lfrc_local& me, int tid, int index,
+                    const std::atomic<T*>& source) noexcept {
+        detail::check_slot(index);
         if (index >= me.used) me.used = index + 1;
         T* value = source.load(std::memory_order_seq_cst);
         for (;;) {
@@ -314,15 +349,7 @@ class lfrc_domain : private lfrc_memory,
         return value;
     }
 
-    void end_op(int tid) noexcept {
-        detail::lfrc_local& me = local(tid);
-        for (int i = 0; i < me.used; ++i) {
-            if (header* h = std::exchange(me.held[i], nullptr)) release(tid, h);
-        }
-        me.used = 0;
-        while (me.owned_count > 0) release(tid, me.owned[--me.owned_count]);
-    }
-
+  public:
     /// Marks the node unlinked (for the statistics: a node freed without it
     /// was discarded). The caller holds the node.
     template <class T>

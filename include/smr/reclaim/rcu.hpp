@@ -13,7 +13,7 @@
 #include "smr/core/mutant.hpp"
 #include "smr/core/padded.hpp"
 #include "smr/core/retired_node.hpp"
-#include "smr/reclaim/domain_base.hpp"
+#include "smr/reclaim/retire_list.hpp"
 #include "smr/reclaim/traits.hpp"
 
 namespace smr {
@@ -89,8 +89,8 @@ namespace detail {
 /// threads keep reserving; unbounded if a thread stalls holding a
 /// reservation (it pins every later retire epoch).
 template <class Derived>
-class clocked_epochs : public domain_base<Derived, rcu_local, rcu_node_header> {
-    using base = domain_base<Derived, rcu_local, rcu_node_header>;
+class clocked_epochs : public retire_list_domain<Derived, rcu_local, rcu_node_header> {
+    using base = retire_list_domain<Derived, rcu_local, rcu_node_header>;
 
   public:
     using node_header = rcu_node_header;
@@ -112,22 +112,12 @@ class clocked_epochs : public domain_base<Derived, rcu_local, rcu_node_header> {
     template <class T>
     void retire(int tid, T* node) noexcept {
         this->count_retired(tid, node);
-        auto& me = this->local(tid);
         // seq_cst fence: the node's unlink (the caller's last write) is
         // ordered before the stamp load against readers' fences.
         core::fence();
         node->retire_epoch = global_epoch_.load(std::memory_order_relaxed);
-        this->adopt_orphans(tid, me.retired);
-        me.retired.push_back(node);
-        if (me.next_scan_at == 0) me.next_scan_at = this->config().bag_threshold;
-        if (me.retired.size() >= me.next_scan_at) scan(tid);
-        this->hand_over_if_offline(tid);
+        this->template append_retired<&clocked_epochs::scan>(tid, node);
     }
-
-    /// Unregistering orphans the retire list: the next thread that retires
-    /// adopts it into its own (the nodes carry their stamps), so it counts
-    /// towards that thread's next scan.
-    void hand_over_garbage(int tid) noexcept { this->orphans().give(this->local(tid).retired, 0); }
 
     /// A barrier's round: adopt every orphan and scan now.
     void flush_step(int tid) noexcept {
@@ -139,7 +129,7 @@ class clocked_epochs : public domain_base<Derived, rcu_local, rcu_node_header> {
         // A quiescent state moves the caller's own reservation (qsbr_ibr's)
         // past the stamps it would pin; nothing under rcu.
         static_cast<Derived&>(*this).quiescent(tid);
-        this->adopt_orphans(tid, this->local(tid).retired);
+        this->adopt_all_orphans(tid);
         scan(tid);
     }
 
@@ -187,7 +177,7 @@ class clocked_epochs : public domain_base<Derived, rcu_local, rcu_node_header> {
                    min_reserved + (SMR_MUTANT("rcu_free_one_epoch_early") ? 1 : 0)) {
             safe.push_back(me.retired.pop_front());
         }
-        me.next_scan_at = me.retired.size() + this->config().bag_threshold;
+        this->schedule_next_scan(me);
         this->dispose_safe(tid, safe);
     }
 
