@@ -149,8 +149,8 @@ TEST(allocation_hook, queue_nodes_go_back_through_the_resource) {
         smr::ds::ms_queue<smr::qsbr_domain> queue(domain);
         smr::thread_handle handle(domain);
         for (int round = 0; round < 50; ++round) {
-            for (std::int64_t i = 0; i < 32; ++i) queue.enqueue(handle.tid(), i, i);
-            for (std::int64_t i = 0; i < 32; ++i) (void)queue.dequeue(handle.tid());
+            for (std::int64_t i = 0; i < 32; ++i) queue.enqueue(handle, i, i);
+            for (std::int64_t i = 0; i < 32; ++i) (void)queue.dequeue(handle);
             domain.quiescent(handle.tid());
         }
         EXPECT_GT(memory.deallocations, 0u);
@@ -493,7 +493,7 @@ bool producer_waiting_under_qsbr_finishes(on_empty when_empty, int consumer_stat
         smr::thread_handle handle(domain);
         try {
             for (int i = 0; i < items; ++i) {
-                queue.enqueue(handle.tid(), i, i);
+                queue.enqueue(handle, i, i);
                 enqueued.fetch_add(1, std::memory_order_release);
                 domain.quiescent(handle.tid());
             }
@@ -509,14 +509,14 @@ bool producer_waiting_under_qsbr_finishes(on_empty when_empty, int consumer_stat
         while (pool.waiting() == 0 && !gave_up) std::this_thread::yield();
         int idle_states = 0;
         while (enqueued.load(std::memory_order_acquire) < items && !gave_up) {
-            idle_states = queue.dequeue(handle.tid()) ? 0 : idle_states + 1;
+            idle_states = queue.dequeue(handle) ? 0 : idle_states + 1;
             domain.quiescent(handle.tid());
             if (std::chrono::steady_clock::now() > deadline ||
                 (consumer_states > 0 && idle_states >= consumer_states)) {
                 pool.stop_waiting();
             }
         }
-        while (queue.dequeue(handle.tid())) {
+        while (queue.dequeue(handle)) {
         }
     }
     producer.join();

@@ -877,8 +877,7 @@ class MsQueueSequential : public ::testing::Test {
 
     domain_type domain{smr::domain_config{}};
     Q queue{domain};
-    smr::thread_handle<domain_type> handle{domain};
-    int tid = handle.tid();
+    smr::context<domain_type> self{domain};
 
     struct entry {
         key_t key;
@@ -902,7 +901,7 @@ TYPED_TEST_SUITE(MsQueueSequential, queues, structure_names);
 
 TYPED_TEST(MsQueueSequential, RandomAgainstStdDeque) {
     auto& queue = this->queue;
-    const int tid = this->tid;
+    auto& self = this->self;
     std::mt19937_64 rng(7);
     std::deque<typename TestFixture::entry> model;
     constexpr int ops = 300000;
@@ -913,10 +912,10 @@ TYPED_TEST(MsQueueSequential, RandomAgainstStdDeque) {
         if (rng() % 100 < enqueue_pct) {
             const key_t key =
                 std::uniform_int_distribution<key_t>(TypeParam::min_key, TypeParam::max_key)(rng);
-            ASSERT_TRUE(queue.insert(tid, key, i));
+            ASSERT_TRUE(queue.insert(self, key, i));
             model.push_back({key, i});
         } else {
-            const auto item = queue.dequeue(tid);
+            const auto item = queue.dequeue(self);
             if (model.empty()) {
                 ASSERT_FALSE(item.has_value()) << "op " << i;
             } else {
@@ -937,15 +936,15 @@ TYPED_TEST(MsQueueSequential, RandomAgainstStdDeque) {
 TYPED_TEST(MsQueueSequential, EmptyQueueAndNodeCounts) {
     auto& queue = this->queue;
     auto& domain = this->domain;
-    const int tid = this->tid;
+    auto& self = this->self;
     this->expect_matches({}, "fresh");
-    EXPECT_FALSE(queue.dequeue(tid).has_value());
-    EXPECT_FALSE(queue.dequeue(tid).has_value());
+    EXPECT_FALSE(queue.dequeue(self).has_value());
+    EXPECT_FALSE(queue.dequeue(self).has_value());
     EXPECT_EQ(domain.stats().allocated, 0u);
     EXPECT_EQ(domain.stats().retired, 0u);
 
     constexpr std::uint64_t n = 100;
-    for (key_t k = 0; k < key_t(n); ++k) ASSERT_TRUE(queue.insert(tid, k, -k));
+    for (key_t k = 0; k < key_t(n); ++k) ASSERT_TRUE(queue.insert(self, k, -k));
     EXPECT_EQ(domain.stats().allocated, n);  // one node per enqueue
     std::deque<typename TestFixture::entry> model;
     for (key_t k = 0; k < key_t(n); ++k) model.push_back({k, -k});
@@ -953,7 +952,7 @@ TYPED_TEST(MsQueueSequential, EmptyQueueAndNodeCounts) {
 
     for (key_t k = 0; k < key_t(n); ++k) {
         const std::uint64_t before = domain.stats().retired;
-        const auto item = queue.dequeue(tid);
+        const auto item = queue.dequeue(self);
         ASSERT_TRUE(item.has_value()) << k;
         EXPECT_EQ(item->key, k);
         EXPECT_EQ(item->value, -k);
@@ -961,7 +960,7 @@ TYPED_TEST(MsQueueSequential, EmptyQueueAndNodeCounts) {
         // dummy lives in the queue object.
         ASSERT_EQ(domain.stats().retired - before, k == 0 ? 0u : 1u) << k;
     }
-    EXPECT_FALSE(queue.dequeue(tid).has_value());
+    EXPECT_FALSE(queue.dequeue(self).has_value());
     this->expect_matches({}, "drained");
     const smr::reclaimer_stats stats = domain.stats();
     EXPECT_EQ(stats.retired, n - 1);
@@ -969,9 +968,9 @@ TYPED_TEST(MsQueueSequential, EmptyQueueAndNodeCounts) {
     EXPECT_LE(stats.freed, stats.retired);
 
     // Refill after draining: the last dequeued node is the dummy now.
-    ASSERT_TRUE(queue.insert(tid, 5, 50));
+    ASSERT_TRUE(queue.insert(self, 5, 50));
     this->expect_matches({{5, 50}}, "refilled");
-    const auto item = queue.dequeue(tid);
+    const auto item = queue.dequeue(self);
     ASSERT_TRUE(item.has_value());
     EXPECT_EQ(item->key, 5);
     EXPECT_EQ(domain.stats().retired, n);

@@ -354,10 +354,10 @@ TEST(lfrc, a_drained_queue_keeps_only_its_current_dummy) {
     {
         smr::ds::ms_queue<lfrc_domain> queue(d);
         smr::thread_handle handle(d);
-        for (std::int64_t k = 0; k < 1000; ++k) queue.enqueue(handle.tid(), k, k);
+        for (std::int64_t k = 0; k < 1000; ++k) queue.enqueue(handle, k, k);
         EXPECT_EQ(in_use(d), 1000u);
-        for (std::int64_t k = 0; k < 1000; ++k) ASSERT_EQ(queue.dequeue(handle.tid())->key, k);
-        EXPECT_FALSE(queue.dequeue(handle.tid()).has_value());
+        for (std::int64_t k = 0; k < 1000; ++k) ASSERT_EQ(queue.dequeue(handle)->key, k);
+        EXPECT_FALSE(queue.dequeue(handle).has_value());
         EXPECT_EQ(in_use(d), 1u) << "only the last dequeued node, now head's dummy";
         EXPECT_EQ(d.garbage(), 0u);
         ASSERT_TRUE(queue.validate().ok);
@@ -379,14 +379,14 @@ TEST(lfrc, ms_queue_stress_frees_every_dequeued_node) {
         for (int p = 0; p < pairs; ++p) {
             threads.emplace_back([&, p] {
                 smr::thread_handle handle(d);
-                for (int i = 0; i < items; ++i) queue.enqueue(handle.tid(), p * items + i, i);
+                for (int i = 0; i < items; ++i) queue.enqueue(handle, p * items + i, i);
             });
             threads.emplace_back([&] {
                 smr::thread_handle handle(d);
                 std::int64_t sum = 0;
                 int got = 0;
                 for (int i = 0; i < items; ++i) {
-                    if (auto item = queue.dequeue(handle.tid())) {
+                    if (auto item = queue.dequeue(handle)) {
                         sum += item->key;
                         ++got;
                     }

@@ -186,7 +186,9 @@ struct filled {
     /// hold. Not done by the constructor, where ASSERT_* cannot be used: each
     /// test calls ASSERT_NO_FATAL_FAILURE(f.fill()).
     void fill() {
-        for (std::int64_t k = 1; k <= kKeys; ++k) ASSERT_TRUE(s.insert(tid(), k, k)) << k;
+        for (std::int64_t k = 1; k <= kKeys; ++k) {
+            ASSERT_TRUE(s.insert(smr::caller_for<S>(handle), k, k)) << k;
+        }
         ASSERT_TRUE(holds(s.validate()));
     }
 };
@@ -654,7 +656,7 @@ TEST(NegativeValidation, MsQueueTailUnreachable) {
     // there points behind head.
     filled<smr::ds::ms_queue<domain_t>> f;
     ASSERT_NO_FATAL_FAILURE(f.fill());
-    ASSERT_TRUE(f.s.dequeue(f.tid()).has_value());
+    ASSERT_TRUE(f.s.dequeue(f.handle).has_value());
     ASSERT_TRUE(holds(f.s.validate()));
     auto& tail = internals::tail(f.s);
     auto* const last = tail.load(relaxed);

@@ -225,13 +225,13 @@ void queue_on_pool() {
                     // Enqueue-heavy producers run the pool dry; consumers free it again.
                     if ((i % 3 != 0) == (t % 2 == 0)) {
                         try {
-                            queue.enqueue(handle.tid(), key, key);
+                            queue.enqueue(handle, key, key);
                             ++in;
                             in_sum += key;
                         } catch (const std::bad_alloc&) {
                             ++lost;
                         }
-                    } else if (const auto item = queue.dequeue(handle.tid())) {
+                    } else if (const auto item = queue.dequeue(handle)) {
                         ++out;
                         out_sum += item->key;
                     }
@@ -247,7 +247,7 @@ void queue_on_pool() {
         }
         for (auto& w : workers) w.join();
         smr::thread_handle handle(domain);
-        while (const auto item = queue.dequeue(handle.tid())) {
+        while (const auto item = queue.dequeue(handle)) {
             ++dequeued;
             dequeued_sum += item->key;
         }

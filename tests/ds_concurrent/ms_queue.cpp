@@ -103,12 +103,12 @@ queue_stress_result run_queue_stress(const queue_stress_options& o) {
                         if (producer && (!consumer || (r & 1) == 0)) {
                             const auto key = static_cast<std::int64_t>((r >> 8) % 1024);
                             const std::uint64_t sequence = produced[t] + ++me.enqueued;
-                            queue.insert(tid, key,
+                            queue.insert(handle, key,
                                          static_cast<std::int64_t>(
                                              (std::uint64_t(t) << producer_shift) | sequence));
                             me.key_sum += static_cast<std::uint64_t>(key);
                             ++me.size;
-                        } else if (const auto item = queue.dequeue(tid)) {
+                        } else if (const auto item = queue.dequeue(handle)) {
                             me.key_sum -= static_cast<std::uint64_t>(item->key);
                             --me.size;
                             ++me.dequeued;
@@ -168,7 +168,7 @@ queue_stress_result run_queue_stress(const queue_stress_options& o) {
     {
         smr::thread_handle handle(domain);
         std::vector<std::uint64_t> last_seen(o.threads, 0);
-        while (const auto item = queue.dequeue(handle.tid())) {
+        while (const auto item = queue.dequeue(handle)) {
             values.push_back(item->value);
             ++result.drained;
             const auto p = static_cast<std::size_t>(item->value >> producer_shift);

@@ -82,7 +82,7 @@ std::string run_threads(Domain& domain, Structure& s, const run_options& o, Body
                     test::detail::mix_seed(o.seed ^ (std::uint64_t(t) << 48)));
                 ready.arrive_and_wait();
                 arrived = true;
-                body(t, tid, rng);
+                body(t, handle, rng);
                 if constexpr (requires { s.flush(tid); }) s.flush(tid);
             } catch (const std::exception& e) {
                 if (!arrived) ready.count_down();
@@ -123,7 +123,8 @@ run_result run_set(const run_options& o) {
     recorder rec(o.threads, o.ops_per_thread);
     run_result out;
     const auto started = std::chrono::steady_clock::now();
-    out.error = detail::run_threads(domain, set, o, [&](int t, int tid, auto& rng) {
+    out.error = detail::run_threads(domain, set, o, [&](int t, auto& self, auto& rng) {
+        const int tid = self.tid();
         for (std::uint64_t i = 0; i < o.ops_per_thread; ++i) {
             const std::uint64_t r = rng.next();
             const auto key = static_cast<std::int64_t>(r % static_cast<std::uint64_t>(o.key_range));
@@ -152,7 +153,7 @@ run_result run_set(const run_options& o) {
     return out;
 }
 
-/// A FIFO queue (enqueue(tid, key, value), dequeue(tid) -> optional item):
+/// A FIFO queue (enqueue(self, key, value), dequeue(self) -> optional item):
 /// every value enqueued is distinct, (thread + 1) << 32 | sequence.
 template <class Domain, template <class...> class DS>
 run_result run_queue(const run_options& o) {
@@ -161,22 +162,22 @@ run_result run_queue(const run_options& o) {
     recorder rec(o.threads, o.ops_per_thread);
     run_result out;
     const auto started = std::chrono::steady_clock::now();
-    out.error = detail::run_threads(domain, queue, o, [&](int t, int tid, auto& rng) {
+    out.error = detail::run_threads(domain, queue, o, [&](int t, auto& self, auto& rng) {
         for (std::uint64_t i = 0; i < o.ops_per_thread; ++i) {
             const int dice = static_cast<int>(rng.next() % 100);
             if (dice < o.insert_pct) {
                 const auto value = static_cast<std::int64_t>((std::uint64_t(t) + 1) << 32 | i);
                 rec.record(t, op_kind::enqueue, static_cast<std::uint64_t>(value), [&] {
-                    queue.enqueue(tid, value, value);
+                    queue.enqueue(self, value, value);
                     return std::uint64_t{0};
                 });
             } else {
                 rec.record(t, op_kind::dequeue, 0, [&] {
-                    const auto item = queue.dequeue(tid);
+                    const auto item = queue.dequeue(self);
                     return item ? static_cast<std::uint64_t>(item->key) : empty_queue;
                 });
             }
-            domain.quiescent(tid);
+            domain.quiescent(self.tid());
         }
     });
     const auto recorded = std::chrono::steady_clock::now();

@@ -29,7 +29,7 @@ namespace smr::test {
 /// One structure under one reclaimer: the type parameter of the suite.
 template <class Domain, template <class...> class DS>
 struct lincheck_combo {
-    static constexpr bool is_queue = requires(DS<Domain> & q, int tid) { q.dequeue(tid); };
+    static constexpr bool is_queue = smr::ds_traits_of<DS<Domain>>().is_queue;
     static constexpr bool transactional = smr::ds_traits_of<DS<Domain>>().transactional;
     static std::string name() { return std::string(Domain::traits.name); }
     static lincheck::run_result run(const lincheck::run_options& o) {

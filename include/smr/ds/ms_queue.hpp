@@ -100,6 +100,8 @@ class ms_queue {
 
   public:
     using domain_type = Domain;
+    /// What every operation takes: the calling thread's attachment.
+    using context_type = smr::context<Domain>;
     using key_type = Key;
     using value_type = Value;
 
@@ -153,29 +155,30 @@ class ms_queue {
     }
 
     /// enqueue; a queue always accepts an item (the set interface's insert).
-    bool insert(int tid, Key key, Value value) {
-        enqueue(tid, key, value);
+    bool insert(context_type& self, Key key, Value value) {
+        enqueue(self, key, value);
         return true;
     }
 
-    void enqueue(int tid, Key key, Value value) {
+    void enqueue(context_type& self, Key key, Value value) {
+        const int tid = self.tid();
         // Before the operation (and so before its first read phase, which may
         // not allocate): the thread holds no node yet, so if a bounded pool
         // makes it wait for memory it waits as an idle thread.
         node* const fresh = domain_.template allocate_outside_op<node>(tid, key, value);
-        smr::op_guard guard(domain_, tid);
+        smr::op_guard guard(self);
         for (;;) {
             SMR_READ_PHASE_BEGIN(domain_, tid);
-            node* const t = domain_.protect(tid, 0, tail_);
+            const auto t = guard.protect(tail_);
             // acquire: pairs with the release CAS that linked `next`, so a
             // helping CAS of tail below passes next's fields on to whoever
             // acquires tail (happens-before is transitive). Not dereferenced.
             node* const next = t->next.load(std::memory_order_acquire);
-            domain_.read_phase_end(tid, t);
+            domain_.read_phase_end(tid, t.get());
             if (next != nullptr) {
                 // tail lags: help it forward, then try again. (Also when t is
                 // no longer the tail: then this CAS fails, harmlessly.)
-                node* expected = t;
+                node* expected = t.get();
                 // release: publishes next's fields (acquired above) to the
                 // acquire loads of tail (protect). Under reference counting
                 // next is alive if this succeeds: t is then still the tail
@@ -191,7 +194,7 @@ class ms_queue {
             if (domain_.compare_exchange_link(tid, t->next, expected, fresh,
                                               std::memory_order_release,
                                               std::memory_order_relaxed)) {
-                expected = t;
+                expected = t.get();
                 // release: publishes fresh's fields to the acquire loads of
                 // tail. Failure means someone helped already.
                 domain_.compare_exchange_link(tid, tail_, expected, fresh,
@@ -203,18 +206,19 @@ class ms_queue {
     }
 
     /// The oldest item, or nothing when the queue is empty.
-    std::optional<item> dequeue(int tid) {
-        smr::op_guard guard(domain_, tid);
+    std::optional<item> dequeue(context_type& self) {
+        const int tid = self.tid();
+        smr::op_guard guard(self);
         for (;;) {
             SMR_READ_PHASE_BEGIN(domain_, tid);
-            node* const h = domain_.protect(tid, 0, head_);
+            const auto h = guard.protect(head_);
             // Compared with h only, never dereferenced. Read after head (the
             // acquire in protect keeps it there): the dequeuer that installed
             // h saw tail at h or beyond before its release CAS of head, so
             // this load sees tail at h or beyond too (coherence), and
             // t != h means tail is past h.
             node* const t = tail_.load(std::memory_order_relaxed);
-            node* const next = domain_.protect(tid, 1, h->next);
+            const auto next = guard.protect(h->next);
             // Head still h: h is still linked, so next was not retired when
             // the reservation of it became visible (protect's fence precedes
             // this load). relaxed: only compared. On failure the next attempt
@@ -229,26 +233,27 @@ class ms_queue {
             if (h == t) {
                 // tail lags behind a non-empty queue: help it forward first,
                 // so head never passes tail.
-                domain_.read_phase_end(tid, h, next);
+                domain_.read_phase_end(tid, h.get(), next.get());
                 node* expected = t;
                 // release: publishes next's fields (acquired through
                 // protect) to the acquire loads of tail.
-                domain_.compare_exchange_link(tid, tail_, expected, next, std::memory_order_release,
-                                              std::memory_order_relaxed);
+                domain_.compare_exchange_link(tid, tail_, expected, next.get(),
+                                              std::memory_order_release, std::memory_order_relaxed);
                 continue;
             }
             const item result{next->key, next->value};
-            domain_.read_phase_end(tid, h, next);
-            node* expected = h;
+            domain_.read_phase_end(tid, h.get(), next.get());
+            node* expected = h.get();
             // The linearization point. release: publishes next's fields
             // (acquired through protect) to the acquire loads of head, and
             // orders our read of tail before it (see t above).
-            if (domain_.compare_exchange_link(tid, head_, expected, next, std::memory_order_release,
+            if (domain_.compare_exchange_link(tid, head_, expected, next.get(),
+                                              std::memory_order_release,
                                               std::memory_order_relaxed)) {
                 if (h != &dummy_) {
-                    domain_.retire(tid, h);
+                    domain_.retire(tid, h.get());
                 } else {
-                    detach_first_dummy(tid, next);
+                    detach_first_dummy(tid, next.get());
                 }
                 return result;
             }
@@ -263,14 +268,16 @@ class ms_queue {
     /// back to the checkpoint and holds the then-oldest. wait() must only
     /// read and sleep (it runs inside a read phase).
     template <class Wait>
-    void hold_first(int tid, Wait&& wait) {
-        smr::op_guard guard(domain_, tid);
+    void hold_first(context_type& self, Wait&& wait) {
+        const int tid = self.tid();
+        smr::op_guard guard(self);
         SMR_READ_PHASE_BEGIN(domain_, tid);
+        smr::guarded<node, Domain> h, next;
         for (;;) {
-            node* const h = domain_.protect(tid, 0, head_);
-            (void)domain_.protect(tid, 1, h->next);
+            h = guard.protect(head_);
+            next = guard.protect(h->next);
             // Head still h: its successor was linked when protected (dequeue).
-            if (head_.load(std::memory_order_relaxed) == h) break;
+            if (head_.load(std::memory_order_relaxed) == h.get()) break;
         }
         wait();
         domain_.read_phase_end(tid);

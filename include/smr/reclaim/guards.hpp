@@ -13,6 +13,14 @@
 //         }
 //     }
 //
+// A structure that has moved to contexts (context.hpp; ms_queue so far)
+// takes the thread's smr::context instead of its slot number, makes the
+// guard from it, and protects through the guard, which hands out the slots:
+//
+//     std::optional<item> dequeue(smr::context<Domain>& self) {
+//         smr::op_guard guard(self);
+//         ... auto head = guard.protect(head_); ...   // a guarded pointer
+//
 // The checkpoint must be a macro: sigsetjmp has to run in the frame of the
 // operation it returns into. Between the checkpoint and read_phase_end the
 // operation may be abandoned at any instruction by siglongjmp (NBR), so that
@@ -22,6 +30,8 @@
 // read_phase_begin(tid), an empty inline function.
 #pragma once
 
+#include <atomic>
+#include <bit>
 #include <cassert>
 #include <csetjmp>
 #include <cstdint>
@@ -30,6 +40,9 @@
 
 #include "smr/core/check.hpp"
 #include "smr/core/compiler.hpp"
+#include "smr/core/mutant.hpp"
+#include "smr/reclaim/context.hpp"
+#include "smr/reclaim/slots.hpp"
 
 namespace smr {
 
@@ -46,9 +59,24 @@ namespace smr {
 ///
 /// `tid` must be the caller's registered slot: checked in debug builds only,
 /// since the guard is on every operation's path (docs/library.md, "Rules").
-template <class Domain>
+///
+/// A guard made from a context (smr::op_guard guard(self)) also hands out
+/// protect slots to guarded pointers (protect below): HandsOutSlots, which
+/// the deduction guide sets. One made from a slot number does not, and
+/// keeps no mask: its initialisation cost the slot schemes half an
+/// instruction per operation on hm_list, and under nbr, where sigsetjmp
+/// keeps every local in memory, one store per operation.
+template <class T, class Domain>
+class guarded;
+namespace detail {
+template <class Guard>
+class guarded_slot;
+}  // namespace detail
+
+template <class Domain, bool HandsOutSlots = false>
 class [[nodiscard]] op_guard {
   public:
+    explicit op_guard(context<Domain>& self) : op_guard(self.domain(), self.tid()) {}
     op_guard(Domain& domain, int tid)
         : domain_(domain), tid_(tid), depth_(checked_depth(domain, tid)) {
         if constexpr (!Domain::traits.nests) {
@@ -64,46 +92,163 @@ class [[nodiscard]] op_guard {
     op_guard(const op_guard&) = delete;
     op_guard& operator=(const op_guard&) = delete;
 
+    /// Reads `source` for dereferencing: the node it returns stays safe
+    /// while the guarded pointer lives (and this guard with it). Under a
+    /// scheme that publishes per slot (hp, he, wfe, lfrc) the pointer takes
+    /// one of the thread's max_protect_slots slots, the lowest free one,
+    /// and gives it back when it dies; more pointers alive at once stop the
+    /// program with one line, in every build (a test of a mask already in a
+    /// register). The slot's reservation then ends at its next protect or at
+    /// this guard's end, whichever comes first: clearing it at each death
+    /// would cost a store per node a traversal leaves. Elsewhere the pointer
+    /// is the bare pointer. Not with slots numbered by hand in one operation
+    /// (domain.protect(tid, index, ...)): the two would share slots.
+    template <class T>
+    guarded<T, Domain> protect(const std::atomic<T*>& source) noexcept {
+        static_assert(HandsOutSlots,
+                      "op_guard::protect: make the guard from the thread's context "
+                      "(smr::op_guard guard(self)); one made from a slot number hands out no "
+                      "protect slots");
+        static_assert(
+            !Domain::traits.uses_signals || std::is_trivially_destructible_v<guarded<T, Domain>>,
+            "a read phase left by siglongjmp runs no destructor");
+        if constexpr (Domain::traits.protect_uses_slots) {
+            std::uint32_t& free = free_slots_.mask;
+            SMR_CHECK(free != 0,
+                      "op_guard::protect: more guarded pointers alive than a thread's "
+                      "protect slots (max_protect_slots)");
+            const int slot =
+                SMR_MUTANT("guarded_pointers_share_a_slot") ? 0 : std::countr_zero(free);
+            free &= free - 1;
+            return guarded<T, Domain>(domain_.protect(tid_, slot, source), this, slot);
+        } else {
+            return guarded<T, Domain>(domain_.protect(tid_, 0, source));
+        }
+    }
+
+    Domain& domain() const noexcept { return domain_; }
+    int tid() const noexcept { return tid_; }
+
   private:
+    friend detail::guarded_slot<op_guard>;
+
     static std::uint32_t& checked_depth(Domain& domain, int tid) noexcept {
         assert(domain.registered(tid) && "op_guard: tid is not a registered thread of the domain");
         return domain.operation_depth(tid);
     }
 
+    void give_back(int slot) noexcept { free_slots_.mask |= 1u << slot; }
+
+    /// Bit i set: slot i is free for protect. Only where protect hands out
+    /// slots (see the class comment).
+    struct slot_mask {
+        std::uint32_t mask = (1u << max_protect_slots) - 1;
+    };
+    struct no_slot_mask {};
+
     Domain& domain_;
     int tid_;
     std::uint32_t& depth_;  // the thread's count of open guards, in its own slot
+    [[no_unique_address]] std::conditional_t<HandsOutSlots && Domain::traits.protect_uses_slots,
+                                             slot_mask, no_slot_mask>
+        free_slots_{};
 };
 
-/// A registered thread. Owns one slot of a domain from construction until
-/// destruction (or release()); movable, so it can be returned or stored.
 template <class Domain>
-class [[nodiscard]] thread_handle {
+op_guard(context<Domain>&) -> op_guard<Domain, true>;
+template <class Domain>
+op_guard(Domain&, int) -> op_guard<Domain>;
+
+namespace detail {
+
+/// What a guarded pointer holds besides the pointer, under a scheme that
+/// publishes per slot: the slot it took and the guard to give it back to,
+/// which it does when it dies or is assigned over. A member of its own, so
+/// that the guarded pointer's destructor stays trivial where there is no
+/// slot (a constrained destructor would say the same, but clang before 16
+/// does not take one).
+template <class Guard>
+class guarded_slot {
   public:
-    explicit thread_handle(Domain& domain) : domain_(&domain), tid_(domain.register_thread()) {}
-    ~thread_handle() { release(); }
-    thread_handle(thread_handle&& other) noexcept
-        : domain_(std::exchange(other.domain_, nullptr)), tid_(other.tid_) {}
-    thread_handle& operator=(thread_handle&& other) noexcept {
+    guarded_slot() noexcept = default;
+    guarded_slot(Guard* owner, int slot) noexcept : owner_(owner), slot_(slot) {}
+    guarded_slot(guarded_slot&& other) noexcept
+        : owner_(std::exchange(other.owner_, nullptr)), slot_(other.slot_) {}
+    guarded_slot& operator=(guarded_slot&& other) noexcept {
         if (this != &other) {
-            release();
-            domain_ = std::exchange(other.domain_, nullptr);
-            tid_ = other.tid_;
+            give_back();
+            owner_ = std::exchange(other.owner_, nullptr);
+            slot_ = other.slot_;
         }
         return *this;
     }
-    thread_handle(const thread_handle&) = delete;
-    thread_handle& operator=(const thread_handle&) = delete;
+    guarded_slot(const guarded_slot&) = delete;
+    guarded_slot& operator=(const guarded_slot&) = delete;
+    ~guarded_slot() { give_back(); }
 
-    int tid() const noexcept { return tid_; }
-
-    void release() noexcept {
-        if (domain_ != nullptr) std::exchange(domain_, nullptr)->unregister_thread(tid_);
+    void give_back() noexcept {
+        if (owner_ != nullptr) std::exchange(owner_, nullptr)->give_back(slot_);
     }
 
   private:
-    Domain* domain_;
-    int tid_;
+    Guard* owner_ = nullptr;
+    int slot_ = 0;
+};
+
+/// The same where protect takes no slot: nothing.
+struct no_guarded_slot {
+    void give_back() noexcept {}
+};
+
+}  // namespace detail
+
+/// A pointer read by op_guard::protect: safe to dereference while it lives.
+/// Move-only; its slot (where the scheme has slots) goes back to the guard
+/// when it dies, is reset, or is assigned another guarded pointer. Under a
+/// scheme without slots it is a bare pointer with a trivial destructor, so
+/// it may live in an NBR read phase, which a neutralization leaves by
+/// siglongjmp without running destructors.
+template <class T, class Domain>
+class [[nodiscard]] guarded {
+    static constexpr bool has_slot = Domain::traits.protect_uses_slots;
+    using guard_type = op_guard<Domain, true>;
+    using slot_type =
+        std::conditional_t<has_slot, detail::guarded_slot<guard_type>, detail::no_guarded_slot>;
+
+  public:
+    guarded() noexcept = default;
+    guarded(guarded&& other) noexcept
+        : ptr_(std::exchange(other.ptr_, nullptr)), slot_(std::move(other.slot_)) {}
+    guarded& operator=(guarded&& other) noexcept {
+        if (this != &other) {
+            slot_ = std::move(other.slot_);  // gives our slot back first
+            ptr_ = std::exchange(other.ptr_, nullptr);
+        }
+        return *this;
+    }
+    guarded(const guarded&) = delete;
+    guarded& operator=(const guarded&) = delete;
+    ~guarded() = default;
+
+    T* get() const noexcept { return ptr_; }
+    T* operator->() const noexcept { return ptr_; }
+    T& operator*() const noexcept { return *ptr_; }
+    explicit operator bool() const noexcept { return ptr_ != nullptr; }
+    friend bool operator==(const guarded& a, const T* b) noexcept { return a.ptr_ == b; }
+
+    /// Ends the protection now: the pointer becomes null.
+    void reset() noexcept {
+        slot_.give_back();
+        ptr_ = nullptr;
+    }
+
+  private:
+    friend guard_type;
+    explicit guarded(T* ptr) noexcept : ptr_(ptr) {}
+    guarded(T* ptr, guard_type* owner, int slot) noexcept : ptr_(ptr), slot_(owner, slot) {}
+
+    T* ptr_ = nullptr;
+    [[no_unique_address]] slot_type slot_{};
 };
 
 }  // namespace smr

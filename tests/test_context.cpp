@@ -1,0 +1,184 @@
+// Contexts and guarded pointers (reclaim/context.hpp, reclaim/guards.hpp):
+// a thread attaches once and passes its context; an op_guard made from it
+// hands out protect slots to guarded pointers and takes them back when the
+// pointers die.
+//
+// Deterministic, on one OS thread with two attached contexts (a reader and
+// a writer), as in test_nested_operations: the writer replaces and retires
+// what the reader holds and keeps running operations, which lets every
+// scheme reclaim as far as the reader allows.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <stdexcept>
+#include <type_traits>
+#include <utility>
+
+#include "one_thread_scenarios.hpp"
+#include "smr/reclaim/all.hpp"
+#include "smr/reclaim/context.hpp"
+#include "smr/reclaim/guards.hpp"
+
+namespace {
+
+using smr::test::domain_names;
+using smr::test::eager_config;
+using smr::test::flagged_node;
+using smr::test::replace;
+
+// ---- what the types promise ---------------------------------------------------
+
+using debra_node = flagged_node<smr::debra_domain>;
+using hp_node = flagged_node<smr::hp_domain>;
+static_assert(sizeof(smr::guarded<debra_node, smr::debra_domain>) == sizeof(debra_node*),
+              "without slots a guarded pointer is the pointer");
+static_assert(std::is_trivially_destructible_v<smr::guarded<debra_node, smr::debra_domain>>);
+static_assert(
+    std::is_trivially_destructible_v<smr::guarded<flagged_node<smr::nbr_domain>, smr::nbr_domain>>,
+    "a read phase left by siglongjmp runs no destructor");
+static_assert(!std::is_trivially_destructible_v<smr::guarded<hp_node, smr::hp_domain>>);
+static_assert(!std::is_copy_constructible_v<smr::guarded<hp_node, smr::hp_domain>>);
+static_assert(std::is_nothrow_move_constructible_v<smr::guarded<hp_node, smr::hp_domain>>);
+static_assert(!std::is_copy_constructible_v<smr::context<smr::hp_domain>>);
+static_assert(std::is_nothrow_move_constructible_v<smr::context<smr::hp_domain>>);
+static_assert(
+    std::is_convertible_v<smr::thread_handle<smr::hp_domain>&, smr::context<smr::hp_domain>&>,
+    "code that still makes a thread_handle can pass it where a context is taken");
+
+// ---- attaching ------------------------------------------------------------------
+
+TEST(context, attaches_once_and_detaches_when_it_dies_or_moves_on) {
+    smr::domain_config config;
+    config.max_threads = 2;
+    smr::debra_domain domain(config);
+    auto first = smr::attach(domain);
+    {
+        auto second = smr::attach(domain);
+        EXPECT_NE(first.tid(), second.tid());
+        EXPECT_THROW((void)smr::attach(domain), std::length_error) << "two slots, both taken";
+    }
+    // `second` detached at its end: its slot is free again.
+    auto third = smr::attach(domain);
+    EXPECT_TRUE(third.attached());
+
+    // A move hands the attachment over; the moved-from context holds none.
+    smr::context<smr::debra_domain> moved = std::move(first);
+    EXPECT_TRUE(moved.attached());
+    EXPECT_FALSE(first.attached());  // NOLINT(bugprone-use-after-move): the point of the test
+    EXPECT_EQ(&moved.domain(), &domain);
+
+    // Assigning over an attached context detaches it first.
+    moved = std::move(third);
+    auto again = smr::attach(domain);  // the slot `moved` held before is free
+    EXPECT_TRUE(again.attached());
+    again.detach();
+    EXPECT_FALSE(again.attached());
+    again.detach();  // nothing left to detach
+}
+
+// ---- guarded pointers under every scheme that protects without signals -------------
+// (the token schemes are left out: with one OS thread the token waits for the
+// reader, which runs no operation while the writer reclaims)
+
+using guarding_domains =
+    ::testing::Types<smr::hp_domain, smr::he_domain, smr::wfe_domain, smr::ibr_domain,
+                     smr::debra_domain, smr::ebr_domain, smr::rcu_epoch_domain>;
+
+template <class Domain>
+class guarded_test : public ::testing::Test {};
+TYPED_TEST_SUITE(guarded_test, guarding_domains, domain_names);
+
+// Two guarded pointers alive at once keep both their nodes while the writer
+// retires them and reclaims everything else; once they and their operation
+// are over, both are freed. Were the two given one slot (the mutant
+// guarded_pointers_share_a_slot), hp's second protect would overwrite the
+// first's hazard and the first node would be freed under its reader.
+TYPED_TEST(guarded_test, keeps_each_node_until_it_and_its_operation_end) {
+    using Domain = TypeParam;
+    using node = flagged_node<Domain>;
+    Domain domain(eager_config());
+    auto reader = smr::attach(domain);
+    auto writer = smr::attach(domain);
+    const int w = writer.tid();
+    bool a_destroyed = false;
+    bool b_destroyed = false;
+    std::atomic<node*> a{domain.template allocate_outside_op<node>(w, &a_destroyed)};
+    std::atomic<node*> b{domain.template allocate_outside_op<node>(w, &b_destroyed)};
+    constexpr int rounds = 100;
+    {
+        smr::op_guard op(reader);
+        const auto held_a = op.protect(a);
+        const auto held_b = op.protect(b);
+        ASSERT_EQ(held_a.get(), a.load());
+        ASSERT_EQ(held_b.get(), b.load());
+        for (int round = 0; round < rounds; ++round) {
+            replace(domain, w, a);
+            replace(domain, w, b);
+        }
+        EXPECT_FALSE(a_destroyed) << "freed while a guarded pointer held it";
+        EXPECT_FALSE(b_destroyed) << "freed while a guarded pointer held it";
+    }
+    for (int round = 0; round < rounds; ++round) {
+        replace(domain, w, a);
+        replace(domain, w, b);
+    }
+    EXPECT_TRUE(a_destroyed) << "never freed after the operation";
+    EXPECT_TRUE(b_destroyed) << "never freed after the operation";
+    domain.free_unshared(a.load());
+    domain.free_unshared(b.load());
+}
+
+// ---- hp: which slot each pointer takes --------------------------------------------
+
+struct hp_slots : ::testing::Test {
+    smr::hp_domain domain{eager_config()};
+    smr::context<smr::hp_domain> self{domain};
+    std::atomic<hp_node*> cells[smr::max_protect_slots + 1] = {};
+
+    hp_slots() {
+        for (auto& cell : cells) {
+            cell.store(domain.allocate_outside_op<hp_node>(self.tid(), nullptr));
+        }
+    }
+    ~hp_slots() override {
+        for (auto& cell : cells) domain.free_unshared(cell.load());
+    }
+    /// What hazard pointer `index` of the thread announces.
+    const void* announced(int index) {
+        return domain.hazard(self.tid(), index).cell().load(std::memory_order_relaxed);
+    }
+    static const void* header(hp_node* node) {
+        return static_cast<const smr::core::retired_node*>(node);
+    }
+};
+
+TEST_F(hp_slots, the_lowest_free_slot_is_taken_and_given_back_at_death_or_reset) {
+    smr::op_guard op(self);
+    auto g0 = op.protect(cells[0]);
+    auto g1 = op.protect(cells[1]);
+    EXPECT_EQ(announced(0), header(g0.get()));
+    EXPECT_EQ(announced(1), header(g1.get()));
+    g0.reset();
+    EXPECT_EQ(g0.get(), nullptr);
+    auto g2 = op.protect(cells[2]);  // slot 0 again
+    EXPECT_EQ(announced(0), header(g2.get()));
+    {
+        auto moved = std::move(g1);    // keeps slot 1; g1 holds nothing now
+        EXPECT_EQ(g1.get(), nullptr);  // NOLINT(bugprone-use-after-move)
+        EXPECT_EQ(announced(1), header(moved.get()));
+    }
+    auto g3 = op.protect(cells[3]);  // slot 1, given back by `moved`
+    EXPECT_EQ(announced(1), header(g3.get()));
+}
+
+TEST_F(hp_slots, more_pointers_than_slots_stop_the_program) {
+    using held_type = smr::guarded<hp_node, smr::hp_domain>;
+    auto hold_one_too_many = [&] {
+        smr::op_guard op(self);
+        held_type held[smr::max_protect_slots + 1];
+        for (int i = 0; i <= smr::max_protect_slots; ++i) held[i] = op.protect(cells[i]);
+    };
+    EXPECT_DEATH(hold_one_too_many(), "more guarded pointers alive than a thread's protect slots");
+}
+
+}  // namespace
