@@ -3,9 +3,11 @@
 // One source serves all three because it follows the rules every family
 // needs (README, "Using the library"):
 //
-//   - every read of a shared node happens inside an smr::op_guard, through
-//     domain.protect (hazard schemes publish a hazard there; epoch schemes
-//     just load);
+//   - every read of a shared node happens inside an smr::op_guard made from
+//     the thread's context, through the guard's protect, which returns a
+//     guarded pointer (hazard schemes publish a hazard in a slot the guard
+//     hands out and takes back when the pointer dies; epoch schemes just
+//     load);
 //   - the read-only stretch of an operation is bracketed by
 //     SMR_READ_PHASE_BEGIN and domain.read_phase_end(tid, nodes...), which
 //     names the nodes the rest of the operation uses (nbr restarts a read
@@ -14,8 +16,8 @@
 //   - nodes come from domain.allocate, made before the operation reads
 //     shared memory, and a node is retired once, after the CAS that
 //     unlinked it, by the thread whose CAS succeeded;
-//   - each thread registers (smr::thread_handle) before it touches the
-//     domain.
+//   - each thread attaches (smr::attach) before it touches the domain and
+//     passes its context to the stack.
 //
 // More threads than cores push and pop; every value pushed must come out
 // exactly once. Exit status 0 when it does and nodes were really freed.
@@ -52,10 +54,10 @@ class treiber_stack {
         }
     }
 
-    void push(int tid, std::uint64_t value) {
+    void push(smr::context<Domain>& self, std::uint64_t value) {
         // Allocated before the operation reads anything shared.
-        node* fresh = domain_.template allocate_outside_op<node>(tid, value);
-        smr::op_guard op(domain_, tid);
+        node* fresh = domain_.template allocate_outside_op<node>(self.tid(), value);
+        smr::op_guard op(self);
         node* top = top_.load(std::memory_order_relaxed);
         do {
             fresh->next = top;
@@ -65,24 +67,26 @@ class treiber_stack {
                                              std::memory_order_relaxed));
     }
 
-    bool pop(int tid, std::uint64_t& value) {
-        smr::op_guard op(domain_, tid);
+    bool pop(smr::context<Domain>& self, std::uint64_t& value) {
+        const int tid = self.tid();
+        smr::op_guard op(self);
         for (;;) {
-            node* top;
-            node* next;
             SMR_READ_PHASE_BEGIN(domain_, tid);
-            top = domain_.protect(tid, 0, top_);
-            if (top == nullptr) {
+            // Under nbr a guarded pointer is a bare pointer, with no
+            // destructor for a neutralization to skip.
+            const auto top = op.protect(top_);
+            if (!top) {
                 domain_.read_phase_end(tid);
                 return false;
             }
-            next = top->next;
-            domain_.read_phase_end(tid, top);  // nbr: top stays usable below
+            node* const next = top->next;
+            domain_.read_phase_end(tid, top.get());  // nbr: top stays usable below
+            node* expected = top.get();
             // acquire on failure is not needed: the next round protects again.
-            if (top_.compare_exchange_strong(top, next, std::memory_order_acq_rel,
+            if (top_.compare_exchange_strong(expected, next, std::memory_order_acq_rel,
                                              std::memory_order_relaxed)) {
                 value = top->value;
-                domain_.retire(tid, top);  // unlinked by us, retired once
+                domain_.retire(tid, top.get());  // unlinked by us, retired once
                 return true;
             }
         }
@@ -115,23 +119,23 @@ bool exercise(const char* name) {
         std::vector<std::thread> workers;
         for (int t = 0; t < threads; ++t) {
             workers.emplace_back([&, t] {
-                smr::thread_handle self(domain);
+                auto self = smr::attach(domain);
                 std::uint64_t x = 0x9E3779B97F4A7C15ULL * static_cast<std::uint64_t>(t + 1);
                 for (int i = 0; i < operations; ++i) {
                     const std::uint64_t r = next_random(x);
                     std::uint64_t value = 0;
                     if (r & 1) {
-                        stack.push(self.tid(), r >> 8);
+                        stack.push(self, r >> 8);
                         pushed_sum[t] += r >> 8;
-                    } else if (stack.pop(self.tid(), value)) {
+                    } else if (stack.pop(self, value)) {
                         popped_sum[t] += value;
                     }
                 }
             });
         }
         for (auto& worker : workers) worker.join();
-        smr::thread_handle self(domain);
-        for (std::uint64_t value = 0; stack.pop(self.tid(), value);) left_sum += value;
+        auto self = smr::attach(domain);
+        for (std::uint64_t value = 0; stack.pop(self, value);) left_sum += value;
     }
     std::uint64_t in = 0;
     std::uint64_t out = left_sum;
