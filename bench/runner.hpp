@@ -300,30 +300,33 @@ class pair_trial final : public trial_subject {
     }
     static int tid_of(int tid) noexcept { return tid; }
     static int tid_of(const smr::context<Domain>* self) noexcept { return self->tid(); }
+    /// The argument itself, from what caller() gave.
+    static int argument(int tid) noexcept { return tid; }
+    static smr::context<Domain>& argument(smr::context<Domain>* self) noexcept { return *self; }
 
     /// One operation of the workload, its outcome added to the tally.
     /// `who` (caller()) is what the structure's operations take.
     template <class Caller>
     void operation(Caller who, op_kind kind, std::int64_t key, worker_tally& tally) {
         if constexpr (structure_traits.is_queue) {
-            detail::queue_operation(structure_, *who, kind, key, tally);
+            detail::queue_operation(structure_, argument(who), kind, key, tally);
         } else {
-            const int tid = who;
+            decltype(auto) arg = argument(who);
             switch (kind) {
                 case op_kind::insert:
-                    if (structure_.insert(tid, key, key)) {
+                    if (structure_.insert(arg, key, key)) {
                         tally.key_sum += key;
                         ++tally.size;
                     }
                     break;
                 case op_kind::erase:
-                    if (structure_.erase(tid, key)) {
+                    if (structure_.erase(arg, key)) {
                         tally.key_sum -= key;
                         --tally.size;
                     }
                     break;
                 case op_kind::contains:
-                    (void)structure_.contains(tid, key);
+                    (void)structure_.contains(arg, key);
                     break;
             }
         }

@@ -115,7 +115,7 @@ run_result run_set(const run_options& o) {
     {
         smr::thread_handle handle(domain);
         for (std::int64_t k = 0; k < o.key_range; k += 2) {
-            set.insert(handle.tid(), k, k);
+            set.insert(smr::caller_for<DS<Domain>>(handle), k, k);
             initial.insert(static_cast<std::uint64_t>(k));
         }
         if constexpr (requires { set.flush(handle.tid()); }) set.flush(handle.tid());
@@ -125,6 +125,9 @@ run_result run_set(const run_options& o) {
     const auto started = std::chrono::steady_clock::now();
     out.error = detail::run_threads(domain, set, o, [&](int t, auto& self, auto& rng) {
         const int tid = self.tid();
+        // The context, or the slot number while the structure has not moved
+        // to contexts (smr::caller_for).
+        auto&& who = smr::caller_for<DS<Domain>>(self);
         for (std::uint64_t i = 0; i < o.ops_per_thread; ++i) {
             const std::uint64_t r = rng.next();
             const auto key = static_cast<std::int64_t>(r % static_cast<std::uint64_t>(o.key_range));
@@ -132,13 +135,13 @@ run_result run_set(const run_options& o) {
             const int dice = static_cast<int>((r >> 32) % 100);
             if (dice < o.insert_pct) {
                 rec.record(t, op_kind::insert, k,
-                           [&] { return std::uint64_t{set.insert(tid, key, key)}; });
+                           [&] { return std::uint64_t{set.insert(who, key, key)}; });
             } else if (dice < o.insert_pct + o.erase_pct) {
                 rec.record(t, op_kind::remove, k,
-                           [&] { return std::uint64_t{set.erase(tid, key)}; });
+                           [&] { return std::uint64_t{set.erase(who, key)}; });
             } else {
                 rec.record(t, op_kind::contains, k,
-                           [&] { return std::uint64_t{set.contains(tid, key)}; });
+                           [&] { return std::uint64_t{set.contains(who, key)}; });
             }
             domain.quiescent(tid);  // an application quiescent state (QSBR)
         }
