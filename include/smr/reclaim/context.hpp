@@ -17,6 +17,7 @@
 #pragma once
 
 #include <cassert>
+#include <memory>
 #include <utility>
 
 namespace smr {
@@ -30,38 +31,29 @@ class [[nodiscard]] context {
   public:
     /// Throws std::length_error when the domain already holds
     /// domain_config::max_threads threads.
-    explicit context(Domain& domain) : domain_(&domain), tid_(domain.register_thread()) {}
-    ~context() { detach(); }
-    context(context&& other) noexcept
-        : domain_(std::exchange(other.domain_, nullptr)), tid_(other.tid_) {}
-    context& operator=(context&& other) noexcept {
-        if (this != &other) {
-            detach();
-            domain_ = std::exchange(other.domain_, nullptr);
-            tid_ = other.tid_;
-        }
-        return *this;
-    }
-    context(const context&) = delete;
-    context& operator=(const context&) = delete;
+    explicit context(Domain& domain)
+        : attachment_(&domain, detach_slot{domain.register_thread()}) {}
 
     /// The domain attached to. Only while attached().
     Domain& domain() const noexcept {
         assert(attached() && "smr::context: used after detach() or after a move");
-        return *domain_;
+        return *attachment_;
     }
     /// The thread's slot number, for the calls that still take one.
-    int tid() const noexcept { return tid_; }
-    bool attached() const noexcept { return domain_ != nullptr; }
+    int tid() const noexcept { return attachment_.get_deleter().tid; }
+    bool attached() const noexcept { return attachment_ != nullptr; }
 
     /// Detaches now (what the destructor does); then nothing.
-    void detach() noexcept {
-        if (domain_ != nullptr) std::exchange(domain_, nullptr)->unregister_thread(tid_);
-    }
+    void detach() noexcept { attachment_.reset(); }
 
   private:
-    Domain* domain_;
-    int tid_;
+    /// The attachment is owned as a unique_ptr owns memory: moved, never
+    /// copied, released once (unregister_thread) by whoever holds it last.
+    struct detach_slot {
+        int tid;
+        void operator()(Domain* domain) const noexcept { domain->unregister_thread(tid); }
+    };
+    std::unique_ptr<Domain, detach_slot> attachment_;
 };
 
 /// Attaches the calling thread to `domain`.

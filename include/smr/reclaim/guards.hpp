@@ -35,6 +35,7 @@
 #include <cassert>
 #include <csetjmp>
 #include <cstdint>
+#include <memory>
 #include <type_traits>
 #include <utility>
 
@@ -130,7 +131,8 @@ class [[nodiscard]] op_guard {
     int tid() const noexcept { return tid_; }
 
   private:
-    friend detail::guarded_slot<op_guard>;
+    template <class>
+    friend class detail::guarded_slot;
 
     static std::uint32_t& checked_depth(Domain& domain, int tid) noexcept {
         assert(domain.registered(tid) && "op_guard: tid is not a registered thread of the domain");
@@ -162,37 +164,24 @@ op_guard(Domain&, int) -> op_guard<Domain>;
 namespace detail {
 
 /// What a guarded pointer holds besides the pointer, under a scheme that
-/// publishes per slot: the slot it took and the guard to give it back to,
-/// which it does when it dies or is assigned over. A member of its own, so
-/// that the guarded pointer's destructor stays trivial where there is no
-/// slot (a constrained destructor would say the same, but clang before 16
-/// does not take one).
+/// publishes per slot: the slot it took, owned as a unique_ptr owns memory
+/// (moved, released once), released by giving it back to its guard. A
+/// member of its own, so that the guarded pointer's destructor stays
+/// trivial where there is no slot (a constrained destructor would say the
+/// same, but clang before 16 does not take one).
 template <class Guard>
 class guarded_slot {
   public:
     guarded_slot() noexcept = default;
-    guarded_slot(Guard* owner, int slot) noexcept : owner_(owner), slot_(slot) {}
-    guarded_slot(guarded_slot&& other) noexcept
-        : owner_(std::exchange(other.owner_, nullptr)), slot_(other.slot_) {}
-    guarded_slot& operator=(guarded_slot&& other) noexcept {
-        if (this != &other) {
-            give_back();
-            owner_ = std::exchange(other.owner_, nullptr);
-            slot_ = other.slot_;
-        }
-        return *this;
-    }
-    guarded_slot(const guarded_slot&) = delete;
-    guarded_slot& operator=(const guarded_slot&) = delete;
-    ~guarded_slot() { give_back(); }
-
-    void give_back() noexcept {
-        if (owner_ != nullptr) std::exchange(owner_, nullptr)->give_back(slot_);
-    }
+    guarded_slot(Guard* owner, int slot) noexcept : held_(owner, give_back_slot{slot}) {}
+    void give_back() noexcept { held_.reset(); }
 
   private:
-    Guard* owner_ = nullptr;
-    int slot_ = 0;
+    struct give_back_slot {
+        int slot = 0;
+        void operator()(Guard* owner) const noexcept { owner->give_back(slot); }
+    };
+    std::unique_ptr<Guard, give_back_slot> held_;
 };
 
 /// The same where protect takes no slot: nothing.
