@@ -73,7 +73,7 @@ inline void check_fifo(std::int64_t value, worker_tally& tally) {
 /// dequeue really returned, not the one the generator drew; a dequeue from
 /// an empty queue counts as an unsuccessful erase.
 template <class Queue>
-void queue_operation(Queue& queue, typename Queue::context_type& self, op_kind kind,
+void queue_operation(Queue& queue, smr::context_ref<typename Queue::domain_type> self, op_kind kind,
                      std::int64_t key, worker_tally& tally) {
     switch (kind) {
         case op_kind::insert:
@@ -156,6 +156,8 @@ inline smr::domain_config trial_domain_config(const bench_config& config,
 template <class Domain, template <class> class Structure>
 class pair_trial final : public trial_subject {
     using structure_type = Structure<Domain>;
+    /// What the workers lend the structure's operations: their context.
+    using context_ref = smr::context_ref<Domain>;
     /// What the structure declares: its operations (a queue's) and options.
     static constexpr smr::ds_traits structure_traits = smr::ds_traits_of<structure_type>();
 
@@ -172,14 +174,13 @@ class pair_trial final : public trial_subject {
           structure_(detail::make_structure<structure_type>(domain_, config)) {}
 
     std::int64_t prefill_from_main(worker_tally& tally) override {
-        smr::thread_handle handle(domain_);
+        auto self = smr::attach(domain_);
         splitmix64 rng(stream_seed(config_.seed, trial_index_, config_.threads, 0));
-        return prefill(caller(handle), rng, tally);
+        return prefill(self, rng, tally);
     }
 
     void run_worker(int index, worker_tally& tally) override {
-        smr::thread_handle handle(domain_);
-        const int tid = handle.tid();
+        auto self = smr::attach(domain_);
         if constexpr (structure_traits.is_queue) {
             if (config_.threads > (1 << detail::producer_bits)) {
                 throw std::runtime_error("queue items tag at most 4096 producers");
@@ -189,17 +190,17 @@ class pair_trial final : public trial_subject {
         }
         // Grow to the steady-state size with every thread (--prefill-by workers).
         splitmix64 prefill_rng(stream_seed(config_.seed, trial_index_, index, 0));
-        (void)prefill(caller(handle), prefill_rng, tally);
+        (void)prefill(self, prefill_rng, tally);
         control_.arrive_ready();
         control_.wait_for_go();
 
         splitmix64 rng(stream_seed(config_.seed, trial_index_, index, 1));
-        const std::uint64_t ops = measured_operations(caller(handle), rng, tally);
+        const std::uint64_t ops = measured_operations(self, rng, tally);
         tally.end_ns = smr::core::now_ns();
         tally.measured_ops = ops - tally.failed_ops;
         // A transactional structure hands this thread's pending frees to the
-        // domain before the handle goes.
-        if constexpr (requires { structure_.flush(tid); }) structure_.flush(tid);
+        // domain before the thread detaches.
+        if constexpr (detail::has_stm<structure_type>()) structure_.flush(self);
         control_.count_finished();
     }
 
@@ -212,8 +213,8 @@ class pair_trial final : public trial_subject {
     // the bounded-garbage behaviour of the NBR paper's Figure 4c. Below the
     // checkpoint it only reads and sleeps, as a read phase must.
     void run_staller() override {
-        smr::thread_handle handle(domain_);
-        const int tid = handle.tid();
+        auto self = smr::attach(domain_);
+        const int tid = self.tid();
         smr::op_guard guard(domain_, tid);
         control_.arrive_ready();
         SMR_READ_PHASE_BEGIN(domain_, tid);
@@ -224,7 +225,7 @@ class pair_trial final : public trial_subject {
     // --stall-hold: the same, holding the structure's first node (what a held
     // reference keeps alive: under lfrc, the node's unlinked successors).
     void run_holding_staller() override {
-        smr::thread_handle handle(domain_);
+        auto self = smr::attach(domain_);
         bool holding = false;
         // After the prefill, so that there is a first node to hold.
         while (control_.prefilled.load(std::memory_order_relaxed) < prefill_target_ &&
@@ -232,7 +233,7 @@ class pair_trial final : public trial_subject {
             std::this_thread::sleep_for(std::chrono::milliseconds(1));
         }
         if constexpr (structure_traits.holds_first) {
-            structure_.hold_first(smr::caller_for<structure_type>(handle), [&] {
+            structure_.hold_first(self, [&] {
                 if (!std::exchange(holding, true)) control_.arrive_ready();
                 control_.sleep_until_stop();
             });
@@ -286,47 +287,27 @@ class pair_trial final : public trial_subject {
     }
 
   private:
-    /// What the structure's operations are called with: the thread's
-    /// context, by address, where the structure has moved to contexts
-    /// (smr::caller_for), else its slot number, by value, as before
-    /// contexts: read from the context at each operation, it cost +8 to +12
-    /// instructions per operation on dgt_bst.
-    static auto caller(smr::context<Domain>& self) noexcept {
-        if constexpr (requires { typename structure_type::context_type; }) {
-            return &self;
-        } else {
-            return self.tid();
-        }
-    }
-    static int tid_of(int tid) noexcept { return tid; }
-    static int tid_of(const smr::context<Domain>* self) noexcept { return self->tid(); }
-    /// The argument itself, from what caller() gave.
-    static int argument(int tid) noexcept { return tid; }
-    static smr::context<Domain>& argument(smr::context<Domain>* self) noexcept { return *self; }
-
-    /// One operation of the workload, its outcome added to the tally.
-    /// `who` (caller()) is what the structure's operations take.
-    template <class Caller>
-    void operation(Caller who, op_kind kind, std::int64_t key, worker_tally& tally) {
+    /// One operation of the workload by the thread `self`, its outcome added
+    /// to the tally.
+    void operation(context_ref self, op_kind kind, std::int64_t key, worker_tally& tally) {
         if constexpr (structure_traits.is_queue) {
-            detail::queue_operation(structure_, argument(who), kind, key, tally);
+            detail::queue_operation(structure_, self, kind, key, tally);
         } else {
-            decltype(auto) arg = argument(who);
             switch (kind) {
                 case op_kind::insert:
-                    if (structure_.insert(arg, key, key)) {
+                    if (structure_.insert(self, key, key)) {
                         tally.key_sum += key;
                         ++tally.size;
                     }
                     break;
                 case op_kind::erase:
-                    if (structure_.erase(arg, key)) {
+                    if (structure_.erase(self, key)) {
                         tally.key_sum -= key;
                         --tally.size;
                     }
                     break;
                 case op_kind::contains:
-                    (void)structure_.contains(arg, key);
+                    (void)structure_.contains(self, key);
                     break;
             }
         }
@@ -334,21 +315,20 @@ class pair_trial final : public trial_subject {
 
     /// Inserts random keys until the structure holds the prefill target;
     /// returns how many this thread inserted.
-    template <class Caller>
-    std::int64_t prefill(Caller who, splitmix64& rng, worker_tally& tally) {
+    std::int64_t prefill(context_ref self, splitmix64& rng, worker_tally& tally) {
         const auto key_range = static_cast<std::uint64_t>(config_.workload.key_range);
         std::int64_t inserted = 0;
         while (control_.prefilled.load(std::memory_order_relaxed) < prefill_target_) {
             const auto key = static_cast<std::int64_t>(rng.below(key_range));
             const std::int64_t before = tally.size;
             try {
-                operation(who, op_kind::insert, key, tally);
+                operation(self, op_kind::insert, key, tally);
             } catch (const std::bad_alloc&) {
                 if (pool_ == nullptr) throw;
                 throw std::runtime_error(prefill_pool_exhausted(
                     config_.pool_nodes, control_.prefilled.load(), prefill_target_));
             }
-            domain_.quiescent(tid_of(who));
+            domain_.quiescent(smr::tid_of(self));
             if (tally.size == before) continue;
             control_.prefilled.fetch_add(1, std::memory_order_relaxed);
             ++inserted;
@@ -358,8 +338,7 @@ class pair_trial final : public trial_subject {
 
     /// The measured interval's operations, until the stop flag or --ops;
     /// returns how many ran (failed ones included).
-    template <class Caller>
-    std::uint64_t measured_operations(Caller who, splitmix64& rng, worker_tally& tally) {
+    std::uint64_t measured_operations(context_ref self, splitmix64& rng, worker_tally& tally) {
         const op_mix mix{config_.workload.insert_pct, config_.workload.erase_pct};
         const auto key_range = static_cast<std::uint64_t>(config_.workload.key_range);
         const bool alternate = config_.workload.alternate;
@@ -370,7 +349,7 @@ class pair_trial final : public trial_subject {
         std::uint64_t ops = 0;
         std::uint32_t since_quiescent = 0;
         alternating_updates alternation;  // --alternate
-        const int tid = tid_of(who);
+        const int tid = smr::tid_of(self);
         // relaxed: `stop` only ends the loop; the join publishes the tallies.
         while (ops != op_limit && !control_.stop.load(std::memory_order_relaxed)) {
             op_kind kind = mix.pick(rng);
@@ -380,7 +359,7 @@ class pair_trial final : public trial_subject {
             // Only a pool throws here (--on-empty fail, or a wait ended by
             // the stop): the structure gave the operation up cleanly.
             try {
-                operation(who, kind, key, tally);
+                operation(self, kind, key, tally);
                 alternation.done(kind, key, tally.size != size_before);
             } catch (const std::bad_alloc&) {
                 if (pool_ == nullptr) throw;

@@ -9,7 +9,7 @@
 //     EXPECT_TRUE(result.ok()) << result.error;
 //
 // Each round starts `threads` threads that register with the domain
-// (smr::thread_handle), meet at a latch, do their share of random operations
+// (smr::attach), meet at a latch, do their share of random operations
 // with a per-thread xorshift generator, and exit; rounds reuse the same
 // thread slots (and inherit their limbo bags). Between rounds, with every
 // thread joined, validate() must hold and its key sum and size must equal
@@ -125,24 +125,24 @@ struct thread_totals {
 
 /// One random operation of the stress mix, counted into `mine`.
 template <class Set>
-void stress_operation(Set& set, int tid, std::uint64_t r, const stress_options& options,
-                      thread_totals& mine) {
+void stress_operation(Set& set, typename Set::context_type& self, std::uint64_t r,
+                      const stress_options& options, thread_totals& mine) {
     const auto key =
         static_cast<std::int64_t>((r >> 16) % static_cast<std::uint64_t>(options.key_range));
     const int dice = static_cast<int>((r & 0xFFFF) % 100);
     if (dice < options.insert_pct) {
-        if (set.insert(tid, key, key)) {
+        if (set.insert(self, key, key)) {
             mine.key_sum += static_cast<std::uint64_t>(key);
             ++mine.size;
             ++mine.inserted;
         }
     } else if (dice < options.insert_pct + options.erase_pct) {
-        if (set.erase(tid, key)) {
+        if (set.erase(self, key)) {
             mine.key_sum -= static_cast<std::uint64_t>(key);
             --mine.size;
             ++mine.erased;
         }
-    } else if (set.contains(tid, key)) {
+    } else if (set.contains(self, key)) {
         ++mine.found;
     }
 }
@@ -183,8 +183,8 @@ stress_result run_stress(const stress_options& options) {
             threads.emplace_back([&, t] {
                 bool arrived = false;
                 try {
-                    smr::thread_handle handle(domain);
-                    const int tid = handle.tid();
+                    auto self = smr::attach(domain);
+                    const int tid = self.tid();
                     detail::xorshift64 rng(
                         detail::mix_seed(options.seed ^ (static_cast<std::uint64_t>(round) << 32) ^
                                          static_cast<std::uint64_t>(t)));
@@ -197,7 +197,7 @@ stress_result run_stress(const stress_options& options) {
                             break;
                         }
                         try {
-                            detail::stress_operation(set, tid, rng.next(), options, mine);
+                            detail::stress_operation(set, self, rng.next(), options, mine);
                         } catch (const std::bad_alloc&) {
                             if (!options.allocation_may_fail) throw;
                             ++mine.failed;
@@ -209,8 +209,8 @@ stress_result run_stress(const stress_options& options) {
                     }
                     if (options.stop_together) round_over.store(true, std::memory_order_relaxed);
                     // A transactional structure hands its thread's pending
-                    // frees to the domain before the handle goes.
-                    if constexpr (requires { set.flush(tid); }) set.flush(tid);
+                    // frees to the domain before the thread detaches.
+                    if constexpr (requires { DS<Domain>::transactional; }) set.flush(self);
                 } catch (const std::exception& e) {
                     if (!arrived) ready.count_down();
                     std::lock_guard lock(error_mutex);

@@ -90,10 +90,10 @@ smr::domain_config config_with(std::pmr::memory_resource* memory) {
 /// Inserts and erases over a small key range, so that nodes are retired,
 /// freed while the thread runs, and discarded by inserts that fail.
 template <class Structure>
-void churn(Structure& set, int tid) {
+void churn(Structure& set, typename Structure::context_type& self) {
     for (int round = 0; round < 20; ++round) {
-        for (std::int64_t key = 0; key < 64; ++key) (void)set.insert(tid, key, key);
-        for (std::int64_t key = 0; key < 64; key += 2) (void)set.erase(tid, key);
+        for (std::int64_t key = 0; key < 64; ++key) (void)set.insert(self, key, key);
+        for (std::int64_t key = 0; key < 64; key += 2) (void)set.erase(self, key);
     }
 }
 
@@ -104,7 +104,7 @@ void expect_every_node_through(checking_resource& memory) {
         {
             Structure<Domain> set(domain);
             smr::thread_handle handle(domain);
-            churn(set, handle.tid());
+            churn(set, handle);
             ASSERT_TRUE(set.validate().ok);
             EXPECT_GT(memory.deallocations, 0u) << "nothing was freed while the thread ran";
         }
@@ -136,7 +136,7 @@ TEST(allocation_hook, dgt_bst_with_leak_frees_everything_at_the_end) {
         smr::leak_domain domain(config_with(&memory));
         smr::ds::dgt_bst<smr::leak_domain> set(domain);
         smr::thread_handle handle(domain);
-        churn(set, handle.tid());
+        churn(set, handle);
     }
     EXPECT_EQ(memory.live(), 0u);
     EXPECT_EQ(memory.mismatch, "");

@@ -44,6 +44,16 @@ static_assert(std::is_nothrow_move_constructible_v<smr::context<smr::hp_domain>>
 static_assert(
     std::is_convertible_v<smr::thread_handle<smr::hp_domain>&, smr::context<smr::hp_domain>&>,
     "code that still makes a thread_handle can pass it where a context is taken");
+static_assert(
+    std::is_convertible_v<smr::context<smr::hp_domain>&, smr::context_ref<smr::hp_domain>>,
+    "a caller passes its context to an operation");
+static_assert(
+    !std::is_convertible_v<int, smr::context_ref<smr::hp_domain>>,
+    "an operation cannot be handed a slot number (compile_fail/operation_given_a_slot_number)");
+static_assert(
+    !std::is_convertible_v<smr::context<smr::hp_domain>&, smr::context_ref<smr::ebr_domain>>,
+    "nor another domain's context");
+static_assert(sizeof(smr::context_ref<smr::hp_domain>) == sizeof(int), "lent in a register");
 
 // ---- attaching ------------------------------------------------------------------
 
@@ -74,6 +84,16 @@ TEST(context, attaches_once_and_detaches_when_it_dies_or_moves_on) {
     again.detach();
     EXPECT_FALSE(again.attached());
     again.detach();  // nothing left to detach
+}
+
+TEST(context, lends_its_slot_number_to_an_operation) {
+    smr::debra_domain domain(smr::domain_config{});
+    auto self = smr::attach(domain);
+    auto other = smr::attach(domain);
+    const auto slot_of = [](smr::context_ref<smr::debra_domain> lent) { return smr::tid_of(lent); };
+    EXPECT_EQ(slot_of(self), self.tid());
+    EXPECT_EQ(slot_of(other), other.tid());
+    EXPECT_NE(slot_of(self), slot_of(other));
 }
 
 // ---- guarded pointers under every scheme that protects without signals -------------

@@ -195,8 +195,7 @@ class DsSequential : public ::testing::Test {
 
     domain_type domain{smr::domain_config{}};
     DS set{domain};
-    smr::thread_handle<domain_type> handle{domain};
-    int tid = handle.tid();
+    smr::context<domain_type> self{domain};
 
     /// validate() must hold and agree with the model.
     void expect_matches(const std::set<key_t>& model, const std::string& where) {
@@ -219,13 +218,13 @@ class DsSequential : public ::testing::Test {
             const auto dice = rng() % 100;
             if (dice < 40) {
                 const bool expected = model.insert(key).second;
-                ASSERT_EQ(set.insert(tid, key, key), expected) << "insert " << key << " op " << i;
+                ASSERT_EQ(set.insert(self, key, key), expected) << "insert " << key << " op " << i;
             } else if (dice < 80) {
                 const bool expected = model.erase(key) == 1;
-                ASSERT_EQ(set.erase(tid, key), expected) << "erase " << key << " op " << i;
+                ASSERT_EQ(set.erase(self, key), expected) << "erase " << key << " op " << i;
             } else {
                 const bool expected = model.count(key) == 1;
-                ASSERT_EQ(set.contains(tid, key), expected) << "contains " << key << " op " << i;
+                ASSERT_EQ(set.contains(self, key), expected) << "contains " << key << " op " << i;
             }
             if ((i + 1) % 20000 == 0) {
                 expect_matches(model, "op " + std::to_string(i));
@@ -234,7 +233,7 @@ class DsSequential : public ::testing::Test {
         }
         expect_matches(model, "end");
         // Empty it again through erase: every node goes through retire.
-        for (key_t k : model) ASSERT_TRUE(set.erase(tid, k)) << k;
+        for (key_t k : model) ASSERT_TRUE(set.erase(self, k)) << k;
         expect_matches({}, "emptied");
     }
 };
@@ -315,11 +314,11 @@ TYPED_TEST(DsSequential, RandomLargeRange) {
 
 TYPED_TEST(DsSequential, Empty) {
     auto& set = this->set;
-    const int tid = this->tid;
+    auto& self = this->self;
     this->expect_matches({}, "fresh");
     for (key_t k : {TypeParam::min_key, key_t(-1), key_t(0), key_t(1), TypeParam::max_key}) {
-        EXPECT_FALSE(set.contains(tid, k)) << k;
-        EXPECT_FALSE(set.erase(tid, k)) << k;
+        EXPECT_FALSE(set.contains(self, k)) << k;
+        EXPECT_FALSE(set.erase(self, k)) << k;
     }
     this->expect_matches({}, "after misses");
     EXPECT_EQ(this->domain.stats().allocated, 0u);
@@ -328,31 +327,31 @@ TYPED_TEST(DsSequential, Empty) {
 
 TYPED_TEST(DsSequential, MinAndMaxKeys) {
     auto& set = this->set;
-    const int tid = this->tid;
+    auto& self = this->self;
     constexpr key_t lo = TypeParam::min_key;
     constexpr key_t hi = TypeParam::max_key;
     static_assert(lo == std::numeric_limits<key_t>::min() + 1);
     static_assert(hi == std::numeric_limits<key_t>::max() - 1);
 
-    EXPECT_TRUE(set.insert(tid, hi, 2));
-    EXPECT_TRUE(set.insert(tid, lo, 1));
-    EXPECT_TRUE(set.insert(tid, 0, 0));
-    EXPECT_TRUE(set.contains(tid, lo));
-    EXPECT_TRUE(set.contains(tid, hi));
-    EXPECT_FALSE(set.contains(tid, lo + 1));
-    EXPECT_FALSE(set.contains(tid, hi - 1));
-    EXPECT_FALSE(set.insert(tid, lo, 3));
-    EXPECT_FALSE(set.insert(tid, hi, 3));
+    EXPECT_TRUE(set.insert(self, hi, 2));
+    EXPECT_TRUE(set.insert(self, lo, 1));
+    EXPECT_TRUE(set.insert(self, 0, 0));
+    EXPECT_TRUE(set.contains(self, lo));
+    EXPECT_TRUE(set.contains(self, hi));
+    EXPECT_FALSE(set.contains(self, lo + 1));
+    EXPECT_FALSE(set.contains(self, hi - 1));
+    EXPECT_FALSE(set.insert(self, lo, 3));
+    EXPECT_FALSE(set.insert(self, hi, 3));
     this->expect_matches({lo, 0, hi}, "three keys");  // key sum wraps to -1
     EXPECT_EQ(set.size(), 3u);
 
-    EXPECT_TRUE(set.erase(tid, lo));
-    EXPECT_FALSE(set.contains(tid, lo));
-    EXPECT_TRUE(set.contains(tid, hi));
+    EXPECT_TRUE(set.erase(self, lo));
+    EXPECT_FALSE(set.contains(self, lo));
+    EXPECT_TRUE(set.contains(self, hi));
     this->expect_matches({0, hi}, "min erased");
-    EXPECT_TRUE(set.erase(tid, hi));
-    EXPECT_FALSE(set.erase(tid, hi));
-    EXPECT_TRUE(set.erase(tid, 0));
+    EXPECT_TRUE(set.erase(self, hi));
+    EXPECT_FALSE(set.erase(self, hi));
+    EXPECT_TRUE(set.erase(self, 0));
     this->expect_matches({}, "all erased");
     EXPECT_EQ(set.size(), 0u);
 }
@@ -362,27 +361,27 @@ TYPED_TEST(DsSequential, MinAndMaxKeys) {
 // highest key, and erasing it retired the list's own tail.
 TYPED_TEST(DsSequential, KeysOutsideTheRangeStopTheProgram) {
     auto& set = this->set;
-    const int tid = this->tid;
+    auto& self = this->self;
     constexpr key_t below = std::numeric_limits<key_t>::min();
     constexpr key_t above = std::numeric_limits<key_t>::max();
     GTEST_FLAG_SET(death_test_style, "fast");  // one thread: fork is enough
     const char* message = "outside the structure's range";
-    EXPECT_DEATH(set.insert(tid, below, 0), message);
-    EXPECT_DEATH(set.erase(tid, above), message);
-    EXPECT_DEATH(set.contains(tid, above), message);
+    EXPECT_DEATH(set.insert(self, below, 0), message);
+    EXPECT_DEATH(set.erase(self, above), message);
+    EXPECT_DEATH(set.contains(self, above), message);
     this->expect_matches({}, "untouched");
 }
 
 TYPED_TEST(DsSequential, DuplicateInsert) {
     auto& set = this->set;
-    const int tid = this->tid;
-    EXPECT_TRUE(set.insert(tid, 7, 70));
-    EXPECT_FALSE(set.insert(tid, 7, 71));
-    EXPECT_FALSE(set.insert(tid, 7, 70));
-    EXPECT_TRUE(set.contains(tid, 7));
+    auto& self = this->self;
+    EXPECT_TRUE(set.insert(self, 7, 70));
+    EXPECT_FALSE(set.insert(self, 7, 71));
+    EXPECT_FALSE(set.insert(self, 7, 70));
+    EXPECT_TRUE(set.contains(self, 7));
     this->expect_matches({7}, "duplicate");
-    EXPECT_TRUE(set.erase(tid, 7));
-    EXPECT_TRUE(set.insert(tid, 7, 72));  // a new node after the erase
+    EXPECT_TRUE(set.erase(self, 7));
+    EXPECT_TRUE(set.insert(self, 7, 72));  // a new node after the erase
     this->expect_matches({7}, "reinserted");
     // A failed insert allocates nothing (it returns after the traversal).
     EXPECT_EQ(this->domain.stats().discarded, 0u);
@@ -390,12 +389,12 @@ TYPED_TEST(DsSequential, DuplicateInsert) {
 
 TYPED_TEST(DsSequential, EraseMissing) {
     auto& set = this->set;
-    const int tid = this->tid;
-    EXPECT_FALSE(set.erase(tid, 5));
-    for (key_t k : {10, 20, 30}) ASSERT_TRUE(set.insert(tid, k, k));
-    for (key_t k : {5, 15, 25, 35, -10}) EXPECT_FALSE(set.erase(tid, k)) << k;
-    EXPECT_TRUE(set.erase(tid, 20));
-    EXPECT_FALSE(set.erase(tid, 20));
+    auto& self = this->self;
+    EXPECT_FALSE(set.erase(self, 5));
+    for (key_t k : {10, 20, 30}) ASSERT_TRUE(set.insert(self, k, k));
+    for (key_t k : {5, 15, 25, 35, -10}) EXPECT_FALSE(set.erase(self, k)) << k;
+    EXPECT_TRUE(set.erase(self, 20));
+    EXPECT_FALSE(set.erase(self, 20));
     this->expect_matches({10, 30}, "after erases");
 }
 
@@ -404,24 +403,24 @@ TYPED_TEST(DsSequential, SortedInsertions) {
     // degenerate (linear-depth) shapes; validate() and the destructor must
     // cope with deep trees.
     auto& set = this->set;
-    const int tid = this->tid;
+    auto& self = this->self;
     constexpr key_t n = 3000;
     std::set<key_t> model;
     for (key_t k = 0; k < n; ++k) {
-        ASSERT_TRUE(set.insert(tid, k, k));
+        ASSERT_TRUE(set.insert(self, k, k));
         model.insert(k);
     }
     for (key_t k = -1; k >= -n; --k) {
-        ASSERT_TRUE(set.insert(tid, k, k));
+        ASSERT_TRUE(set.insert(self, k, k));
         model.insert(k);
     }
     this->expect_matches(model, "sorted inserts");
     for (key_t k = 0; k < n; k += 2) {
-        ASSERT_TRUE(set.erase(tid, k));
+        ASSERT_TRUE(set.erase(self, k));
         model.erase(k);
     }
     this->expect_matches(model, "every other erased");
-    for (key_t k = -n; k < n; ++k) ASSERT_EQ(set.contains(tid, k), model.count(k) == 1) << k;
+    for (key_t k = -n; k < n; ++k) ASSERT_EQ(set.contains(self, k), model.count(k) == 1) << k;
     // The rest is freed by the destructor (LeakSanitizer checks it).
 }
 
@@ -429,19 +428,19 @@ TYPED_TEST(DsSequential, NodesAllocatedAndRetired) {
     using facts = ds_facts<TypeParam>;
     auto& set = this->set;
     auto& domain = this->domain;
-    const int tid = this->tid;
+    auto& self = this->self;
 
     if constexpr (requires { facts::copy_on_write; }) {
         // Copy-on-write: every successful update allocates and retires at
         // least one node; a failed one touches none.
         for (key_t k = 0; k < 3000; ++k) {
             const auto before = domain.stats();
-            const bool inserted = set.insert(tid, (k * 7919) % 1000, k);
+            const bool inserted = set.insert(self, (k * 7919) % 1000, k);
             const auto after = domain.stats();
             ASSERT_EQ(after.allocated > before.allocated, inserted) << k;
             ASSERT_EQ(after.retired > before.retired || !inserted || k == 0, true) << k;
             const auto before_erase = domain.stats();
-            const bool erased = set.erase(tid, (k * 104729) % 1000);
+            const bool erased = set.erase(self, (k * 104729) % 1000);
             const auto after_erase = domain.stats();
             ASSERT_EQ(after_erase.retired > before_erase.retired, erased) << k;
             ASSERT_EQ(after_erase.allocated > before_erase.allocated, erased) << k;
@@ -457,12 +456,12 @@ TYPED_TEST(DsSequential, NodesAllocatedAndRetired) {
         constexpr std::uint64_t per_block =
             smr::stm::stm<typename TypeParam::domain_type>::pointers_per_block;
         constexpr std::uint64_t n = 2 * per_block + per_block / 2;
-        for (key_t k = 0; k < key_t(n); ++k) ASSERT_TRUE(set.insert(tid, k, k));
+        for (key_t k = 0; k < key_t(n); ++k) ASSERT_TRUE(set.insert(self, k, k));
         EXPECT_EQ(domain.stats().allocated, 0u);
-        for (key_t k = 0; k < key_t(n); ++k) ASSERT_TRUE(set.erase(tid, k));
+        for (key_t k = 0; k < key_t(n); ++k) ASSERT_TRUE(set.erase(self, k));
         EXPECT_EQ(domain.stats().allocated, 3u);
         EXPECT_EQ(domain.stats().retired, 2u);
-        set.flush(tid);
+        set.flush(self);
         EXPECT_EQ(domain.stats().retired, 3u);
         EXPECT_EQ(domain.stats().discarded, 0u);
         EXPECT_EQ(set.stm_stats().commits, 2 * n);
@@ -479,7 +478,7 @@ TYPED_TEST(DsSequential, NodesAllocatedAndRetired) {
         for (key_t k = 0; k < 3000; ++k) {
             const key_t ins = (k * 7919) % 1000;
             const auto before = domain.stats();
-            const bool inserted = set.insert(tid, ins, k);
+            const bool inserted = set.insert(self, ins, k);
             const auto after = domain.stats();
             ASSERT_EQ(inserted, model.insert(ins).second) << k;
             ASSERT_LE(after.allocated - before.allocated, inserted ? 1u : 0u) << k;
@@ -488,7 +487,7 @@ TYPED_TEST(DsSequential, NodesAllocatedAndRetired) {
             }
             const key_t del = (k * 104729) % 1000;
             const auto before_erase = domain.stats();
-            const bool erased = set.erase(tid, del);
+            const bool erased = set.erase(self, del);
             const auto after_erase = domain.stats();
             ASSERT_EQ(erased, model.erase(del) == 1) << k;
             ASSERT_EQ(after_erase.allocated, before_erase.allocated) << k;
@@ -497,7 +496,7 @@ TYPED_TEST(DsSequential, NodesAllocatedAndRetired) {
             }
         }
         this->expect_matches(model, "after updates");
-        for (key_t k : model) ASSERT_TRUE(set.erase(tid, k)) << k;
+        for (key_t k : model) ASSERT_TRUE(set.erase(self, k)) << k;
         this->expect_matches({}, "all erased");
         EXPECT_EQ(domain.stats().retired, domain.stats().allocated);
         EXPECT_EQ(domain.stats().discarded, 0u);
@@ -506,16 +505,16 @@ TYPED_TEST(DsSequential, NodesAllocatedAndRetired) {
 
     if constexpr (!requires { facts::transactional; }) {  // one node per key
         constexpr std::uint64_t n = 100;
-        for (key_t k = 0; k < key_t(n); ++k) ASSERT_TRUE(set.insert(tid, k * 3, k));
+        for (key_t k = 0; k < key_t(n); ++k) ASSERT_TRUE(set.insert(self, k * 3, k));
         EXPECT_EQ(domain.stats().allocated, n * facts::allocated_per_insert);
-        for (key_t k = 0; k < key_t(n); ++k) ASSERT_FALSE(set.insert(tid, k * 3, k));
+        for (key_t k = 0; k < key_t(n); ++k) ASSERT_FALSE(set.insert(self, k * 3, k));
         EXPECT_EQ(domain.stats().allocated, n * facts::allocated_per_insert);
         EXPECT_EQ(domain.stats().retired, 0u);
 
         std::uint64_t erased = 0;
         for (key_t k = 0; k < key_t(3 * n); ++k) {  // 2 of every 3 keys are missing
             const std::uint64_t before = domain.stats().retired;
-            const bool hit = set.erase(tid, k);
+            const bool hit = set.erase(self, k);
             ASSERT_EQ(hit, k % 3 == 0) << k;
             erased += hit ? 1 : 0;
             ASSERT_EQ(domain.stats().retired - before, hit ? facts::retired_per_erase : 0) << k;
@@ -618,13 +617,13 @@ int reads_past_a_marked_node(bool restart_from_head, std::size_t buckets) {
     Set set(domain, {.restart_from_head = restart_from_head, .buckets = buckets});
     EXPECT_EQ(set.restarts_from_head(), restart_from_head);
     smr::thread_handle self(domain);
-    for (key_t k = 0; k < 100; ++k) EXPECT_TRUE(set.insert(self.tid(), k, k));
+    for (key_t k = 0; k < 100; ++k) EXPECT_TRUE(set.insert(self, k, k));
     domain.mark_key = 50;
     domain.protects = 0;
-    EXPECT_TRUE(set.contains(self.tid(), 90));
+    EXPECT_TRUE(set.contains(self, 90));
     const int reads = domain.protects;
     EXPECT_EQ(domain.mark_key, -1) << "the traversal never reached key 50";
-    EXPECT_FALSE(set.contains(self.tid(), 50));
+    EXPECT_FALSE(set.contains(self, 50));
     const auto v = set.validate();
     EXPECT_TRUE(v.ok) << v.error;
     EXPECT_EQ(v.size, 99u);
@@ -686,11 +685,11 @@ TEST(HmList, HandOverHandNeverOverwritesPrevOrCurr) {
     hand_over_hand_domain domain{smr::domain_config{}};
     smr::ds::hm_list<hand_over_hand_domain> list(domain);
     smr::thread_handle self(domain);
-    for (key_t k = 0; k < 40; ++k) EXPECT_TRUE(list.insert(self.tid(), 2 * k, k));
+    for (key_t k = 0; k < 40; ++k) EXPECT_TRUE(list.insert(self, 2 * k, k));
     for (key_t k = 0; k < 80; ++k) {
-        EXPECT_EQ(list.contains(self.tid(), k), k % 2 == 0) << k;
+        EXPECT_EQ(list.contains(self, k), k % 2 == 0) << k;
         if (k % 3 == 0) {
-            EXPECT_EQ(list.erase(self.tid(), k), k % 2 == 0) << k;
+            EXPECT_EQ(list.erase(self, k), k % 2 == 0) << k;
         }
     }
     EXPECT_GT(domain.protects, 1000);
@@ -718,8 +717,7 @@ struct long_run {
 
 template <template <class> class Tree, class Domain>
 void long_random_run(Domain& domain, Tree<Domain>& tree, const long_run& run) {
-    smr::thread_handle handle(domain);
-    const int tid = handle.tid();
+    auto self = smr::attach(domain);
     std::mt19937_64 rng(42);
     std::set<key_t> model;
     for (int i = 0; i < run.ops; ++i) {
@@ -728,11 +726,11 @@ void long_random_run(Domain& domain, Tree<Domain>& tree, const long_run& run) {
         const auto dice = rng() % 100;
         const unsigned insert_pct = phase == 0 ? 70 : phase == 1 ? 20 : 45;
         if (dice < insert_pct) {
-            ASSERT_EQ(tree.insert(tid, key, key), model.insert(key).second) << i;
+            ASSERT_EQ(tree.insert(self, key, key), model.insert(key).second) << i;
         } else if (dice < 90) {
-            ASSERT_EQ(tree.erase(tid, key), model.erase(key) == 1) << i;
+            ASSERT_EQ(tree.erase(self, key), model.erase(key) == 1) << i;
         } else {
-            ASSERT_EQ(tree.contains(tid, key), model.count(key) == 1) << i;
+            ASSERT_EQ(tree.contains(self, key), model.count(key) == 1) << i;
         }
         if ((i + 1) % run.validate_every == 0) {
             const auto v = full_validate(tree);
@@ -740,7 +738,7 @@ void long_random_run(Domain& domain, Tree<Domain>& tree, const long_run& run) {
             ASSERT_EQ(v.size, model.size()) << i;
         }
     }
-    for (key_t k : model) ASSERT_TRUE(tree.erase(tid, k)) << k;
+    for (key_t k : model) ASSERT_TRUE(tree.erase(self, k)) << k;
     const auto v = full_validate(tree);
     ASSERT_TRUE(v.ok) << v.error;
     EXPECT_EQ(v.size, 0u);
@@ -768,29 +766,28 @@ TEST(Abtree, LongRandomAgainstStdSet) {
 TEST(OccAvl, RoutingNodeLifeCycle) {
     smr::debra_domain domain{smr::domain_config{}};
     smr::ds::occ_avl<smr::debra_domain> tree(domain);
-    smr::thread_handle handle(domain);
-    const int tid = handle.tid();
-    for (key_t k : {2, 1, 3}) ASSERT_TRUE(tree.insert(tid, k, k));  // 2 at the root
+    auto self = smr::attach(domain);
+    for (key_t k : {2, 1, 3}) ASSERT_TRUE(tree.insert(self, k, k));  // 2 at the root
     ASSERT_EQ(domain.stats().allocated, 3u);
-    ASSERT_TRUE(tree.erase(tid, 2));  // two children: becomes a routing node
-    EXPECT_FALSE(tree.contains(tid, 2));
-    EXPECT_FALSE(tree.erase(tid, 2));
+    ASSERT_TRUE(tree.erase(self, 2));  // two children: becomes a routing node
+    EXPECT_FALSE(tree.contains(self, 2));
+    EXPECT_FALSE(tree.erase(self, 2));
     EXPECT_EQ(domain.stats().retired, 0u);
     auto v = full_validate(tree);
     ASSERT_TRUE(v.ok) << v.error;
     EXPECT_EQ(v.size, 2u);
-    ASSERT_TRUE(tree.insert(tid, 2, 20));  // revived in place
-    EXPECT_FALSE(tree.insert(tid, 2, 21));
-    EXPECT_TRUE(tree.contains(tid, 2));
+    ASSERT_TRUE(tree.insert(self, 2, 20));  // revived in place
+    EXPECT_FALSE(tree.insert(self, 2, 21));
+    EXPECT_TRUE(tree.contains(self, 2));
     EXPECT_EQ(domain.stats().allocated, 3u);
-    ASSERT_TRUE(tree.erase(tid, 2));  // routing again
-    ASSERT_TRUE(tree.erase(tid, 1));  // a leaf: retired; the routing root is spliced out
+    ASSERT_TRUE(tree.erase(self, 2));  // routing again
+    ASSERT_TRUE(tree.erase(self, 1));  // a leaf: retired; the routing root is spliced out
     EXPECT_EQ(domain.stats().retired, 2u);
     v = full_validate(tree);
     ASSERT_TRUE(v.ok) << v.error;
     EXPECT_EQ(v.size, 1u);
     EXPECT_EQ(v.key_sum, 3);
-    EXPECT_TRUE(tree.contains(tid, 3));
+    EXPECT_TRUE(tree.contains(self, 3));
     EXPECT_EQ(domain.stats().discarded, 0u);
 }
 
@@ -825,8 +822,7 @@ TEST(OccAvl, LongRandomAgainstStdSetNbrRepairsFromRoot) {
 
 TEST(HashSet, BucketCountAndPlacement) {
     smr::debra_domain domain{smr::domain_config{}};
-    smr::thread_handle handle(domain);
-    const int tid = handle.tid();
+    auto self = smr::attach(domain);
     EXPECT_THROW(smr::ds::hash_set<smr::debra_domain>(domain, {.buckets = 0}),
                  std::invalid_argument);
     smr::ds::hash_set<smr::debra_domain> one(domain, {.buckets = 1});
@@ -846,8 +842,8 @@ TEST(HashSet, BucketCountAndPlacement) {
     // Keys in many buckets add up across them.
     std::set<key_t> model;
     for (key_t k = -500; k < 500; k += 3) {
-        ASSERT_TRUE(set.insert(tid, k, k));
-        ASSERT_TRUE(one.insert(tid, k, k));
+        ASSERT_TRUE(set.insert(self, k, k));
+        ASSERT_TRUE(one.insert(self, k, k));
         model.insert(k);
     }
     for (auto* s : {&set, &one}) {
@@ -977,12 +973,12 @@ TYPED_TEST(MsQueueSequential, EmptyQueueAndNodeCounts) {
 }
 
 template <class Q>
-concept erases_keys = requires(Q& q) {
-    q.erase(0, key_t{});
+concept erases_keys = requires(Q& q, typename Q::context_type& self) {
+    q.erase(self, key_t{});
 };
 template <class Q>
-concept has_contains = requires(Q& q) {
-    q.contains(0, key_t{});
+concept has_contains = requires(Q& q, typename Q::context_type& self) {
+    q.contains(self, key_t{});
 };
 
 TEST(MsQueue, DeclaresAQueue) {

@@ -225,8 +225,8 @@ TEST(lfrc, lists_one_after_another_on_one_pool_leave_nothing) {
         {
             smr::ds::hm_list<lfrc_domain> list(d);
             smr::thread_handle handle(d);
-            for (std::int64_t k = 0; k < 100; ++k) ASSERT_TRUE(list.insert(handle.tid(), k, k));
-            for (std::int64_t k = 0; k < 100; k += 2) ASSERT_TRUE(list.erase(handle.tid(), k));
+            for (std::int64_t k = 0; k < 100; ++k) ASSERT_TRUE(list.insert(handle, k, k));
+            for (std::int64_t k = 0; k < 100; k += 2) ASSERT_TRUE(list.erase(handle, k));
             EXPECT_EQ(pool.stats().in_use, 50u);
             EXPECT_EQ(d.garbage(), 0u);
             ASSERT_TRUE(list.validate().ok);
@@ -302,13 +302,13 @@ void stress_set(lfrc_domain& d, Set& set, std::int64_t keys) {
                     static_cast<std::int64_t>(rng() % static_cast<std::uint64_t>(keys));
                 switch (rng() % 3) {
                     case 0:
-                        if (set.insert(handle.tid(), key, key)) sum += key;
+                        if (set.insert(handle, key, key)) sum += key;
                         break;
                     case 1:
-                        if (set.erase(handle.tid(), key)) sum -= key;
+                        if (set.erase(handle, key)) sum -= key;
                         break;
                     default:
-                        (void)set.contains(handle.tid(), key);
+                        (void)set.contains(handle, key);
                 }
             }
             net_sum.fetch_add(sum);

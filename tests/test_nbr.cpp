@@ -244,9 +244,9 @@ TYPED_TEST(nbr_phases, stalled_reader_keeps_garbage_bounded) {
                 x ^= x << 17;
                 const auto key = static_cast<std::int64_t>(x % 32);
                 if (x & 0x100) {
-                    list.insert(handle.tid(), key, key);
+                    list.insert(handle, key, key);
                 } else {
-                    list.erase(handle.tid(), key);
+                    list.erase(handle, key);
                 }
             }
             working.fetch_sub(1);

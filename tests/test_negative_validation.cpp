@@ -187,7 +187,7 @@ struct filled {
     /// test calls ASSERT_NO_FATAL_FAILURE(f.fill()).
     void fill() {
         for (std::int64_t k = 1; k <= kKeys; ++k) {
-            ASSERT_TRUE(s.insert(smr::caller_for<S>(handle), k, k)) << k;
+            ASSERT_TRUE(s.insert(handle, k, k)) << k;
         }
         ASSERT_TRUE(holds(s.validate()));
     }

@@ -624,12 +624,12 @@ void instantiate_with_unsafe_structures() {
     smr::thread_handle handle(domain);
     smr::ds::lazylist<D> list(domain);
     smr::ds::dgt_bst<D> tree(domain);
-    EXPECT_TRUE(list.insert(handle.tid(), 5, 5));
-    EXPECT_TRUE(list.contains(handle.tid(), 5));
-    EXPECT_TRUE(list.erase(handle.tid(), 5));
-    EXPECT_TRUE(tree.insert(handle.tid(), 5, 5));
-    EXPECT_TRUE(tree.contains(handle.tid(), 5));
-    EXPECT_TRUE(tree.erase(handle.tid(), 5));
+    EXPECT_TRUE(list.insert(handle, 5, 5));
+    EXPECT_TRUE(list.contains(handle, 5));
+    EXPECT_TRUE(list.erase(handle, 5));
+    EXPECT_TRUE(tree.insert(handle, 5, 5));
+    EXPECT_TRUE(tree.contains(handle, 5));
+    EXPECT_TRUE(tree.erase(handle, 5));
 }
 
 // hp scans at R = max(bag_threshold, factor x H + offset), H the hazard slots

@@ -99,13 +99,10 @@ constexpr ds_traits ds_traits_of() noexcept {
         t.restart_from_head_option = DS::has_restart_from_head_option;
     }
     if constexpr (requires { DS::has_buckets_option; }) t.buckets_option = DS::has_buckets_option;
-    // The structures that have moved to contexts take one (context.hpp).
     if constexpr (requires { typename DS::context_type; }) {
         t.holds_first = requires(DS & ds, typename DS::context_type & self, void (*wait)()) {
             ds.hold_first(self, wait);
         };
-    } else {
-        t.holds_first = requires(DS & ds, void (*wait)()) { ds.hold_first(0, wait); };
     }
     if constexpr (requires { DS::node_size; }) t.node_size = DS::node_size;
     if constexpr (requires { DS::nodes_per_key; }) t.nodes_per_key = DS::nodes_per_key;

@@ -33,7 +33,7 @@ bool exercise(const char* name) {
         std::vector<std::thread> threads;
         for (int t = 0; t < 6; ++t) {
             threads.emplace_back([&set, &domain, t] {
-                smr::thread_handle handle(domain);
+                auto self = smr::attach(domain);
                 std::uint64_t x = 0x9E3779B97F4A7C15ULL * static_cast<std::uint64_t>(t + 1);
                 for (int i = 0; i < 20000; ++i) {
                     x ^= x << 13;
@@ -41,9 +41,9 @@ bool exercise(const char* name) {
                     x ^= x << 17;
                     const auto key = static_cast<std::int64_t>(x % 32);
                     if (x & 64) {
-                        set.insert(handle.tid(), key, key);
+                        set.insert(self, key, key);
                     } else {
-                        set.erase(handle.tid(), key);
+                        set.erase(self, key);
                     }
                 }
             });

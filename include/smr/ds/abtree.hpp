@@ -248,6 +248,8 @@ class abtree {
 
   public:
     using domain_type = Domain;
+    /// What every operation takes: the calling thread's attachment.
+    using context_type = smr::context<Domain>;
     using key_type = Key;
     using value_type = Value;
 
@@ -296,7 +298,8 @@ class abtree {
         }
     }
 
-    bool contains(int tid, Key key) {
+    bool contains(smr::context_ref<Domain> self, Key key) {
+        const int tid = smr::tid_of(self);
         detail::check_key(key, min_key, max_key);
         smr::op_guard guard(domain_, tid);
         for (;;) {  // never restarts by itself; NBR may neutralize the read phase
@@ -313,7 +316,8 @@ class abtree {
         }
     }
 
-    bool insert(int tid, Key key, Value value) {
+    bool insert(smr::context_ref<Domain> self, Key key, Value value) {
+        const int tid = smr::tid_of(self);
         detail::check_key(key, min_key, max_key);
         smr::op_guard guard(domain_, tid);
         // volatile: kept across the read-phase checkpoint (sigsetjmp).
@@ -403,7 +407,8 @@ class abtree {
         }
     }
 
-    bool erase(int tid, Key key) {
+    bool erase(smr::context_ref<Domain> self, Key key) {
+        const int tid = smr::tid_of(self);
         detail::check_key(key, min_key, max_key);
         smr::op_guard guard(domain_, tid);
         // volatile: kept across the read-phase checkpoint (sigsetjmp).

@@ -32,6 +32,7 @@
 #include "smr/core/compiler.hpp"
 #include "smr/ds/options.hpp"
 #include "smr/ds/validation.hpp"
+#include "smr/reclaim/context.hpp"
 
 namespace smr::ds {
 
@@ -46,6 +47,7 @@ class bucket_table {
   public:
     using bucket_type = Bucket;
     using domain_type = typename Bucket::domain_type;
+    using context_type = typename Bucket::context_type;
     using key_type = typename Bucket::key_type;
     using value_type = typename Bucket::value_type;
 
@@ -86,11 +88,15 @@ class bucket_table {
         allocator{}.deallocate(buckets_, bucket_count_);
     }
 
-    bool insert(int tid, key_type key, value_type value) {
-        return bucket(key).insert(tid, key, value);
+    bool insert(smr::context_ref<domain_type> self, key_type key, value_type value) {
+        return bucket(key).insert(self, key, value);
     }
-    bool erase(int tid, key_type key) { return bucket(key).erase(tid, key); }
-    bool contains(int tid, key_type key) { return bucket(key).contains(tid, key); }
+    bool erase(smr::context_ref<domain_type> self, key_type key) {
+        return bucket(key).erase(self, key);
+    }
+    bool contains(smr::context_ref<domain_type> self, key_type key) {
+        return bucket(key).contains(self, key);
+    }
 
     std::size_t bucket_count() const noexcept { return bucket_count_; }
 
@@ -104,8 +110,8 @@ class bucket_table {
     /// For a stalled reader (smrbench --stall-hold): holds the first node of
     /// bucket 0 (the bucket's hold_first).
     template <class Wait>
-    void hold_first(int tid, Wait&& wait) {
-        buckets_[0].hold_first(tid, std::forward<Wait>(wait));
+    void hold_first(smr::context_ref<domain_type> self, Wait&& wait) {
+        buckets_[0].hold_first(self, std::forward<Wait>(wait));
     }
 
     /// Quiescent only (no operation on the set runs): how many keys it

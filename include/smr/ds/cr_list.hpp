@@ -102,6 +102,8 @@ class cr_list {
 
   public:
     using domain_type = Domain;
+    /// What every operation takes: the calling thread's attachment.
+    using context_type = smr::context<Domain>;
     using key_type = Key;
     using value_type = Value;
 
@@ -140,7 +142,8 @@ class cr_list {
         }
     }
 
-    bool insert(int tid, Key key, Value value) {
+    bool insert(smr::context_ref<Domain> self, Key key, Value value) {
+        const int tid = smr::tid_of(self);
         detail::check_key(key, min_key, max_key);
         std::lock_guard hold(lock_);
         const window w = locate(key);
@@ -152,7 +155,8 @@ class cr_list {
         return true;
     }
 
-    bool erase(int tid, Key key) {
+    bool erase(smr::context_ref<Domain> self, Key key) {
+        const int tid = smr::tid_of(self);
         detail::check_key(key, min_key, max_key);
         node* removed = nullptr;
         {
@@ -178,7 +182,8 @@ class cr_list {
         return true;
     }
 
-    bool contains(int tid, Key key) {
+    bool contains(smr::context_ref<Domain> self, Key key) {
+        const int tid = smr::tid_of(self);
         detail::check_key(key, min_key, max_key);
         smr::op_guard guard(domain_, tid);
         for (;;) {  // restarts only when NBR neutralizes the read phase
@@ -194,7 +199,8 @@ class cr_list {
     /// would, and calls wait() until it returns. wait() must only read and
     /// sleep (it runs inside a read phase).
     template <class Wait>
-    void hold_first(int tid, Wait&& wait) {
+    void hold_first(smr::context_ref<Domain> self, Wait&& wait) {
+        const int tid = smr::tid_of(self);
         smr::op_guard guard(domain_, tid);
         SMR_READ_PHASE_BEGIN(domain_, tid);
         (void)domain_.protect(tid, 0, head_.next);

@@ -157,6 +157,8 @@ class dgt_bst {
 
   public:
     using domain_type = Domain;
+    /// What every operation takes: the calling thread's attachment.
+    using context_type = smr::context<Domain>;
     using key_type = Key;
     using value_type = Value;
 
@@ -204,7 +206,8 @@ class dgt_bst {
         }
     }
 
-    bool insert(int tid, Key key, Value value) {
+    bool insert(smr::context_ref<Domain> self, Key key, Value value) {
+        const int tid = smr::tid_of(self);
         detail::check_key(key, min_key, max_key);
         smr::op_guard guard(domain_, tid);
         // Allocated in a write phase, kept across restarts.
@@ -256,7 +259,8 @@ class dgt_bst {
         }
     }
 
-    bool erase(int tid, Key key) {
+    bool erase(smr::context_ref<Domain> self, Key key) {
+        const int tid = smr::tid_of(self);
         detail::check_key(key, min_key, max_key);
         smr::op_guard guard(domain_, tid);
         unsigned failures = 0;
@@ -305,7 +309,8 @@ class dgt_bst {
         }
     }
 
-    bool contains(int tid, Key key) {
+    bool contains(smr::context_ref<Domain> self, Key key) {
+        const int tid = smr::tid_of(self);
         detail::check_key(key, min_key, max_key);
         smr::op_guard guard(domain_, tid);
         for (;;) {  // search never restarts by itself; NBR may neutralize its read phase

@@ -116,6 +116,8 @@ class harris_list {
 
   public:
     using domain_type = Domain;
+    /// What every operation takes: the calling thread's attachment.
+    using context_type = smr::context<Domain>;
     using key_type = Key;
     using value_type = Value;
 
@@ -154,7 +156,8 @@ class harris_list {
         }
     }
 
-    bool insert(int tid, Key key, Value value) {
+    bool insert(smr::context_ref<Domain> self, Key key, Value value) {
+        const int tid = smr::tid_of(self);
         detail::check_key(key, min_key, max_key);
         smr::op_guard guard(domain_, tid);
         node* fresh = nullptr;  // allocated in a write phase, kept across attempts
@@ -175,7 +178,8 @@ class harris_list {
         }
     }
 
-    bool erase(int tid, Key key) {
+    bool erase(smr::context_ref<Domain> self, Key key) {
+        const int tid = smr::tid_of(self);
         detail::check_key(key, min_key, max_key);
         smr::op_guard guard(domain_, tid);
         for (;;) {
@@ -202,7 +206,8 @@ class harris_list {
         }
     }
 
-    bool contains(int tid, Key key) {
+    bool contains(smr::context_ref<Domain> self, Key key) {
+        const int tid = smr::tid_of(self);
         detail::check_key(key, min_key, max_key);
         smr::op_guard guard(domain_, tid);
         for (;;) {  // contains never restarts by itself; NBR may neutralize its read phase

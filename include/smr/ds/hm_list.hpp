@@ -132,6 +132,8 @@ class hm_list {
 
   public:
     using domain_type = Domain;
+    /// What every operation takes: the calling thread's attachment.
+    using context_type = smr::context<Domain>;
     using key_type = Key;
     using value_type = Value;
 
@@ -181,7 +183,8 @@ class hm_list {
     /// reclaimer that needs it).
     bool restarts_from_head() const noexcept { return restart_from_head_; }
 
-    bool insert(int tid, Key key, Value value) {
+    bool insert(smr::context_ref<Domain> self, Key key, Value value) {
+        const int tid = smr::tid_of(self);
         detail::check_key(key, min_key, max_key);
         smr::op_guard guard(domain_, tid);
         node* fresh = nullptr;  // allocated in a write phase, kept across attempts
@@ -202,7 +205,8 @@ class hm_list {
         }
     }
 
-    bool erase(int tid, Key key) {
+    bool erase(smr::context_ref<Domain> self, Key key) {
+        const int tid = smr::tid_of(self);
         detail::check_key(key, min_key, max_key);
         smr::op_guard guard(domain_, tid);
         for (;;) {
@@ -227,7 +231,8 @@ class hm_list {
 
     /// Michael's Search: the traversal of the updates (it unlinks the marked
     /// nodes it meets), then a look at the key.
-    bool contains(int tid, Key key) {
+    bool contains(smr::context_ref<Domain> self, Key key) {
+        const int tid = smr::tid_of(self);
         detail::check_key(key, min_key, max_key);
         smr::op_guard guard(domain_, tid);
         const window w = search(tid, key);
@@ -240,7 +245,8 @@ class hm_list {
     /// comes back to the checkpoint and holds the then-first node. wait()
     /// must only read and sleep (it runs inside a read phase).
     template <class Wait>
-    void hold_first(int tid, Wait&& wait) {
+    void hold_first(smr::context_ref<Domain> self, Wait&& wait) {
+        const int tid = smr::tid_of(self);
         smr::op_guard guard(domain_, tid);
         SMR_READ_PHASE_BEGIN(domain_, tid);
         (void)domain_.protect(tid, 0, head_.next);

@@ -75,6 +75,8 @@ class lazylist {
 
   public:
     using domain_type = Domain;
+    /// What every operation takes: the calling thread's attachment.
+    using context_type = smr::context<Domain>;
     using key_type = Key;
     using value_type = Value;
 
@@ -113,7 +115,8 @@ class lazylist {
         }
     }
 
-    bool insert(int tid, Key key, Value value) {
+    bool insert(smr::context_ref<Domain> self, Key key, Value value) {
+        const int tid = smr::tid_of(self);
         detail::check_key(key, min_key, max_key);
         smr::op_guard guard(domain_, tid);
         node* fresh = nullptr;  // allocated in a write phase, kept across restarts
@@ -151,7 +154,8 @@ class lazylist {
         }
     }
 
-    bool erase(int tid, Key key) {
+    bool erase(smr::context_ref<Domain> self, Key key) {
+        const int tid = smr::tid_of(self);
         detail::check_key(key, min_key, max_key);
         smr::op_guard guard(domain_, tid);
         for (;;) {
@@ -187,7 +191,8 @@ class lazylist {
         }
     }
 
-    bool contains(int tid, Key key) {
+    bool contains(smr::context_ref<Domain> self, Key key) {
+        const int tid = smr::tid_of(self);
         detail::check_key(key, min_key, max_key);
         smr::op_guard guard(domain_, tid);
         for (;;) {  // contains never restarts by itself; NBR may neutralize its read phase

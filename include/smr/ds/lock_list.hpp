@@ -34,6 +34,7 @@
 #include "smr/ds/list_validation.hpp"
 #include "smr/ds/spinlock.hpp"
 #include "smr/ds/validation.hpp"
+#include "smr/reclaim/context.hpp"
 
 namespace smr::ds {
 
@@ -59,6 +60,8 @@ class lock_list {
 
   public:
     using domain_type = Domain;
+    /// What every operation takes: the calling thread's attachment.
+    using context_type = smr::context<Domain>;
     using key_type = Key;
     using value_type = Value;
 
@@ -94,7 +97,8 @@ class lock_list {
         }
     }
 
-    bool insert(int tid, Key key, Value value) {
+    bool insert(smr::context_ref<Domain> self, Key key, Value value) {
+        const int tid = smr::tid_of(self);
         detail::check_key(key, min_key, max_key);
         std::lock_guard hold(lock_);
         const window w = locate(key);
@@ -105,7 +109,8 @@ class lock_list {
         return true;
     }
 
-    bool erase(int tid, Key key) {
+    bool erase(smr::context_ref<Domain> self, Key key) {
+        const int tid = smr::tid_of(self);
         detail::check_key(key, min_key, max_key);
         node* removed = nullptr;
         {
@@ -120,7 +125,7 @@ class lock_list {
         return true;
     }
 
-    bool contains(int, Key key) {
+    bool contains(smr::context_ref<Domain>, Key key) {
         detail::check_key(key, min_key, max_key);
         std::lock_guard hold(lock_);
         return locate(key).curr->key == key;

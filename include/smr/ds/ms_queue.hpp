@@ -155,18 +155,18 @@ class ms_queue {
     }
 
     /// enqueue; a queue always accepts an item (the set interface's insert).
-    bool insert(context_type& self, Key key, Value value) {
+    bool insert(smr::context_ref<Domain> self, Key key, Value value) {
         enqueue(self, key, value);
         return true;
     }
 
-    void enqueue(context_type& self, Key key, Value value) {
-        const int tid = self.tid();
+    void enqueue(smr::context_ref<Domain> self, Key key, Value value) {
+        const int tid = smr::tid_of(self);
         // Before the operation (and so before its first read phase, which may
         // not allocate): the thread holds no node yet, so if a bounded pool
         // makes it wait for memory it waits as an idle thread.
         node* const fresh = domain_.template allocate_outside_op<node>(tid, key, value);
-        smr::op_guard guard(self);
+        smr::op_guard guard(domain_, self);
         for (;;) {
             SMR_READ_PHASE_BEGIN(domain_, tid);
             const auto t = guard.protect(tail_);
@@ -206,9 +206,9 @@ class ms_queue {
     }
 
     /// The oldest item, or nothing when the queue is empty.
-    std::optional<item> dequeue(context_type& self) {
-        const int tid = self.tid();
-        smr::op_guard guard(self);
+    std::optional<item> dequeue(smr::context_ref<Domain> self) {
+        const int tid = smr::tid_of(self);
+        smr::op_guard guard(domain_, self);
         for (;;) {
             SMR_READ_PHASE_BEGIN(domain_, tid);
             const auto h = guard.protect(head_);
@@ -268,9 +268,9 @@ class ms_queue {
     /// back to the checkpoint and holds the then-oldest. wait() must only
     /// read and sleep (it runs inside a read phase).
     template <class Wait>
-    void hold_first(context_type& self, Wait&& wait) {
-        const int tid = self.tid();
-        smr::op_guard guard(self);
+    void hold_first(smr::context_ref<Domain> self, Wait&& wait) {
+        const int tid = smr::tid_of(self);
+        smr::op_guard guard(domain_, self);
         SMR_READ_PHASE_BEGIN(domain_, tid);
         smr::guarded<node, Domain> h, next;
         for (;;) {

@@ -36,7 +36,7 @@
 // rarely matters for the benchmark's uniform keys.
 //
 // Reclamation, progress and the rules for callers: as stm_list's (the STM's
-// pointer blocks; a thread calls flush(tid) before releasing its handle).
+// pointer blocks; a thread calls flush(self) before its context detaches).
 //
 // Values: a set of keys; the value argument of insert is not stored.
 #pragma once
@@ -78,6 +78,7 @@ class stm_hash_set : public detail::stm_structure<Domain> {
     };
 
   public:
+    using typename base::context_type;
     using key_type = std::int64_t;
 
     static constexpr std::string_view name = "stm_hash_set";
@@ -111,7 +112,9 @@ class stm_hash_set : public detail::stm_structure<Domain> {
         std::free(buckets_);
     }
 
-    bool insert(int tid, key_type key, std::int64_t /*value: not stored*/ = 0) {
+    bool insert(smr::context_ref<Domain> self, key_type key,
+                std::int64_t /*value: not stored*/ = 0) {
+        const int tid = smr::tid_of(self);
         detail::check_key(key, min_key, max_key);
         return this->stm_.atomically(tid, [&](stm::transaction& tx) {
             node** head = &buckets_[bucket_of(key)];
@@ -122,7 +125,8 @@ class stm_hash_set : public detail::stm_structure<Domain> {
         });
     }
 
-    bool erase(int tid, key_type key) {
+    bool erase(smr::context_ref<Domain> self, key_type key) {
+        const int tid = smr::tid_of(self);
         detail::check_key(key, min_key, max_key);
         return this->stm_.atomically(tid, [&](stm::transaction& tx) {
             node** head = &buckets_[bucket_of(key)];
@@ -138,7 +142,8 @@ class stm_hash_set : public detail::stm_structure<Domain> {
         });
     }
 
-    bool contains(int tid, key_type key) {
+    bool contains(smr::context_ref<Domain> self, key_type key) {
+        const int tid = smr::tid_of(self);
         detail::check_key(key, min_key, max_key);
         return this->stm_.atomically(tid, [&](stm::transaction& tx) {
             node** head = &buckets_[bucket_of(key)];

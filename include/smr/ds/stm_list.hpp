@@ -37,7 +37,7 @@
 // retires (stm/deferred_free.hpp), so the domain's statistics count pointer
 // blocks of 60 frees, not nodes. Only schemes that protect whole operations
 // can serve (transactional: smr::check refuses the others, and they cannot be
-// instantiated). A thread calls flush(tid) before releasing its handle, or
+// instantiated). A thread calls flush(self) before its context detaches, or
 // its last frees wait for the slot's next user (or the destructor).
 //
 // Progress: the STM's. A transaction that runs alone commits; under
@@ -79,6 +79,7 @@ class stm_list : public detail::stm_structure<Domain> {
     };
 
   public:
+    using typename base::context_type;
     using key_type = std::int64_t;
 
     static constexpr std::string_view name = "stm_list";
@@ -110,7 +111,9 @@ class stm_list : public detail::stm_structure<Domain> {
         }
     }
 
-    bool insert(int tid, key_type key, std::int64_t /*value: not stored*/ = 0) {
+    bool insert(smr::context_ref<Domain> self, key_type key,
+                std::int64_t /*value: not stored*/ = 0) {
+        const int tid = smr::tid_of(self);
         detail::check_key(key, min_key, max_key);
         return this->stm_.atomically(tid, [&](stm::transaction& tx) {
             const window w = locate(tx, key);
@@ -120,7 +123,8 @@ class stm_list : public detail::stm_structure<Domain> {
         });
     }
 
-    bool erase(int tid, key_type key) {
+    bool erase(smr::context_ref<Domain> self, key_type key) {
+        const int tid = smr::tid_of(self);
         detail::check_key(key, min_key, max_key);
         return this->stm_.atomically(tid, [&](stm::transaction& tx) {
             const window w = locate(tx, key);
@@ -131,7 +135,8 @@ class stm_list : public detail::stm_structure<Domain> {
         });
     }
 
-    bool contains(int tid, key_type key) {
+    bool contains(smr::context_ref<Domain> self, key_type key) {
+        const int tid = smr::tid_of(self);
         detail::check_key(key, min_key, max_key);
         return this->stm_.atomically(
             tid, [&](stm::transaction& tx) { return locate(tx, key).curr_key == key; });

@@ -25,7 +25,7 @@
 // tree's root word.
 //
 // Reclamation, progress and the rules for callers: as stm_list's (the STM's
-// pointer blocks; a thread calls flush(tid) before releasing its handle).
+// pointer blocks; a thread calls flush(self) before its context detaches).
 #pragma once
 
 #include <cstddef>
@@ -54,6 +54,7 @@ class stm_rbtree : public detail::stm_structure<Domain> {
     static constexpr std::int64_t black = node::black;
 
   public:
+    using typename base::context_type;
     using key_type = std::int64_t;
     using value_type = std::int64_t;
 
@@ -69,21 +70,24 @@ class stm_rbtree : public detail::stm_structure<Domain> {
     /// Frees every node. No operation may be running.
     ~stm_rbtree() { free_stm_rb_tree(root_); }
 
-    bool insert(int tid, key_type key, value_type value) {
+    bool insert(smr::context_ref<Domain> self, key_type key, value_type value) {
+        const int tid = smr::tid_of(self);
         detail::check_key(key, min_key, max_key);
         return this->stm_.atomically(tid, [&](stm::transaction& tx) {
             return stm_rb_view{root_, tx}.insert(key, value);
         });
     }
 
-    bool erase(int tid, key_type key) {
+    bool erase(smr::context_ref<Domain> self, key_type key) {
+        const int tid = smr::tid_of(self);
         detail::check_key(key, min_key, max_key);
         return this->stm_.atomically(tid, [&](stm::transaction& tx) {
             return stm_rb_view{root_, tx}.erase(key);
         });
     }
 
-    bool contains(int tid, key_type key) {
+    bool contains(smr::context_ref<Domain> self, key_type key) {
+        const int tid = smr::tid_of(self);
         detail::check_key(key, min_key, max_key);
         return this->stm_.atomically(tid, [&](stm::transaction& tx) {
             return stm_rb_view{root_, tx}.find(key) != nullptr;

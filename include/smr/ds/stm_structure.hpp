@@ -13,6 +13,7 @@
 
 #include "smr/ds/options.hpp"
 #include "smr/ds/validation.hpp"
+#include "smr/reclaim/context.hpp"
 #include "smr/stm/stm.hpp"
 
 namespace smr::ds::detail {
@@ -41,6 +42,8 @@ class stm_structure {
 
   public:
     using domain_type = Domain;
+    /// What every operation takes: the calling thread's attachment.
+    using context_type = smr::context<Domain>;
 
     /// Runs on the STM (smr::check: only schemes that protect whole
     /// operations serve it; the others cannot be instantiated).
@@ -49,10 +52,10 @@ class stm_structure {
     static constexpr bool traverses_unlinked_nodes = true;
     static constexpr bool counts_links = false;
 
-    /// Outside any operation of tid: hands tid's pending frees to the domain.
-    /// Call it before tid's thread_handle is released, or those frees wait
-    /// for the slot's next user (or the structure's destruction).
-    void flush(int tid) { stm_.flush(tid); }
+    /// Outside any operation of the thread: hands its pending frees to the
+    /// domain. Call it before the thread's context detaches, or those frees
+    /// wait for the slot's next user (or the structure's destruction).
+    void flush(smr::context_ref<Domain> self) { stm_.flush(smr::tid_of(self)); }
 
     /// Commits and aborts by cause, over all threads (exact once they are
     /// done).

@@ -2,7 +2,8 @@
 //
 // Every data-structure operation has this shape (docs/design.md, "Restarts"):
 //
-//     bool erase(int tid, key_type key) {
+//     bool erase(smr::context_ref<Domain> self, key_type key) {
+//         const int tid = smr::tid_of(self);
 //         smr::op_guard guard(domain_, tid);          // begin_op ... end_op
 //         for (;;) {                                   // the restart loop
 //             SMR_READ_PHASE_BEGIN(domain_, tid);      // NBR checkpoint
@@ -13,12 +14,13 @@
 //         }
 //     }
 //
-// A structure that has moved to contexts (context.hpp; ms_queue so far)
-// takes the thread's smr::context instead of its slot number, makes the
-// guard from it, and protects through the guard, which hands out the slots:
+// Operations take the caller's context, lent as a context_ref
+// (context.hpp). A structure that protects through guarded pointers
+// (ms_queue so far) makes the guard from it, and the guard hands out the
+// slots:
 //
-//     std::optional<item> dequeue(smr::context<Domain>& self) {
-//         smr::op_guard guard(self);
+//     std::optional<item> dequeue(smr::context_ref<Domain> self) {
+//         smr::op_guard guard(domain_, self);
 //         ... auto head = guard.protect(head_); ...   // a guarded pointer
 //
 // The checkpoint must be a macro: sigsetjmp has to run in the frame of the
@@ -78,6 +80,9 @@ template <class Domain, bool HandsOutSlots = false>
 class [[nodiscard]] op_guard {
   public:
     explicit op_guard(context<Domain>& self) : op_guard(self.domain(), self.tid()) {}
+    /// In an operation, which has its structure's domain and the caller's
+    /// context lent to it.
+    op_guard(Domain& domain, context_ref<Domain> self) : op_guard(domain, tid_of(self)) {}
     op_guard(Domain& domain, int tid)
         : domain_(domain), tid_(tid), depth_(checked_depth(domain, tid)) {
         if constexpr (!Domain::traits.nests) {
@@ -158,6 +163,8 @@ class [[nodiscard]] op_guard {
 
 template <class Domain>
 op_guard(context<Domain>&) -> op_guard<Domain, true>;
+template <class Domain>
+op_guard(Domain&, context_ref<Domain>) -> op_guard<Domain, true>;  // Domain: from the first
 template <class Domain>
 op_guard(Domain&, int) -> op_guard<Domain>;
 
