@@ -17,7 +17,8 @@
 //     shared memory, and a node is retired once, after the CAS that
 //     unlinked it, by the thread whose CAS succeeded;
 //   - each thread attaches (smr::attach) before it touches the domain and
-//     passes its context to the stack.
+//     passes its context to the stack, whose operations borrow it
+//     (smr::context_ref) for the guard and the domain's calls.
 //
 // More threads than cores push and pop; every value pushed must come out
 // exactly once. Exit status 0 when it does and nodes were really freed.
@@ -54,10 +55,11 @@ class treiber_stack {
         }
     }
 
-    void push(smr::context<Domain>& self, std::uint64_t value) {
+    // The caller's context, lent for the call (a context converts to it).
+    void push(smr::context_ref<Domain> self, std::uint64_t value) {
         // Allocated before the operation reads anything shared.
-        node* fresh = domain_.template allocate_outside_op<node>(self.tid(), value);
-        smr::op_guard op(self);
+        node* fresh = domain_.template allocate_outside_op<node>(smr::tid_of(self), value);
+        smr::op_guard op(domain_, self);
         node* top = top_.load(std::memory_order_relaxed);
         do {
             fresh->next = top;
@@ -67,9 +69,9 @@ class treiber_stack {
                                              std::memory_order_relaxed));
     }
 
-    bool pop(smr::context<Domain>& self, std::uint64_t& value) {
-        const int tid = self.tid();
-        smr::op_guard op(self);
+    bool pop(smr::context_ref<Domain> self, std::uint64_t& value) {
+        const int tid = smr::tid_of(self);
+        smr::op_guard op(domain_, self);
         for (;;) {
             SMR_READ_PHASE_BEGIN(domain_, tid);
             // Under nbr a guarded pointer is a bare pointer, with no
