@@ -54,6 +54,13 @@ static_assert(
     !std::is_convertible_v<smr::context<smr::hp_domain>&, smr::context_ref<smr::ebr_domain>>,
     "nor another domain's context");
 static_assert(sizeof(smr::context_ref<smr::hp_domain>) == sizeof(int), "lent in a register");
+template <class E>
+concept has_a_slot_number = requires(E e) {
+    smr::tid_of(e);
+};
+static_assert(has_a_slot_number<smr::context_ref<smr::hp_domain>>);
+static_assert(!has_a_slot_number<std::memory_order> && !has_a_slot_number<int>,
+              "tid_of takes a lent context, no other enumeration");
 
 // ---- attaching ------------------------------------------------------------------
 
@@ -126,7 +133,7 @@ TYPED_TEST(guarded_test, keeps_each_node_until_it_and_its_operation_end) {
     std::atomic<node*> b{domain.template allocate_outside_op<node>(w, &b_destroyed)};
     constexpr int rounds = 100;
     {
-        smr::op_guard op(reader);
+        smr::op_guard op(domain, reader);
         const auto held_a = op.protect(a);
         const auto held_b = op.protect(b);
         ASSERT_EQ(held_a.get(), a.load());
@@ -173,7 +180,7 @@ struct hp_slots : ::testing::Test {
 };
 
 TEST_F(hp_slots, the_lowest_free_slot_is_taken_and_given_back_at_death_or_reset) {
-    smr::op_guard op(self);
+    smr::op_guard op(domain, self);
     auto g0 = op.protect(cells[0]);
     auto g1 = op.protect(cells[1]);
     EXPECT_EQ(announced(0), header(g0.get()));
@@ -194,7 +201,7 @@ TEST_F(hp_slots, the_lowest_free_slot_is_taken_and_given_back_at_death_or_reset)
 TEST_F(hp_slots, more_pointers_than_slots_stop_the_program) {
     using held_type = smr::guarded<hp_node, smr::hp_domain>;
     auto hold_one_too_many = [&] {
-        smr::op_guard op(self);
+        smr::op_guard op(domain, self);
         held_type held[smr::max_protect_slots + 1];
         for (int i = 0; i <= smr::max_protect_slots; ++i) held[i] = op.protect(cells[i]);
     };

@@ -58,6 +58,10 @@ class [[nodiscard]] context {
     /// number after every call (+2.4 under none, +4.5 under ebr).
     enum class ref : int {};
     operator ref() const noexcept { return ref{tid()}; }  // NOLINT: implicit by design
+    /// The slot number a lent context carries. Found by argument-dependent
+    /// lookup only (the enumeration's class is this one), which is how
+    /// smr::tid_of accepts a lent context and no other enumeration.
+    friend constexpr int lent_tid(ref self) noexcept { return static_cast<int>(self); }
 
   private:
     /// The attachment is owned as a unique_ptr owns memory: moved, never
@@ -80,10 +84,10 @@ template <class Domain>
 using context_ref = typename context<Domain>::ref;
 
 /// The slot number a lent context carries, for the domain's calls that
-/// take one.
+/// take one. Only a context_ref: any other enumeration is refused.
 template <class Ref>
-requires std::is_enum_v<Ref>
-constexpr int tid_of(Ref self) noexcept { return static_cast<int>(self); }
+requires requires(Ref self) { lent_tid(self); }
+constexpr int tid_of(Ref self) noexcept { return lent_tid(self); }
 
 /// Attaches the calling thread to `domain`.
 template <class Domain>

@@ -63,9 +63,10 @@ namespace smr {
 /// `tid` must be the caller's registered slot: checked in debug builds only,
 /// since the guard is on every operation's path (docs/library.md, "Rules").
 ///
-/// A guard made from a context (smr::op_guard guard(self)) also hands out
-/// protect slots to guarded pointers (protect below): HandsOutSlots, which
-/// the deduction guide sets. One made from a slot number does not, and
+/// A guard made from the caller's context (smr::op_guard guard(domain,
+/// self), with a context or the context_ref an operation was lent) also
+/// hands out protect slots to guarded pointers (protect below):
+/// HandsOutSlots, which the deduction guide sets. One made from a slot number does not, and
 /// keeps no mask: its initialisation cost the slot schemes half an
 /// instruction per operation on hm_list, and under nbr, where sigsetjmp
 /// keeps every local in memory, one store per operation.
@@ -79,9 +80,8 @@ class guarded_slot;
 template <class Domain, bool HandsOutSlots = false>
 class [[nodiscard]] op_guard {
   public:
-    explicit op_guard(context<Domain>& self) : op_guard(self.domain(), self.tid()) {}
-    /// In an operation, which has its structure's domain and the caller's
-    /// context lent to it.
+    /// `self`: the caller's context, or the context_ref an operation was
+    /// lent (a context converts to it).
     op_guard(Domain& domain, context_ref<Domain> self) : op_guard(domain, tid_of(self)) {}
     op_guard(Domain& domain, int tid)
         : domain_(domain), tid_(tid), depth_(checked_depth(domain, tid)) {
@@ -111,10 +111,11 @@ class [[nodiscard]] op_guard {
     /// (domain.protect(tid, index, ...)): the two would share slots.
     template <class T>
     guarded<T, Domain> protect(const std::atomic<T*>& source) noexcept {
-        static_assert(HandsOutSlots,
-                      "op_guard::protect: make the guard from the thread's context "
-                      "(smr::op_guard guard(self)); one made from a slot number hands out no "
-                      "protect slots");
+        static_assert(
+            HandsOutSlots,
+            "op_guard::protect: make the guard from the thread's context "
+            "(smr::op_guard guard(domain, self)); one made from a slot number hands out no "
+            "protect slots");
         static_assert(
             !Domain::traits.uses_signals || std::is_trivially_destructible_v<guarded<T, Domain>>,
             "a read phase left by siglongjmp runs no destructor");
@@ -161,8 +162,6 @@ class [[nodiscard]] op_guard {
         free_slots_{};
 };
 
-template <class Domain>
-op_guard(context<Domain>&) -> op_guard<Domain, true>;
 template <class Domain>
 op_guard(Domain&, context_ref<Domain>) -> op_guard<Domain, true>;  // Domain: from the first
 template <class Domain>
