@@ -38,6 +38,14 @@ static_assert(
     "a read phase left by siglongjmp runs no destructor");
 static_assert(!std::is_trivially_destructible_v<smr::guarded<hp_node, smr::hp_domain>>);
 static_assert(!std::is_copy_constructible_v<smr::guarded<hp_node, smr::hp_domain>>);
+// A block of slots lives in an NBR read phase, which siglongjmp leaves
+// without destructors, and owns its slots elsewhere.
+static_assert(std::is_trivially_destructible_v<smr::slot_block<smr::nbr_domain, 3>>);
+static_assert(!std::is_trivially_destructible_v<smr::slot_block<smr::hp_domain, 3>>);
+static_assert(!std::is_copy_constructible_v<smr::slot_block<smr::hp_domain, 3>>);
+static_assert(!std::is_move_constructible_v<smr::slot_block<smr::hp_domain, 3>>);
+static_assert(std::is_enum_v<smr::slot_block<smr::hp_domain, 3>::view>);
+static_assert(sizeof(smr::slot_block<smr::nbr_domain, 3>::view) == sizeof(int));
 static_assert(std::is_nothrow_move_constructible_v<smr::guarded<hp_node, smr::hp_domain>>);
 static_assert(!std::is_copy_constructible_v<smr::context<smr::hp_domain>>);
 static_assert(std::is_nothrow_move_constructible_v<smr::context<smr::hp_domain>>);
@@ -115,13 +123,12 @@ template <class Domain>
 class guarded_test : public ::testing::Test {};
 TYPED_TEST_SUITE(guarded_test, guarding_domains, domain_names);
 
-// Two guarded pointers alive at once keep both their nodes while the writer
-// retires them and reclaims everything else; once they and their operation
-// are over, both are freed. Were the two given one slot (the mutant
-// guarded_pointers_share_a_slot), hp's second protect would overwrite the
-// first's hazard and the first node would be freed under its reader.
-TYPED_TEST(guarded_test, keeps_each_node_until_it_and_its_operation_end) {
-    using Domain = TypeParam;
+// Nodes a and b, protected inside one operation by `hold` (which runs in
+// it, given the guard and both sources, and checks what it read), survive a
+// writer that replaces and retires them many times over while the
+// operation lasts, and are freed once it is over.
+template <class Domain, class Hold>
+void expect_kept_until_the_operation_ends(Hold hold) {
     using node = flagged_node<Domain>;
     Domain domain(eager_config());
     auto reader = smr::attach(domain);
@@ -132,27 +139,58 @@ TYPED_TEST(guarded_test, keeps_each_node_until_it_and_its_operation_end) {
     std::atomic<node*> a{domain.template allocate_outside_op<node>(w, &a_destroyed)};
     std::atomic<node*> b{domain.template allocate_outside_op<node>(w, &b_destroyed)};
     constexpr int rounds = 100;
-    {
-        smr::op_guard op(domain, reader);
-        const auto held_a = op.protect(a);
-        const auto held_b = op.protect(b);
-        ASSERT_EQ(held_a.get(), a.load());
-        ASSERT_EQ(held_b.get(), b.load());
+    const auto replace_both = [&] {
         for (int round = 0; round < rounds; ++round) {
             replace(domain, w, a);
             replace(domain, w, b);
         }
-        EXPECT_FALSE(a_destroyed) << "freed while a guarded pointer held it";
-        EXPECT_FALSE(b_destroyed) << "freed while a guarded pointer held it";
+    };
+    {
+        smr::op_guard op(domain, reader);
+        hold(domain, op, a, b, [&] {
+            replace_both();
+            EXPECT_FALSE(a_destroyed) << "freed while held";
+            EXPECT_FALSE(b_destroyed) << "freed while held";
+        });
     }
-    for (int round = 0; round < rounds; ++round) {
-        replace(domain, w, a);
-        replace(domain, w, b);
-    }
+    replace_both();
     EXPECT_TRUE(a_destroyed) << "never freed after the operation";
     EXPECT_TRUE(b_destroyed) << "never freed after the operation";
     domain.free_unshared(a.load());
     domain.free_unshared(b.load());
+}
+
+// Two guarded pointers alive at once keep both their nodes. Were the two
+// given one slot (the mutant guarded_pointers_share_a_slot), hp's second
+// protect would overwrite the first's hazard and the first node would be
+// freed under its reader.
+TYPED_TEST(guarded_test, keeps_each_node_until_it_and_its_operation_end) {
+    expect_kept_until_the_operation_ends<TypeParam>(
+        [](auto& /*domain*/, auto& op, auto& a, auto& b, auto while_held) {
+            const auto held_a = op.protect(a);
+            const auto held_b = op.protect(b);
+            ASSERT_EQ(held_a.get(), a.load());
+            ASSERT_EQ(held_b.get(), b.load());
+            while_held();
+        });
+}
+
+// The same for a block's slot and a guarded pointer taken while the block
+// lives, under the era schemes too, whose slots are indexes (the block
+// shifts the index). Were the block's slots not taken from the guard (the
+// mutant slot_blocks_take_no_slots), the guarded pointer would take the
+// block's first slot and overwrite its reservation.
+TYPED_TEST(guarded_test, a_block_and_a_guarded_pointer_keep_their_nodes) {
+    expect_kept_until_the_operation_ends<TypeParam>(
+        [](auto& domain, auto& op, auto& a, auto& b, auto while_held) {
+            const auto block = smr::lend_slots<2>(op);
+            const auto slots = block.reader(domain);
+            auto* const held_a = slots.protect(slots.slot(0), a);
+            const auto held_b = op.protect(b);
+            ASSERT_EQ(held_a, a.load());
+            ASSERT_EQ(held_b.get(), b.load());
+            while_held();
+        });
 }
 
 // ---- hp: which slot each pointer takes --------------------------------------------
@@ -196,6 +234,56 @@ TEST_F(hp_slots, the_lowest_free_slot_is_taken_and_given_back_at_death_or_reset)
     }
     auto g3 = op.protect(cells[3]);  // slot 1, given back by `moved`
     EXPECT_EQ(announced(1), header(g3.get()));
+}
+
+// A block takes the lowest run of adjacent free slots; its reader numbers
+// them from 0; a guarded pointer taken meanwhile gets the next free slot,
+// not one of the block's; the block's end gives its slots back.
+TEST_F(hp_slots, a_block_takes_adjacent_free_slots_and_numbers_them_from_zero) {
+    smr::op_guard op(domain, self);
+    auto g0 = op.protect(cells[0]);  // slot 0
+    {
+        const auto block = smr::lend_slots<3>(op);  // slots 1 to 3
+        const auto reader = block.reader(domain);
+        hp_node* const first = reader.protect(reader.slot(0), cells[1]);
+        hp_node* const last = reader.protect(reader.slot(2), cells[2]);
+        EXPECT_EQ(announced(1), header(first));
+        EXPECT_EQ(announced(3), header(last));
+        EXPECT_EQ(reader.index(reader.slot(2)), 2);
+        // A function the traversal runs in gets the same reader, and the
+        // thread's slot number, from the view.
+        const auto again = smr::reader_of(domain, block.lent());
+        EXPECT_EQ(again.slot(1), reader.slot(1));
+        EXPECT_EQ(smr::tid_of(block.lent()), self.tid());
+        auto g4 = op.protect(cells[3]);  // slot 4: the block's are taken
+        EXPECT_EQ(announced(4), header(g4.get()));
+        EXPECT_EQ(announced(1), header(first)) << "the guarded pointer took a slot of the block";
+    }
+    auto g1 = op.protect(cells[4]);  // slot 1, given back by the block
+    EXPECT_EQ(announced(1), header(g1.get()));
+    EXPECT_EQ(announced(0), header(g0.get()));
+}
+
+TEST_F(hp_slots, a_slot_outside_the_block_stops_the_program) {
+    auto name_a_fourth = [&] {
+        smr::op_guard op(domain, self);
+        const auto block = smr::lend_slots<3>(op);
+        const auto reader = block.reader(domain);
+        volatile int position = 3;  // not a constant: the check is the run-time one
+        (void)reader.slot(position);
+    };
+    EXPECT_DEATH(name_a_fourth(), "slot position outside the block its guard lent");
+}
+
+TEST_F(hp_slots, a_block_larger_than_the_free_run_stops_the_program) {
+    auto lend_too_many = [&] {
+        smr::op_guard op(domain, self);
+        const auto block = smr::lend_slots<smr::max_protect_slots - 1>(op);  // slots 0 to 6
+        auto held = op.protect(cells[0]);                                    // slot 7
+        held.reset();                                                        // 7 free again
+        const auto second = smr::lend_slots<2>(op);  // needs two adjacent: none
+    };
+    EXPECT_DEATH(lend_too_many(), "fewer adjacent free protect slots than the block asks for");
 }
 
 TEST_F(hp_slots, more_pointers_than_slots_stop_the_program) {

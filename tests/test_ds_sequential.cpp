@@ -655,6 +655,7 @@ struct hand_over_hand_domain : smr::hp_domain {
         using slot_type = smr::detail::hazard_reader::slot_type;
         checking_reader(hand_over_hand_domain& domain, smr::detail::hazard_reader inner)
             : domain_(&domain), inner_(inner) {}
+        checking_reader shifted(int first) const { return {*domain_, inner_.shifted(first)}; }
         slot_type slot(int index) const { return inner_.slot(index); }
         int index(slot_type slot) const { return inner_.index(slot); }
         template <class T>

@@ -301,10 +301,11 @@ class abtree {
     bool contains(smr::context_ref<Domain> self, Key key) {
         const int tid = smr::tid_of(self);
         detail::check_key(key, min_key, max_key);
-        smr::op_guard guard(domain_, tid);
+        smr::op_guard guard(domain_, self);
+        const auto block = smr::lend_slots<2>(guard);  // parent and child
         for (;;) {  // never restarts by itself; NBR may neutralize the read phase
             SMR_READ_PHASE_BEGIN(domain_, tid);
-            const auto reader = domain_.reader(tid);
+            const auto reader = block.reader(domain_);
             const auto slots = smr::first_slots<2>(reader);
             node* l = reader.protect(slots[0], entry_.ptrs[0]);
             for (std::size_t slot = 1; !l->leaf; slot ^= 1) {
@@ -319,12 +320,13 @@ class abtree {
     bool insert(smr::context_ref<Domain> self, Key key, Value value) {
         const int tid = smr::tid_of(self);
         detail::check_key(key, min_key, max_key);
-        smr::op_guard guard(domain_, tid);
+        smr::op_guard guard(domain_, self);
+        const auto slots = smr::lend_slots<4>(guard);  // a search's three, and a sibling
         // volatile: kept across the read-phase checkpoint (sigsetjmp).
         volatile unsigned failures = 0;
         for (;;) {
             SMR_READ_PHASE_BEGIN(domain_, tid);
-            const path f = search(tid, key, nullptr);
+            const path f = search(slots.lent(), key, nullptr);
             domain_.read_phase_end(tid, f.p, f.l);
             node* const p = f.p;
             node* const l = f.l;
@@ -363,7 +365,7 @@ class abtree {
                 retire_replaced(tid, l);
                 // l may have had a degree violation whose fixer handed it to us.
                 if (n_size < a && p != &entry_) {
-                    rebalance_owed([&] { fix_degree(tid, n, n_search); });
+                    rebalance_owed([&] { fix_degree(slots.lent(), n, n_search); });
                 }
                 return true;
             }
@@ -402,7 +404,7 @@ class abtree {
             }
             made.published();
             retire_replaced(tid, l);
-            if (n_tagged) rebalance_owed([&] { fix_tagged(tid, n, n_search); });
+            if (n_tagged) rebalance_owed([&] { fix_tagged(slots.lent(), n, n_search); });
             return true;
         }
     }
@@ -410,12 +412,13 @@ class abtree {
     bool erase(smr::context_ref<Domain> self, Key key) {
         const int tid = smr::tid_of(self);
         detail::check_key(key, min_key, max_key);
-        smr::op_guard guard(domain_, tid);
+        smr::op_guard guard(domain_, self);
+        const auto slots = smr::lend_slots<4>(guard);  // a search's three, and a sibling
         // volatile: kept across the read-phase checkpoint (sigsetjmp).
         volatile unsigned failures = 0;
         for (;;) {
             SMR_READ_PHASE_BEGIN(domain_, tid);
-            const path f = search(tid, key, nullptr);
+            const path f = search(slots.lent(), key, nullptr);
             domain_.read_phase_end(tid, f.p, f.l);
             node* const p = f.p;
             node* const l = f.l;
@@ -450,7 +453,7 @@ class abtree {
             }
             retire_replaced(tid, l);
             if (n_size < a && p != &entry_) {
-                rebalance_owed([&] { fix_degree(tid, n, n_search); });
+                rebalance_owed([&] { fix_degree(slots.lent(), n, n_search); });
             }
             return true;
         }
@@ -583,12 +586,15 @@ class abtree {
         int ix_p;  // index of p in gp
         int ix_l;  // index of l in p
     };
+    /// The four slots an update borrows from its guard (a search's three,
+    /// then a sibling's; smr::lend_slots), as its rebalancing steps take them.
+    using slot_view = typename smr::slot_block<Domain, 4>::view;
 
     /// The read phase: from the entry down to a leaf, or until `target` is
     /// reached. Writes nothing shared.
-    path search(int tid, Key key, const node* target) noexcept {
+    path search(slot_view block, Key key, const node* target) noexcept {
         path f{nullptr, &entry_, nullptr, -1, 0};
-        const auto reader = domain_.reader(tid);
+        const auto reader = smr::reader_of(domain_, block);
         const auto slots = smr::first_slots<3>(reader);
         f.l = reader.protect(slots[0], entry_.ptrs[0]);
         for (std::size_t slot = 1; !f.l->leaf && f.l != target; slot = slot == 2 ? 0 : slot + 1) {
@@ -788,12 +794,13 @@ class abtree {
 
     /// Removes the tag at `viol` (an internal node whose search key is `k`),
     /// if viol is still in the tree and still tagged.
-    void fix_tagged(int tid, node* viol, Key k) {
+    void fix_tagged(slot_view slots, node* viol, Key k) {
+        const int tid = smr::tid_of(slots);
         // volatile: kept across the read-phase checkpoint (sigsetjmp).
         volatile unsigned failures = 0;
         for (;;) {
             SMR_READ_PHASE_BEGIN(domain_, tid);
-            const path f = search(tid, k, viol);
+            const path f = search(slots, k, viol);
             if (f.l != viol || f.gp == nullptr) {
                 // Replaced: whoever replaced it took over the violation. (The
                 // root is never tagged, so gp == nullptr means replaced too.)
@@ -811,7 +818,7 @@ class abtree {
                 // Fix the parent first.
                 const Key pk = p->search_key;
                 domain_.read_phase_end(tid);
-                fix_tagged(tid, p, pk);
+                fix_tagged(slots, p, pk);
                 continue;
             }
             domain_.read_phase_end(tid, gp, p, l);
@@ -855,7 +862,7 @@ class abtree {
                 }
                 domain_.retire(tid, p);
                 domain_.retire(tid, l);
-                if (size < a && gp != &entry_) fix_degree(tid, n, n_search);
+                if (size < a && gp != &entry_) fix_degree(slots, n, n_search);
                 return;
             }
             // Split: two halves under a new node, tagged unless it is the root.
@@ -882,7 +889,7 @@ class abtree {
             // n (degree 2) replaces p: a tag moved up, and p's own degree
             // violation, if any, is gone (n is either the root or tagged, and
             // the tag's fix merges it into its parent).
-            if (n_tagged) fix_tagged(tid, n, n_search);
+            if (n_tagged) fix_tagged(slots, n, n_search);
             return;
         }
     }
@@ -903,12 +910,13 @@ class abtree {
 
     /// Fixes a degree violation at `viol` (search key `k`), if it is still in
     /// the tree, not the root, and still under-full.
-    void fix_degree(int tid, node* viol, Key k) {
+    void fix_degree(slot_view slots, node* viol, Key k) {
+        const int tid = smr::tid_of(slots);
         // volatile: kept across the read-phase checkpoint (sigsetjmp).
         volatile unsigned failures = 0;
         for (;;) {
             SMR_READ_PHASE_BEGIN(domain_, tid);
-            const path f = search(tid, k, viol);
+            const path f = search(slots, k, viol);
             if (f.l != viol || f.gp == nullptr || f.l->size >= a) {
                 // Replaced (the replacer took over), the root, or no
                 // violation (an address reused by a new node, NBR only).
@@ -926,18 +934,19 @@ class abtree {
                 // root: the root keeps >= 2 children), then look again.
                 const Key pk = p->search_key;
                 domain_.read_phase_end(tid);
-                fix_degree(tid, p, pk);
+                fix_degree(slots, p, pk);
                 continue;
             }
-            node* const s = domain_.protect(tid, 3, p->ptrs[ix_s]);
+            const auto reader = smr::reader_of(domain_, slots);
+            node* const s = reader.protect(reader.slot(3), p->ptrs[ix_s]);  // after the search's
             if (p->tagged || l->tagged || s->tagged) {
                 // Brown: fix the tags first, then look again.
                 const bool tp = p->tagged, tl = l->tagged, ts = s->tagged;
                 const Key kp = p->search_key, kl = l->search_key, ks = s->search_key;
                 domain_.read_phase_end(tid);
-                if (tp) fix_tagged(tid, p, kp);
-                if (tl) fix_tagged(tid, l, kl);
-                if (ts) fix_tagged(tid, s, ks);
+                if (tp) fix_tagged(slots, p, kp);
+                if (tl) fix_tagged(slots, l, kl);
+                if (ts) fix_tagged(slots, s, ks);
                 continue;
             }
             domain_.read_phase_end(tid, gp, p, l, s);
@@ -1033,8 +1042,8 @@ class abtree {
                 }
                 made.published();
                 retire_rebalanced(tid, p, l, s);
-                if (sz < a) fix_degree(tid, newl, newl_search);
-                if (n_size < a && gp != &entry_) fix_degree(tid, n, n_search);
+                if (sz < a) fix_degree(slots, newl, newl_search);
+                if (n_size < a && gp != &entry_) fix_degree(slots, n, n_search);
                 return;
             }
             // Distribute: l and s share their contents evenly; p gets a new
@@ -1068,7 +1077,7 @@ class abtree {
             }
             made.published();
             retire_rebalanced(tid, p, l, s);
-            if (n_size < a && gp != &entry_) fix_degree(tid, n, n_search);
+            if (n_size < a && gp != &entry_) fix_degree(slots, n, n_search);
             return;
         }
     }

@@ -99,6 +99,8 @@ class cr_list {
         node* pred;
         node* curr;
     };
+    /// A reader's protect: the two slots contains borrows from its guard.
+    using slot_view = typename smr::slot_block<Domain, 2>::view;
 
   public:
     using domain_type = Domain;
@@ -177,7 +179,7 @@ class cr_list {
             w.pred->next.store(succ, std::memory_order_release);
             removed = w.curr;
         }
-        smr::op_guard guard(domain_, tid);
+        smr::op_guard guard(domain_, self);
         domain_.retire(tid, removed);
         return true;
     }
@@ -185,10 +187,11 @@ class cr_list {
     bool contains(smr::context_ref<Domain> self, Key key) {
         const int tid = smr::tid_of(self);
         detail::check_key(key, min_key, max_key);
-        smr::op_guard guard(domain_, tid);
+        smr::op_guard guard(domain_, self);
+        const auto slots = smr::lend_slots<2>(guard);  // hand over hand
         for (;;) {  // restarts only when NBR neutralizes the read phase
             SMR_READ_PHASE_BEGIN(domain_, tid);
-            const bool found = search(tid, key);
+            const bool found = search(slots.lent(), key);
             domain_.read_phase_end(tid);
             return found;
         }
@@ -201,9 +204,9 @@ class cr_list {
     template <class Wait>
     void hold_first(smr::context_ref<Domain> self, Wait&& wait) {
         const int tid = smr::tid_of(self);
-        smr::op_guard guard(domain_, tid);
+        smr::op_guard guard(domain_, self);
         SMR_READ_PHASE_BEGIN(domain_, tid);
-        (void)domain_.protect(tid, 0, head_.next);
+        [[maybe_unused]] const auto first = guard.protect(head_.next);  // held while waiting
         wait();
         domain_.read_phase_end(tid);
     }
@@ -236,8 +239,8 @@ class cr_list {
   private:
     /// The reader (Hart's Listing 2, or Listing 3 with a reservation scheme):
     /// writes nothing shared, so a neutralization may abandon it anywhere.
-    bool search(int tid, Key key) noexcept {
-        const auto reader = domain_.reader(tid);
+    bool search(slot_view block, Key key) noexcept {
+        const auto reader = smr::reader_of(domain_, block);
         const auto slots = smr::first_slots<2>(reader);
         for (;;) {                                              // Listing 3's try_again
             node* curr = reader.protect(slots[0], head_.next);  // head is never removed

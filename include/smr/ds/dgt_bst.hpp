@@ -154,6 +154,8 @@ class dgt_bst {
         version_t gparent_version;
         version_t parent_version;
     };
+    /// A parse's protect: the three slots an update borrows from its guard.
+    using slot_view = typename smr::slot_block<Domain, 3>::view;
 
   public:
     using domain_type = Domain;
@@ -209,14 +211,15 @@ class dgt_bst {
     bool insert(smr::context_ref<Domain> self, Key key, Value value) {
         const int tid = smr::tid_of(self);
         detail::check_key(key, min_key, max_key);
-        smr::op_guard guard(domain_, tid);
+        smr::op_guard guard(domain_, self);
+        const auto slots = smr::lend_slots<3>(guard);  // grandparent, parent, child
         // Allocated in a write phase, kept across restarts.
         node* new_leaf = nullptr;
         node* new_router = nullptr;
         unsigned failures = 0;
         for (;;) {
             SMR_READ_PHASE_BEGIN(domain_, tid);
-            const parse_result p = parse(tid, key);
+            const parse_result p = parse(slots.lent(), key);
             const Key leaf_key = p.leaf->key;
             domain_.read_phase_end(tid, p.parent, p.leaf);
 
@@ -262,11 +265,12 @@ class dgt_bst {
     bool erase(smr::context_ref<Domain> self, Key key) {
         const int tid = smr::tid_of(self);
         detail::check_key(key, min_key, max_key);
-        smr::op_guard guard(domain_, tid);
+        smr::op_guard guard(domain_, self);
+        const auto slots = smr::lend_slots<3>(guard);  // grandparent, parent, child
         unsigned failures = 0;
         for (;;) {
             SMR_READ_PHASE_BEGIN(domain_, tid);
-            const parse_result p = parse(tid, key);
+            const parse_result p = parse(slots.lent(), key);
             const Key leaf_key = p.leaf->key;
             domain_.read_phase_end(tid, p.gparent, p.parent, p.leaf);
 
@@ -312,10 +316,11 @@ class dgt_bst {
     bool contains(smr::context_ref<Domain> self, Key key) {
         const int tid = smr::tid_of(self);
         detail::check_key(key, min_key, max_key);
-        smr::op_guard guard(domain_, tid);
+        smr::op_guard guard(domain_, self);
+        const auto block = smr::lend_slots<2>(guard);  // parent and child
         for (;;) {  // search never restarts by itself; NBR may neutralize its read phase
             SMR_READ_PHASE_BEGIN(domain_, tid);
-            const auto reader = domain_.reader(tid);
+            const auto reader = block.reader(domain_);
             const auto slots = smr::first_slots<2>(reader);
             node* curr = &root_;
             for (std::size_t slot = 0; !curr->leaf; slot ^= 1) {
@@ -417,7 +422,7 @@ class dgt_bst {
     /// down to a leaf, reading each side's version before its child pointer;
     /// protect slots rotate over grandparent, parent and child. Writes
     /// nothing shared and keeps no state across a neutralization restart.
-    parse_result parse(int tid, Key key) noexcept {
+    parse_result parse(slot_view slots, Key key) noexcept {
         // Locals, not the result's fields: GCC keeps a struct that is
         // returned in memory there, two stores per level. With the word-sized
         // side, insert's parse is 11 instructions per level where it was 15.
@@ -428,8 +433,8 @@ class dgt_bst {
         side parent_side = left;
         version_t gparent_version = 0;
         version_t parent_version = 0;
-        const auto reader = domain_.reader(tid);
-        const auto slots = smr::first_slots<3>(reader);
+        const auto reader = smr::reader_of(domain_, slots);
+        const auto rotation = smr::first_slots<3>(reader);
         for (std::size_t slot = 0; !curr->leaf; slot = slot == 2 ? 0 : slot + 1) {
             const side s = key < curr->key ? left : right;
             // acquire: pairs with unlock's release, so the child read next is
@@ -441,7 +446,7 @@ class dgt_bst {
             parent = curr;
             parent_side = s;
             parent_version = v;
-            curr = reader.protect(slots[slot], curr->child[s]);
+            curr = reader.protect(rotation[slot], curr->child[s]);
         }
         return {gparent, parent, curr, gparent_side, parent_side, gparent_version, parent_version};
     }

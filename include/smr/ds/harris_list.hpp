@@ -113,6 +113,9 @@ class harris_list {
         node* left_next;
         node* right;
     };
+    /// The three slots an update borrows from its guard for its searches,
+    /// and their reader (smr::lend_slots).
+    using slot_view = typename smr::slot_block<Domain, 3>::view;
 
   public:
     using domain_type = Domain;
@@ -159,10 +162,11 @@ class harris_list {
     bool insert(smr::context_ref<Domain> self, Key key, Value value) {
         const int tid = smr::tid_of(self);
         detail::check_key(key, min_key, max_key);
-        smr::op_guard guard(domain_, tid);
+        smr::op_guard guard(domain_, self);
+        const auto slots = smr::lend_slots<3>(guard);  // left, t, t's successor
         node* fresh = nullptr;  // allocated in a write phase, kept across attempts
         for (;;) {
-            const window w = search(tid, key);  // returns in a write phase
+            const window w = search(slots.lent(), key);  // returns in a write phase
             if (w.right->key == key) {
                 if (fresh != nullptr) domain_.discard(tid, fresh);
                 return false;  // right was unmarked when search checked it
@@ -181,9 +185,10 @@ class harris_list {
     bool erase(smr::context_ref<Domain> self, Key key) {
         const int tid = smr::tid_of(self);
         detail::check_key(key, min_key, max_key);
-        smr::op_guard guard(domain_, tid);
+        smr::op_guard guard(domain_, self);
+        const auto slots = smr::lend_slots<3>(guard);  // left, t, t's successor
         for (;;) {
-            const window w = search(tid, key);  // returns in a write phase
+            const window w = search(slots.lent(), key);  // returns in a write phase
             if (w.right->key != key) return false;
             node* succ = w.right->next.load(std::memory_order_acquire);
             if (detail::is_marked(succ)) continue;  // another erase won; search unlinks it
@@ -200,7 +205,7 @@ class harris_list {
             } else {
                 // Someone changed left.next: let a search unlink right (with
                 // whatever run it is in). Harris: "right_node = search(...)".
-                (void)search(tid, key);
+                (void)search(slots.lent(), key);
             }
             return true;
         }
@@ -209,10 +214,11 @@ class harris_list {
     bool contains(smr::context_ref<Domain> self, Key key) {
         const int tid = smr::tid_of(self);
         detail::check_key(key, min_key, max_key);
-        smr::op_guard guard(domain_, tid);
+        smr::op_guard guard(domain_, self);
+        const auto block = smr::lend_slots<2>(guard);  // hand over hand
         for (;;) {  // contains never restarts by itself; NBR may neutralize its read phase
             SMR_READ_PHASE_BEGIN(domain_, tid);
-            const auto reader = domain_.reader(tid);
+            const auto reader = block.reader(domain_);
             const auto slots = smr::first_slots<2>(reader);
             node* curr = reader.protect(slots[0], head_.next);  // head is never marked
             node* succ = reader.protect(slots[1], curr->next);
@@ -243,13 +249,14 @@ class harris_list {
     /// write phase (left and right reserved). Every attempt is a read phase
     /// from the head; the checkpoint lives in this frame, which is active for
     /// the whole read phase.
-    window search(int tid, Key key) {
+    window search(slot_view slots, Key key) {
+        const int tid = smr::tid_of(slots);
         for (;;) {
             SMR_READ_PHASE_BEGIN(domain_, tid);
             // Not const: so GCC builds w in the return slot (NRVO). A const w
             // was copied out with 16-byte loads that cannot forward from its
             // field stores, two store-forwarding stalls per search.
-            window w = find(tid, key);
+            window w = find(slots, key);
             domain_.read_phase_end(tid, w.left, w.right);
 
             if (w.left_next != w.right) {
@@ -272,16 +279,18 @@ class harris_list {
     /// and every local is initialized here, so a neutralization may abandon it
     /// anywhere. Three protect slots, chosen so that left's stays untouched
     /// while the walk goes on past it.
-    window find(int tid, Key key) noexcept {
+    window find(slot_view slots, Key key) noexcept {
+        const auto reader = smr::reader_of(domain_, slots);
         node* left = &head_;  // sentinels need no protection
         int left_slot = detail::sentinel_slot;
-        const auto reader = domain_.reader(tid);
-        node* left_next = reader.protect(0, head_.next);  // head is never marked
+        node* left_next = reader.protect(reader.slot(0), head_.next);  // head is never marked
         node* t = left_next;
         int t_slot = 0;
         while (t != &tail_) {
             const int slot = detail::next_slot_for<Domain>(left_slot, t_slot);
-            node* t_next = reader.protect(slot, t->next);
+            // Named per node; a constant 0 where slots are unused, so the
+            // check folds away where it would cost.
+            node* t_next = reader.protect(reader.slot(slot), t->next);
             if (!detail::is_marked(t_next)) {
                 if (!(t->key < key)) break;  // t is right
                 left = t;

@@ -111,8 +111,8 @@ class hm_list {
         static constexpr auto counted_links() noexcept { return std::array{&node::next}; }
     };
 
-    /// Where a read phase starts: prev, and the protect slot holding it (-1
-    /// for the head sentinel, which needs none).
+    /// Where a read phase starts: prev, and the slot of the traversal's
+    /// block holding it (any, for the head sentinel, which needs none).
     struct cursor {
         node* prev;
         int prev_slot;
@@ -129,6 +129,9 @@ class hm_list {
         int prev_slot;  // where a read phase resumes after unlinking curr
         bool curr_marked;
     };
+    /// The three slots an operation borrows from its guard for its
+    /// traversals (prev, curr, next; smr::lend_slots), and their reader.
+    using slot_view = typename smr::slot_block<Domain, 3>::view;
 
   public:
     using domain_type = Domain;
@@ -186,10 +189,11 @@ class hm_list {
     bool insert(smr::context_ref<Domain> self, Key key, Value value) {
         const int tid = smr::tid_of(self);
         detail::check_key(key, min_key, max_key);
-        smr::op_guard guard(domain_, tid);
+        smr::op_guard guard(domain_, self);
+        const auto slots = smr::lend_slots<3>(guard);  // prev, curr, next
         node* fresh = nullptr;  // allocated in a write phase, kept across attempts
         for (;;) {
-            const window w = search(tid, key);  // returns in a write phase
+            const window w = search(slots.lent(), key);  // returns in a write phase
             if (w.curr->key == key) {
                 if (fresh != nullptr) domain_.discard(tid, fresh);
                 return false;  // curr was unmarked when find read its next
@@ -208,9 +212,10 @@ class hm_list {
     bool erase(smr::context_ref<Domain> self, Key key) {
         const int tid = smr::tid_of(self);
         detail::check_key(key, min_key, max_key);
-        smr::op_guard guard(domain_, tid);
+        smr::op_guard guard(domain_, self);
+        const auto slots = smr::lend_slots<3>(guard);  // prev, curr, next
         for (;;) {
-            const window w = search(tid, key);  // returns in a write phase
+            const window w = search(slots.lent(), key);  // returns in a write phase
             if (w.curr->key != key) return false;
             node* succ = w.next;
             // The logical delete, and our linearization point.
@@ -223,7 +228,7 @@ class hm_list {
             if (domain_.compare_exchange_link(tid, w.prev->next, expected, w.next)) {
                 domain_.retire(tid, w.curr);
             } else {
-                (void)search(tid, key);  // unlinks curr on the way (Michael: Find(key))
+                (void)search(slots.lent(), key);  // unlinks curr on the way (Michael: Find(key))
             }
             return true;
         }
@@ -232,10 +237,10 @@ class hm_list {
     /// Michael's Search: the traversal of the updates (it unlinks the marked
     /// nodes it meets), then a look at the key.
     bool contains(smr::context_ref<Domain> self, Key key) {
-        const int tid = smr::tid_of(self);
         detail::check_key(key, min_key, max_key);
-        smr::op_guard guard(domain_, tid);
-        const window w = search(tid, key);
+        smr::op_guard guard(domain_, self);
+        const auto slots = smr::lend_slots<3>(guard);  // prev, curr, next
+        const window w = search(slots.lent(), key);
         return w.curr->key == key;
     }
 
@@ -247,9 +252,9 @@ class hm_list {
     template <class Wait>
     void hold_first(smr::context_ref<Domain> self, Wait&& wait) {
         const int tid = smr::tid_of(self);
-        smr::op_guard guard(domain_, tid);
+        smr::op_guard guard(domain_, self);
         SMR_READ_PHASE_BEGIN(domain_, tid);
-        (void)domain_.protect(tid, 0, head_.next);
+        [[maybe_unused]] const auto first = guard.protect(head_.next);  // held while waiting
         wait();
         domain_.read_phase_end(tid);
     }
@@ -289,14 +294,15 @@ class hm_list {
     /// thread, 1,000 keys: `none` 2,753 instructions per operation inlined,
     /// 2,369 out of line), which made the leaking baseline cost more than
     /// `ebr`.
-    [[gnu::noinline]] window search(int tid, Key key) {
+    [[gnu::noinline]] window search(slot_view slots, Key key) {
+        const int tid = smr::tid_of(slots);
         cursor start = from_head();
         for (;;) {
             SMR_READ_PHASE_BEGIN(domain_, tid);
             // Not const: so GCC builds w in the return slot (NRVO). A const w
             // was copied out with 16-byte loads that cannot forward from its
             // field stores, two store-forwarding stalls per search.
-            window w = find(tid, key, start);
+            window w = find(slots, key, start);
             domain_.read_phase_end(tid, w.prev, w.curr);
             if (!w.curr_marked) return w;
 
@@ -315,8 +321,8 @@ class hm_list {
     /// local is initialized here, so a neutralization may abandon it anywhere.
     /// Slots: prev, curr and next each keep their own, asked of the reader
     /// once (reclaim/reader.hpp), and next takes the slot prev leaves.
-    window find(int tid, Key key, cursor start) noexcept {
-        const auto reader = domain_.reader(tid);
+    window find(slot_view slots, Key key, cursor start) noexcept {
+        const auto reader = smr::reader_of(domain_, slots);
         // Not const, and the only value returned: NRVO (see search).
         window w;
         for (;;) {

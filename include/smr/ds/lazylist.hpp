@@ -72,6 +72,8 @@ class lazylist {
         node* pred;
         node* curr;
     };
+    /// A traversal's protect: the two slots its operation borrows from the guard.
+    using slot_view = typename smr::slot_block<Domain, 2>::view;
 
   public:
     using domain_type = Domain;
@@ -118,11 +120,12 @@ class lazylist {
     bool insert(smr::context_ref<Domain> self, Key key, Value value) {
         const int tid = smr::tid_of(self);
         detail::check_key(key, min_key, max_key);
-        smr::op_guard guard(domain_, tid);
+        smr::op_guard guard(domain_, self);
+        const auto slots = smr::lend_slots<2>(guard);  // pred and curr, hand over hand
         node* fresh = nullptr;  // allocated in a write phase, kept across restarts
         for (;;) {
             SMR_READ_PHASE_BEGIN(domain_, tid);
-            const window w = search(tid, key);
+            const window w = search(slots.lent(), key);
             domain_.read_phase_end(tid, w.pred, w.curr);
 
             const bool present = w.curr->key == key;
@@ -157,10 +160,11 @@ class lazylist {
     bool erase(smr::context_ref<Domain> self, Key key) {
         const int tid = smr::tid_of(self);
         detail::check_key(key, min_key, max_key);
-        smr::op_guard guard(domain_, tid);
+        smr::op_guard guard(domain_, self);
+        const auto slots = smr::lend_slots<2>(guard);  // pred and curr, hand over hand
         for (;;) {
             SMR_READ_PHASE_BEGIN(domain_, tid);
-            const window w = search(tid, key);
+            const window w = search(slots.lent(), key);
             domain_.read_phase_end(tid, w.pred, w.curr);
 
             // Key absent, or already logically deleted by another erase:
@@ -194,11 +198,12 @@ class lazylist {
     bool contains(smr::context_ref<Domain> self, Key key) {
         const int tid = smr::tid_of(self);
         detail::check_key(key, min_key, max_key);
-        smr::op_guard guard(domain_, tid);
+        smr::op_guard guard(domain_, self);
+        const auto block = smr::lend_slots<2>(guard);
         for (;;) {  // contains never restarts by itself; NBR may neutralize its read phase
             SMR_READ_PHASE_BEGIN(domain_, tid);
             // The whole traversal is the read phase.
-            const auto reader = domain_.reader(tid);
+            const auto reader = block.reader(domain_);
             const auto slots = smr::first_slots<2>(reader);
             node* curr = reader.protect(slots[0], head_.next);
             for (std::size_t slot = 1; curr->key < key; slot ^= 1) {
@@ -231,9 +236,9 @@ class lazylist {
     /// The read phase of insert and erase: the wait-free traversal of the
     /// paper, hand over hand in two protect slots. Writes nothing shared and
     /// keeps no state across a neutralization restart.
-    window search(int tid, Key key) noexcept {
+    window search(slot_view block, Key key) noexcept {
         node* pred = &head_;  // sentinels are never freed: no slot needed
-        const auto reader = domain_.reader(tid);
+        const auto reader = smr::reader_of(domain_, block);
         const auto slots = smr::first_slots<2>(reader);
         node* curr = reader.protect(slots[0], head_.next);
         for (std::size_t slot = 1; curr->key < key; slot ^= 1) {

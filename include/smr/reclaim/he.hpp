@@ -58,6 +58,13 @@ class era_reader : public indexed_slots {
                core::fence_pair fences) noexcept
         : eras_(eras), global_era_(&global_era), fences_(fences) {}
 
+    /// The same reader with era slot `first` as its slot 0 (block_reader).
+    era_reader shifted(int first) const noexcept {
+        era_reader moved = *this;
+        moved.eras_ += first;
+        return moved;
+    }
+
     template <class T>
     T* protect(int index, const std::atomic<T*>& source) const noexcept {
         check_slot(index);

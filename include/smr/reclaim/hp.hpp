@@ -190,6 +190,9 @@ class hazard_reader {
     hazard_reader(std::atomic<const void*>* hazards, core::fence_pair fences) noexcept
         : hazards_(hazards), fences_(fences) {}
 
+    /// The same reader with hazard pointer `first` as its slot 0 (block_reader).
+    hazard_reader shifted(int first) const noexcept { return {hazards_ + first, fences_}; }
+
     /// Checked here, in every build: protect through the slot checks nothing.
     slot_type slot(int index) const noexcept {
         check_slot(index);

@@ -305,7 +305,13 @@ class lfrc_domain : private lfrc_memory,
       public:
         template <class T>
         T* protect(int index, const std::atomic<T*>& source) const noexcept {
-            return domain_->protect_held(*me_, tid_, index, source);
+            return domain_->protect_held(*me_, tid_, first_ + index, source);
+        }
+        /// The same traversal with slot `first` as its slot 0 (block_reader).
+        traversal shifted(int first) const noexcept {
+            traversal moved = *this;
+            moved.first_ += first;
+            return moved;
         }
 
       private:
@@ -315,6 +321,7 @@ class lfrc_domain : private lfrc_memory,
         lfrc_domain* domain_;
         detail::lfrc_local* me_;
         int tid_;
+        int first_ = 0;  // where slot 0 is (shifted)
     };
     traversal reader(int tid) noexcept { return {*this, local(tid), tid}; }
 

@@ -14,6 +14,11 @@
 // false) gives slots that hold nothing, so a traversal's slot bookkeeping
 // compiles away; hp's slots are its hazard cells (hp.hpp), every other
 // scheme's are their indexes.
+//
+// A structure does not number the thread's slots itself: its operation
+// borrows a block of them from its guard (smr::lend_slots, guards.hpp) and
+// traverses through the block's reader (block_reader below), whose slots
+// 0 to N - 1 are the block's, wherever the guard placed it.
 #pragma once
 
 #include <array>
@@ -22,6 +27,7 @@
 #include <type_traits>
 #include <utility>
 
+#include "smr/core/check.hpp"
 #include "smr/reclaim/slots.hpp"
 
 namespace smr::detail {
@@ -56,9 +62,17 @@ class forwarding_reader
   public:
     forwarding_reader(Domain& domain, int tid) noexcept : domain_(&domain), tid_(tid) {}
 
+    /// The same reader with slot `first` as its slot 0 (block_reader).
+    forwarding_reader shifted(int first) const noexcept
+        requires(Domain::traits.protect_uses_slots) {
+        forwarding_reader moved = *this;
+        moved.first_.index += first;
+        return moved;
+    }
+
     template <class T>
     T* protect(int slot, const std::atomic<T*>& source) const noexcept {
-        return domain_->protect(tid_, slot, source);
+        return domain_->protect(tid_, first_.index + slot, source);
     }
     template <class T>
     T* protect(unused_slot /*slot*/, const std::atomic<T*>& source) const noexcept {
@@ -66,8 +80,55 @@ class forwarding_reader
     }
 
   private:
+    struct first_slot {
+        int index = 0;
+    };
+    struct no_first_slot {
+        static constexpr int index = 0;
+    };
     Domain* domain_;
     int tid_;
+    /// Where slot 0 is (shifted); only where protect reads the slot.
+    [[no_unique_address]] std::conditional_t<Domain::traits.protect_uses_slots, first_slot,
+                                             no_first_slot>
+        first_{};
+};
+
+/// `Reader` restricted to the N slots a guard lent a traversal
+/// (smr::lend_slots): Reader::shifted(first) numbers them 0 to N - 1, and
+/// this checks that a slot named by position is one of them, in every build
+/// (folded for a constant position; a rotating one is named once per
+/// traversal through first_slots, or, where slots are indexes, checked at
+/// each protect as the scheme's own protect does). Copyable, and valid while
+/// the block it came from lives.
+template <class Reader, std::size_t N>
+class block_reader {
+  public:
+    using slot_type = typename Reader::slot_type;
+
+    /// `shifted`: the thread's reader, its slot 0 moved to the block's first.
+    explicit block_reader(Reader shifted) noexcept : inner_(shifted) {}
+
+    slot_type slot(int position) const noexcept { return inner_.slot(checked(position)); }
+    int index(slot_type slot) const noexcept { return inner_.index(slot); }
+
+    template <class T>
+    T* protect(slot_type slot, const std::atomic<T*>& source) const noexcept {
+        if constexpr (std::is_same_v<slot_type, int>) {
+            return inner_.protect(checked(slot), source);
+        } else {
+            return inner_.protect(slot, source);
+        }
+    }
+
+  private:
+    static int checked(int position) noexcept {
+        SMR_CHECK(static_cast<unsigned>(position) < N,
+                  "protect: slot position outside the block its guard lent (0 to N - 1)");
+        return position;
+    }
+
+    Reader inner_;
 };
 
 }  // namespace smr::detail

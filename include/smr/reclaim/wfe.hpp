@@ -236,7 +236,14 @@ class wfe_domain : public era_domain<wfe_domain, detail::wfe_local> {
                 fences_.reader(reserved, source);
                 prev = era;
             }
-            return domain_->slow_path(tid_, index, source);
+            return domain_->slow_path(tid_, first_ + index, source);
+        }
+        /// The same reader with slot `first` as its slot 0 (block_reader).
+        fast_reader shifted(int first) const noexcept {
+            fast_reader moved = *this;
+            moved.slots_ += first;
+            moved.first_ += first;
+            return moved;
         }
 
       private:
@@ -253,6 +260,7 @@ class wfe_domain : public era_domain<wfe_domain, detail::wfe_local> {
         int tid_;
         std::uint32_t attempts_;
         core::fence_pair fences_;
+        int first_ = 0;  // where slot 0 is (shifted), for the slow path
     };
 
     /// wfe_fast_attempts rounds of he's protect, then the wait-free slow
