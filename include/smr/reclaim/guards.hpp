@@ -304,10 +304,10 @@ class [[nodiscard]] slot_block {
     /// What a function the traversal runs in takes, by value, in place of
     /// the slot number: the thread's slot number (smr::tid_of) and, where
     /// slots exist, the block's first slot (smr::reader_of). An enumeration,
-    /// so a scalar to the optimizer: a struct cost GCC's inliner a statement
-    /// per copy, enough to leave dgt_bst's insert out of smrbench's loop
-    /// under qsbr_ibr and the token schemes (+14 instructions per
-    /// operation). Valid while the block lives.
+    /// so a scalar to the optimizer: GCC counts a struct's copy as one more
+    /// statement of the operation that makes it (dgt_bst's insert: 125
+    /// against 124, where 123 is its inlining limit under qsbr_ibr and the
+    /// token schemes). Valid while the block lives.
     enum class view : std::conditional_t<has_slots, std::uint64_t, int> {};
 
     explicit slot_block(guard_type& guard) noexcept : held_(guard), view_(make_view(guard)) {}
@@ -355,8 +355,7 @@ class [[nodiscard]] slot_block {
         explicit no_slots(guard_type& /*owner*/) noexcept {}
     };
 
-    /// The slot number alone where there are no slots: packing it into a
-    /// wider word was one more statement for GCC's inliner to count.
+    /// The slot number alone where there are no slots, and nothing to unpack.
     view make_view(guard_type& guard) const noexcept {
         if constexpr (has_slots) {
             return static_cast<view>(static_cast<std::uint32_t>(guard.tid()) |
