@@ -792,6 +792,25 @@ TEST(OccAvl, RoutingNodeLifeCycle) {
     EXPECT_EQ(domain.stats().discarded, 0u);
 }
 
+// Every protect of a search and of a repair step (rotations included) names
+// a position in the block the operation's guard lends, which a scheme with
+// slots checks (a position outside it stops the program). smrbench never
+// builds this tree under such a scheme (reservations cannot protect its
+// searches), so this is where the block's slot path is compiled and run:
+// one thread, inserts and lookups only, so nothing is retired or freed.
+TEST(OccAvl, ProtectsThroughTheBlockItsGuardLends) {
+    static_assert(smr::hp_domain::traits.protect_uses_slots);
+    smr::hp_domain domain{smr::domain_config{}};
+    smr::ds::occ_avl<smr::hp_domain> tree(domain);
+    auto self = smr::attach(domain);
+    for (key_t k = 0; k < 500; ++k) ASSERT_TRUE(tree.insert(self, k, k));  // rotates at each level
+    for (key_t k = 0; k < 500; ++k) ASSERT_TRUE(tree.contains(self, k)) << k;
+    EXPECT_FALSE(tree.contains(self, 500));
+    const auto v = tree.validate_balance();
+    ASSERT_TRUE(v.ok) << v.error;
+    EXPECT_EQ(v.size, 500u);
+}
+
 // The OCC AVL tree over enough keys for a deep tree, then a small range, so
 // every kind of rotation and routing-node splice happens; validate_balance() (exact
 // heights, AVL balance, no routing node with a missing child) is checked

@@ -305,7 +305,8 @@ class occ_avl {
     /// phase must start at the root) instead of walking parent pointers.
     static constexpr bool repair_from_root = Domain::traits.needs_restart_from_root;
 
-    // Protect slots (see protect_slots).
+    // Positions in the block of protect_slots slots each operation borrows
+    // from its guard (0-2: the search path, see descend).
     static constexpr int slot_parent = 3;
     static constexpr int slot_child_left = 4;
     static constexpr int slot_child_right = 5;
@@ -330,10 +331,11 @@ class occ_avl {
     /// A failed revalidation restarts from the root, and with
     /// needs_restart_from_root every repair step searches from the root.
     static constexpr bool read_phases_start_at_root = true;
-    /// 0-2: the search path, rotating; 3: the node being repaired or its
-    /// parent; 4-5: its children; 6-7: the grandchildren a rotation moves.
-    /// (The search may return to any ancestor, which rotating slots do not
-    /// cover: reservation schemes cannot protect this tree anyway.)
+    /// The block an operation borrows from its guard: 0-2 the search path,
+    /// rotating; 3 the node being repaired or its parent; 4-5 its children;
+    /// 6-7 the grandchildren a rotation moves. (The search may return to any
+    /// ancestor, which rotating slots do not cover: reservation schemes
+    /// cannot protect this tree anyway.)
     static constexpr int protect_slots = 8;
     static constexpr Key min_key = std::numeric_limits<Key>::min() + 1;
     static constexpr Key max_key = std::numeric_limits<Key>::max() - 1;
@@ -365,11 +367,13 @@ class occ_avl {
     bool insert(smr::context_ref<Domain> self, Key key, Value value) {
         const int tid = smr::tid_of(self);
         detail::check_key(key, min_key, max_key);
-        smr::op_guard guard(domain_, tid);
+        smr::op_guard guard(domain_, self);
+        const auto block = smr::lend_slots<protect_slots>(guard);
+        const slot_view slots = block.lent();
         node* fresh = nullptr;  // allocated in a write phase, kept across restarts
         for (;;) {
             SMR_READ_PHASE_BEGIN(domain_, tid);
-            const search_result r = search(tid, key);
+            const search_result r = search(slots, key);
 
             if (r.found != nullptr) {
                 node* n = r.found;
@@ -414,7 +418,7 @@ class occ_avl {
             p->child[r.dir].store(fresh, std::memory_order_release);
             const repair next = damaged(p, false);
             p->lock.unlock();
-            repair_upward(tid, next);
+            repair_upward(slots, next);
             return true;
         }
     }
@@ -422,10 +426,12 @@ class occ_avl {
     bool erase(smr::context_ref<Domain> self, Key key) {
         const int tid = smr::tid_of(self);
         detail::check_key(key, min_key, max_key);
-        smr::op_guard guard(domain_, tid);
+        smr::op_guard guard(domain_, self);
+        const auto block = smr::lend_slots<protect_slots>(guard);
+        const slot_view slots = block.lent();
         for (;;) {
             SMR_READ_PHASE_BEGIN(domain_, tid);
-            const search_result r = search(tid, key);
+            const search_result r = search(slots, key);
             if (r.found == nullptr) {
                 domain_.read_phase_end(tid);
                 return false;
@@ -475,16 +481,16 @@ class occ_avl {
                 p->lock.unlock();
                 return false;
             }
-            if (!splice_out_nl(tid, p, n)) {  // n gained a second child, or moved
+            if (!splice_out_nl(slots, p, n)) {  // n gained a second child, or moved
                 n->lock.unlock();
                 p->lock.unlock();
                 continue;
             }
-            const repair next = fix_height_nl(tid, p);
+            const repair next = fix_height_nl(slots, p);
             n->lock.unlock();
             p->lock.unlock();
             domain_.retire(tid, n);
-            repair_upward(tid, next);
+            repair_upward(slots, next);
             return true;
         }
     }
@@ -492,10 +498,12 @@ class occ_avl {
     bool contains(smr::context_ref<Domain> self, Key key) {
         const int tid = smr::tid_of(self);
         detail::check_key(key, min_key, max_key);
-        smr::op_guard guard(domain_, tid);
+        smr::op_guard guard(domain_, self);
+        const auto block = smr::lend_slots<protect_slots>(guard);
+        const slot_view slots = block.lent();
         for (;;) {  // contains never restarts by itself; NBR may neutralize its read phase
             SMR_READ_PHASE_BEGIN(domain_, tid);
-            const search_result r = search(tid, key);
+            const search_result r = search(slots, key);
             const bool found =
                 r.found != nullptr && r.found->present.load(std::memory_order_relaxed);
             domain_.read_phase_end(tid);
@@ -644,13 +652,17 @@ class occ_avl {
 
     enum class outcome { retry, done };
 
+    /// What the search and the repair steps take: the operation's block of
+    /// protect_slots slots (smr::lend_slots), and the thread's slot number.
+    using slot_view = typename smr::slot_block<Domain, protect_slots>::view;
+
     /// The optimistic descent: finds the node with `key`, or the empty slot
     /// where it would go. Only reads shared memory, so it is a read phase.
-    search_result search(int tid, Key key) noexcept {
+    search_result search(slot_view slots, Key key) noexcept {
         search_result out;
         // The holder's version never changes (it is never rotated or
         // unlinked), so the descent below it never asks for a retry here.
-        while (descend(tid, key, &holder_, right, 0, 0, out) == outcome::retry) {
+        while (descend(slots, key, &holder_, right, 0, 0, out) == outcome::retry) {
         }
         return out;
     }
@@ -659,11 +671,12 @@ class occ_avl {
     /// caller validated (n was its child, and it had not changed, after nv
     /// was read). Returns retry when n has changed since: the caller then
     /// retries from its own node.
-    outcome descend(int tid, Key key, node* n, side dir, std::uint32_t nv, int depth,
+    outcome descend(slot_view slots, Key key, node* n, side dir, std::uint32_t nv, int depth,
                     search_result& out) noexcept {
-        const int slot = depth % 3;
+        const auto reader = smr::reader_of(domain_, slots);
+        const auto slot = reader.slot(depth % 3);
         for (;;) {
-            node* c = domain_.protect(tid, slot, n->child[dir]);
+            node* c = reader.protect(slot, n->child[dir]);
             if (c == nullptr) {
                 // acquire (as every load here): keeps this re-check after the
                 // slot read. Same version: n had not shrunk, so the slot was
@@ -696,7 +709,7 @@ class occ_avl {
             // a shrink of n cannot hurt (c's own version guards c's range).
             if (n->version.load(std::memory_order_acquire) != nv) return outcome::retry;
             const side next = key < c->key ? left : right;
-            if (descend(tid, key, c, next, cv, depth + 1, out) == outcome::done) {
+            if (descend(slots, key, c, next, cv, depth + 1, out) == outcome::done) {
                 return outcome::done;
             }
         }
@@ -721,9 +734,10 @@ class occ_avl {
     /// Bronson's nodeCondition: unlink_required, rebalance_required,
     /// nothing_required, or the height n should have. Optimistic without
     /// n's lock: whoever changes n after our reads repairs it.
-    int node_condition(int tid, node* n) noexcept {
-        node* l = domain_.protect(tid, slot_child_left, n->child[left]);
-        node* r = domain_.protect(tid, slot_child_right, n->child[right]);
+    int node_condition(slot_view slots, node* n) noexcept {
+        const auto reader = smr::reader_of(domain_, slots);
+        node* l = reader.protect(reader.slot(slot_child_left), n->child[left]);
+        node* r = reader.protect(reader.slot(slot_child_right), n->child[right]);
         if ((l == nullptr || r == nullptr) && !n->present.load(std::memory_order_relaxed)) {
             return unlink_required;
         }
@@ -738,7 +752,8 @@ class occ_avl {
     /// Repairs from `next` upward until nothing is left (the paper's
     /// fixHeightAndRebalance), then every pending repair a rotation left
     /// (see step_effects).
-    void repair_upward(int tid, repair next) {
+    void repair_upward(slot_view slots, repair next) {
+        const int tid = smr::tid_of(slots);
         repair pending[max_pending_repairs];
         int pending_count = 0;
         for (;;) {
@@ -747,13 +762,13 @@ class occ_avl {
                 next = pending[--pending_count];
             }
             step_effects fx;
-            next = repair_step(tid, next, fx);
+            next = repair_step(slots, next, fx);
             if (fx.to_retire != nullptr) domain_.retire(tid, fx.to_retire);
             if (fx.also.n != nullptr) {
                 if (pending_count < max_pending_repairs) {
                     pending[pending_count++] = fx.also;
                 } else {
-                    repair_upward(tid, fx.also);  // a rare deep backlog: walk it now
+                    repair_upward(slots, fx.also);  // a rare deep backlog: walk it now
                 }
             }
         }
@@ -762,15 +777,17 @@ class occ_avl {
     /// One repair step: a read phase that finds the node and reads its
     /// condition, then a write phase that locks and repairs it. Returns what
     /// to repair next (nothing when the node needs nothing).
-    repair repair_step(int tid, const repair& target, step_effects& fx) {
+    repair repair_step(slot_view slots, const repair& target, step_effects& fx) {
+        const int tid = smr::tid_of(slots);
+        const auto reader = smr::reader_of(domain_, slots);
         SMR_READ_PHASE_BEGIN(domain_, tid);
         node* child = nullptr;
-        node* n = locate(tid, target, child);
+        node* n = locate(slots, target, child);
         if (n == nullptr || n == &holder_) {
             domain_.read_phase_end(tid);
             return {};
         }
-        const int condition = node_condition(tid, n);
+        const int condition = node_condition(slots, n);
         const bool gone = is_unlinked(n->version.load(std::memory_order_relaxed));
         if (!target.up && (gone || condition == nothing_required)) {
             // n is gone, and its unlinker repairs its parent; or nothing to
@@ -804,12 +821,12 @@ class occ_avl {
             n->lock.lock();
             if (!child_moved_away(target, child, n, next) &&
                 !is_unlinked(n->version.load(std::memory_order_relaxed))) {
-                next = fix_height_nl(tid, n);
+                next = fix_height_nl(slots, n);
             }
             n->lock.unlock();
             return next;
         }
-        node* np = domain_.protect(tid, slot_parent, n->parent);
+        node* np = reader.protect(reader.slot(slot_parent), n->parent);
         domain_.read_phase_end(tid, np, n, child);
         np->lock.lock();
         if (is_unlinked(np->version.load(std::memory_order_relaxed)) ||
@@ -822,7 +839,7 @@ class occ_avl {
         // As above; whoever moved the child held n's lock and repairs n.
         if (!child_moved_away(target, child, n, next) &&
             !is_unlinked(n->version.load(std::memory_order_relaxed))) {
-            next = rebalance_nl(tid, np, n, fx);
+            next = rebalance_nl(slots, np, n, fx);
         }
         n->lock.unlock();
         np->lock.unlock();
@@ -831,19 +848,20 @@ class occ_avl {
 
     /// The node a repair step works on, in its read phase; with target.up,
     /// `child` receives the node whose parent it is (else nullptr).
-    node* locate(int tid, const repair& target, node*& child) noexcept {
+    node* locate(slot_view slots, const repair& target, node*& child) noexcept {
+        const auto reader = smr::reader_of(domain_, slots);
         node* x = target.n;
         child = nullptr;
         if constexpr (repair_from_root) {
             // x may be freed by now: find the node with its key again. Not
             // found: x was unlinked, and its unlinker repairs above it. (A
             // node found with the same key but not x gets a harmless check.)
-            x = search(tid, target.key).found;
+            x = search(slots, target.key).found;
             if (x == nullptr) return nullptr;
         }
         if (!target.up) return x;
         child = x;
-        return domain_.protect(tid, slot_parent, x->parent);
+        return reader.protect(reader.slot(slot_parent), x->parent);
     }
 
     /// n locked, `child` the node whose height change brought the repair to
@@ -864,9 +882,9 @@ class occ_avl {
 
     /// Bronson's fixHeight_nl, n locked: set n's height if that is all n
     /// needs (then the damage moves to n's parent).
-    repair fix_height_nl(int tid, node* n) noexcept {
+    repair fix_height_nl(slot_view slots, node* n) noexcept {
         if (n == &holder_) return {};
-        const int c = node_condition(tid, n);
+        const int c = node_condition(slots, n);
         if (c == nothing_required) return {};
         if (c < 0) return damaged(n, false);  // needs its parent's lock too
         set_height(n, c);
@@ -875,7 +893,8 @@ class occ_avl {
 
     /// Splices out n (at most one child), np and n locked, np linked. False
     /// if n is no longer np's child or now has two children.
-    bool splice_out_nl(int tid, node* np, node* n) noexcept {
+    bool splice_out_nl(slot_view slots, node* np, node* n) noexcept {
+        const auto reader = smr::reader_of(domain_, slots);
         side s;
         if (np->child[left].load(std::memory_order_relaxed) == n) {
             s = left;
@@ -884,8 +903,8 @@ class occ_avl {
         } else {
             return false;
         }
-        node* l = domain_.protect(tid, slot_child_left, n->child[left]);
-        node* r = domain_.protect(tid, slot_child_right, n->child[right]);
+        node* l = reader.protect(reader.slot(slot_child_left), n->child[left]);
+        node* r = reader.protect(reader.slot(slot_child_right), n->child[right]);
         if (l != nullptr && r != nullptr) return false;
         node* splice = l != nullptr ? l : r;
         // Erase's linearization point when n had a value; before the unlink,
@@ -905,23 +924,24 @@ class occ_avl {
     /// Bronson's rebalance_nl, np and n locked, np linked and n's parent:
     /// splice out a routing node with fewer than two children, rotate an
     /// unbalanced node, or fix n's height.
-    repair rebalance_nl(int tid, node* np, node* n, step_effects& fx) noexcept {
-        node* l = domain_.protect(tid, slot_child_left, n->child[left]);
-        node* r = domain_.protect(tid, slot_child_right, n->child[right]);
+    repair rebalance_nl(slot_view slots, node* np, node* n, step_effects& fx) noexcept {
+        const auto reader = smr::reader_of(domain_, slots);
+        node* l = reader.protect(reader.slot(slot_child_left), n->child[left]);
+        node* r = reader.protect(reader.slot(slot_child_right), n->child[right]);
         if ((l == nullptr || r == nullptr) && !n->present.load(std::memory_order_relaxed)) {
-            if (!splice_out_nl(tid, np, n)) return damaged(n, false);
+            if (!splice_out_nl(slots, np, n)) return damaged(n, false);
             fx.to_retire = n;
-            return fix_height_nl(tid, np);
+            return fix_height_nl(slots, np);
         }
         const int hn = n->height.load(std::memory_order_relaxed);
         const int hl = height_of(l);
         const int hr = height_of(r);
-        if (hl - hr > 1) return rebalance_toward(tid, np, n, left, l, hr, fx);
-        if (hr - hl > 1) return rebalance_toward(tid, np, n, right, r, hl, fx);
+        if (hl - hr > 1) return rebalance_toward(slots, np, n, left, l, hr, fx);
+        if (hr - hl > 1) return rebalance_toward(slots, np, n, right, r, hl, fx);
         const int h = 1 + (hl > hr ? hl : hr);
         if (h == hn) return {};
         set_height(n, h);
-        return fix_height_nl(tid, np);  // np is locked too: try it right away
+        return fix_height_nl(slots, np);  // np is locked too: try it right away
     }
 
     /// Bronson's rebalanceToRight_nl (d = left) and rebalanceToLeft_nl
@@ -939,42 +959,44 @@ class occ_avl {
     /// rotation happens anyway and nc, now a routing node with one child, is
     /// spliced out in the same step (rotate_double); the fallback is left for
     /// the case Bronson's balance test `b` excludes.
-    repair rebalance_toward(int tid, node* np, node* n, side d, node* nc, int h_other,
+    repair rebalance_toward(slot_view slots, node* np, node* n, side d, node* nc, int h_other,
                             step_effects& fx) noexcept {
+        const auto reader = smr::reader_of(domain_, slots);
         const side o = other(d);
         nc->lock.lock();
         repair result;
         if (nc->height.load(std::memory_order_relaxed) - h_other <= 1) {
             result = damaged(n, false);  // heights moved since n's check: retry at n
         } else {
-            node* inner = domain_.protect(tid, slot_grandchild, nc->child[o]);
+            node* inner = reader.protect(reader.slot(slot_grandchild), nc->child[o]);
             const int h_outer =
-                height_of(domain_.protect(tid, slot_great_grandchild, nc->child[d]));
+                height_of(reader.protect(reader.slot(slot_great_grandchild), nc->child[d]));
             const int h_inner_seen = height_of(inner);
             if (h_outer >= h_inner_seen) {
                 result =
-                    rotate_single(tid, np, n, d, nc, h_other, h_outer, inner, h_inner_seen, fx);
+                    rotate_single(slots, np, n, d, nc, h_other, h_outer, inner, h_inner_seen, fx);
             } else {
                 inner->lock.lock();  // non-null: it is taller than the outer side
                 const int h_inner = inner->height.load(std::memory_order_relaxed);
                 if (h_outer >= h_inner) {
-                    result = rotate_single(tid, np, n, d, nc, h_other, h_outer, inner, h_inner, fx);
+                    result =
+                        rotate_single(slots, np, n, d, nc, h_other, h_outer, inner, h_inner, fx);
                     inner->lock.unlock();
                 } else {
                     // After a double rotation nc keeps its outer child and
                     // gets inner's d child: do it if that leaves nc balanced.
-                    const int h_inner_d =
-                        height_of(domain_.protect(tid, slot_great_grandchild, inner->child[d]));
+                    const int h_inner_d = height_of(
+                        reader.protect(reader.slot(slot_great_grandchild), inner->child[d]));
                     const int b = h_outer - h_inner_d;
                     if (b >= -1 && b <= 1) {
-                        result = rotate_double(tid, np, n, d, nc, h_other, h_outer, inner, fx);
+                        result = rotate_double(slots, np, n, d, nc, h_other, h_outer, inner, fx);
                         inner->lock.unlock();
                     } else {
                         // First rotate inner up over nc; n is repaired later.
                         // (inner is then unbalanced itself, or its height is
                         // stale, so someone is responsible for it.)
                         inner->lock.unlock();
-                        result = rebalance_toward(tid, n, nc, o, inner, h_outer, fx);
+                        result = rebalance_toward(slots, n, nc, o, inner, h_outer, fx);
                     }
                 }
             }
@@ -987,8 +1009,8 @@ class occ_avl {
     /// takes n's place, n becomes nc's o child, and nc's inner child (its o
     /// child) becomes n's d child. np, n and nc locked. Heights are the
     /// values the caller read under the locks that guard them.
-    repair rotate_single(int tid, node* np, node* n, side d, node* nc, int h_other, int h_outer,
-                         node* inner, int h_inner, step_effects& fx) noexcept {
+    repair rotate_single(slot_view slots, node* np, node* n, side d, node* nc, int h_other,
+                         int h_outer, node* inner, int h_inner, step_effects& fx) noexcept {
         const side o = other(d);
         const std::uint32_t v = n->version.load(std::memory_order_relaxed);
         const side s = np->child[left].load(std::memory_order_relaxed) == n ? left : right;
@@ -1022,7 +1044,7 @@ class occ_avl {
         if (h_outer == 0 && !nc->present.load(std::memory_order_relaxed)) {
             return damaged_below(nc, np, fx);
         }
-        return fix_height_nl(tid, np);
+        return fix_height_nl(slots, np);
     }
 
     /// Double rotation at n toward side o: nc's inner child takes n's place
@@ -1030,14 +1052,15 @@ class occ_avl {
     /// nc (its d child) and n (its o child). np, n, nc and inner locked. If
     /// nc ends up a routing node with a missing child, it is spliced out
     /// here (see rebalance_toward) and handed back in `fx.to_retire`.
-    repair rotate_double(int tid, node* np, node* n, side d, node* nc, int h_other, int h_outer,
-                         node* inner, step_effects& fx) noexcept {
+    repair rotate_double(slot_view slots, node* np, node* n, side d, node* nc, int h_other,
+                         int h_outer, node* inner, step_effects& fx) noexcept {
+        const auto reader = smr::reader_of(domain_, slots);
         const side o = other(d);
         const std::uint32_t vn = n->version.load(std::memory_order_relaxed);
         const std::uint32_t vc = nc->version.load(std::memory_order_relaxed);
         const side s = np->child[left].load(std::memory_order_relaxed) == n ? left : right;
-        node* inner_d = domain_.protect(tid, slot_child_left, inner->child[d]);
-        node* inner_o = domain_.protect(tid, slot_child_right, inner->child[o]);
+        node* inner_d = reader.protect(reader.slot(slot_child_left), inner->child[d]);
+        node* inner_o = reader.protect(reader.slot(slot_child_right), inner->child[o]);
         const int h_inner_d = height_of(inner_d);
         const int h_inner_o = height_of(inner_o);
 
@@ -1067,7 +1090,7 @@ class occ_avl {
         if ((h_outer == 0 || h_inner_d == 0) && !nc->present.load(std::memory_order_relaxed)) {
             // inner (nc's parent now) and nc are locked: splice nc out. Its
             // remaining subtree is unchanged, hence undamaged.
-            [[maybe_unused]] const bool spliced = splice_out_nl(tid, inner, nc);
+            [[maybe_unused]] const bool spliced = splice_out_nl(slots, inner, nc);
             assert(spliced);
             fx.to_retire = nc;
             hc -= 1;
@@ -1080,7 +1103,7 @@ class occ_avl {
             return damaged_below(n, np, fx);
         }
         if (hc - hn > 1 || hn - hc > 1) return damaged_below(inner, np, fx);
-        return fix_height_nl(tid, np);
+        return fix_height_nl(slots, np);
     }
 
     Domain& domain_;
