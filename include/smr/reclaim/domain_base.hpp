@@ -1,8 +1,9 @@
 // What every reclaimer shares: the hooks a scheme hides and their defaults,
-// thread registration, node allocation and the free path, the barrier, and
-// the statistics every reclaimer reports. The other parts live in headers
-// of their own: the configuration (domain_config.hpp), the counters
-// (statistics.hpp), the thread slots (thread_slots.hpp), the barrier's
+// thread registration, node allocation, the barrier, and the statistics
+// every reclaimer reports. The other parts live in headers of their own:
+// the configuration (domain_config.hpp), the counters (statistics.hpp), the
+// thread slots (thread_slots.hpp), the allocator's side and the free path
+// (free_path.hpp), the barrier's
 // requests (flush_requests.hpp) and the orphanage (core/orphanage.hpp), the
 // recorders (recorders.hpp), epoch pacing (epoch_pacing.hpp); the contract
 // a scheme must keep is written as concepts (domain_concepts.hpp).
@@ -18,9 +19,6 @@
 #include <cassert>
 #include <cstddef>
 #include <cstdint>
-#include <cstdlib>
-#include <memory>
-#include <memory_resource>
 #include <mutex>
 #include <new>
 #include <thread>
@@ -29,20 +27,18 @@
 
 #include "smr/alloc/wait_observer.hpp"
 #include "smr/core/check.hpp"
-#include "smr/core/clock.hpp"
 #include "smr/core/compiler.hpp"
 #include "smr/core/counters.hpp"
 #include "smr/core/limbo_bag.hpp"
 #include "smr/core/mutant.hpp"
 #include "smr/core/orphanage.hpp"
-#include "smr/core/owner_tag.hpp"
-#include "smr/core/padded.hpp"
 #include "smr/core/resource_users.hpp"
 #include "smr/core/retired_node.hpp"
 #include "smr/reclaim/domain_concepts.hpp"
 #include "smr/reclaim/domain_config.hpp"
 #include "smr/reclaim/epoch_pacing.hpp"
 #include "smr/reclaim/flush_requests.hpp"
+#include "smr/reclaim/free_path.hpp"
 #include "smr/reclaim/guards.hpp"
 #include "smr/reclaim/reader.hpp"
 #include "smr/reclaim/recorders.hpp"
@@ -50,7 +46,6 @@
 #include "smr/reclaim/statistics.hpp"
 #include "smr/reclaim/thread_slots.hpp"
 #include "smr/reclaim/traits.hpp"
-#include "smr/trace/latency_histogram.hpp"
 #include "smr/trace/timeline.hpp"
 
 namespace smr {
@@ -64,26 +59,14 @@ class domain_base {
     using node_base = NodeHeader;
 
     explicit domain_base(const domain_config& config)
-        : config_(config),
-          slots_(config.max_threads),
-          memory_(config.memory),
-          direct_(config.memory == nullptr && !config.count_remote_frees),
-          latency_(config.time_frees ? std::make_unique<core::padded<trace::latency_histogram>[]>(
-                                           config.max_threads)
-                                     : nullptr),
-          ticks_(config.time_frees ? core::ns_per_tick() : 1.0),
-          timing_gaps_(2 * std::clamp<std::uint32_t>(config.time_frees_every, 1, 1u << 30) - 1),
-          pacing_(config.min_epoch_us) {
+        : config_(config), slots_(config.max_threads), free_(config), pacing_(config.min_epoch_us) {
         // Here, where Derived is complete: every scheme is checked where it is built.
         static_assert(detail::hooks_follow_traits<Derived>::value);
-        for (std::size_t i = 0; i < config.max_threads; ++i) {
-            // Any odd multiple of i + 1 is non-zero, as xorshift needs.
-            slots_[static_cast<int>(i)].timing_rng =
-                static_cast<std::uint32_t>((i + 1) * 0x9e3779b9u);
-        }
+        for (std::size_t i = 0; i < config.max_threads; ++i)
+            free_path::seed(slots_[static_cast<int>(i)], i);
         // A pool_resource refuses to be destroyed while we may still free into it.
-        if (memory_ != nullptr && !SMR_MUTANT("domain_never_attaches_its_resource"))
-            core::resource_users::attach(static_cast<const void*>(memory_));
+        if (config.memory != nullptr && !SMR_MUTANT("domain_never_attaches_its_resource"))
+            core::resource_users::attach(static_cast<const void*>(config.memory));
     }
 
     domain_base(const domain_base&) = delete;
@@ -106,7 +89,8 @@ class domain_base {
         core::limbo_bag orphaned;
         orphans_.take_all(orphaned, core::orphanage::any_taker);
         orphaned.consume([this](core::retired_entry e) { release_memory(e); });
-        if (memory_ != nullptr) core::resource_users::detach(static_cast<const void*>(memory_));
+        if (config_.memory != nullptr)
+            core::resource_users::detach(static_cast<const void*>(config_.memory));
     }
 
     // ---- thread registration -------------------------------------------------
@@ -295,18 +279,18 @@ class domain_base {
             "an smr::obj_base object is made by its user and freed by its deleter; "
             "allocate would bypass the deleter");
         constexpr core::node_memory shape = core::memory_of_type<T>;
-        void* memory = allocate_memory(tid, shape.bytes, shape.align);
+        slot& s = slot_of(tid);
+        void* memory = free_.allocate(s, shape.bytes, shape.align);
         T* node;
         try {
             node = ::new (memory) T(std::forward<Args>(args)...);
         } catch (...) {
-            free_memory({memory, shape.bytes, shape.align});
+            free_.release({memory, shape.bytes, shape.align});
             throw;
         }
         if constexpr (std::is_base_of_v<core::destroy_word, T>) {
             node->destroy = &core::destroy_as<T>;
         }
-        slot& s = slot_of(tid);
         s.counts.allocated.add();
         s.counts.allocated_bytes.add(sizeof(T));
         derived().on_allocate(tid, *node);
@@ -333,7 +317,7 @@ class domain_base {
     /// operation's protection.
     template <class T, class... Args>
     T* allocate_outside_op(int tid, Args&&... args) {
-        if (memory_ == nullptr) [[likely]]
+        if (config_.memory == nullptr) [[likely]]
             return derived().template allocate<T>(tid, std::forward<Args>(args)...);
         idle_while_waiting idle(derived(), tid);
         alloc::observe_waits scope(idle);
@@ -368,7 +352,7 @@ class domain_base {
         slot& s = slot_of(tid);
         s.counts.retired.add();
         s.counts.freed.add();
-        free_timed(tid, s, core::entry_of(node));
+        free_.free_timed(tid, s, core::entry_of(node));
     }
 
     // ---- statistics ----------------------------------------------------------
@@ -418,10 +402,7 @@ class domain_base {
         for (int i = 0; i < limit; ++i) slots_[i].counts.add_to(out);
         out.garbage = out.retired > out.freed ? out.retired - out.freed : 0;
         out.garbage_peak = std::max(garbage_peak_.load(std::memory_order_relaxed), out.garbage);
-        if (latency_ != nullptr) {
-            for (int i = 0; i < limit; ++i)
-                out.free_latency.merge(*latency_[static_cast<std::size_t>(i)]);
-        }
+        free_.merge_latency(out.free_latency, limit);
         // Every free counted as freed went through free_timed; one in
         // time_frees_every of them was timed.
         const std::uint64_t timed = out.free_latency.count();
@@ -438,8 +419,7 @@ class domain_base {
     /// default: an event site then costs one well-predicted branch.
     void attach_recorders(trace::timeline* timeline, trace::garbage_series* series) noexcept {
         assert(timeline == nullptr || config_.time_frees);  // free calls are events of a timeline
-        timeline_ = timeline;
-        if (timeline != nullptr) timing_gaps_ = 1;  // every call is an event
+        free_.attach(timeline);
         recorders_.attach(timeline, series);
     }
 
@@ -488,6 +468,7 @@ class domain_base {
         std::uint32_t timing_rng = 1;
         detail::flush_state flush;
     };
+    using free_path = detail::free_path<slot>;
 
     slot& slot_of(int tid) noexcept { return slots_[tid]; }
     const slot& slot_of(int tid) const noexcept { return slots_[tid]; }
@@ -607,16 +588,7 @@ class domain_base {
     /// (token_periodic passes the token while it frees; 0 = never).
     template <class Between>
     void dispose_safe(int tid, core::limbo_bag& safe, std::uint32_t every, Between&& between) {
-        slot& s = slot_of(tid);
-        if (config_.free.mode == free_mode::amortized) {
-            s.freeable.splice_back(safe);
-            return;
-        }
-        if (timeline_ != nullptr) [[unlikely]] {
-            free_batch<true>(tid, s, safe, every, between);
-        } else {
-            free_batch<false>(tid, s, safe, every, between);
-        }
+        free_.dispose(tid, slot_of(tid), safe, every, between);
     }
 
     /// Amortized free's per-operation step: k nodes plus the catch-up share,
@@ -625,7 +597,8 @@ class domain_base {
     void amortized_step(int tid) noexcept { amortized_step(tid, slot_of(tid)); }
     /// As above, with the caller's slot (one index computation per hook).
     void amortized_step(int tid, slot& s) noexcept {
-        if (!s.freeable.empty() && !SMR_MUTANT("amortized_never_frees")) amortized_free(tid, s);
+        if (!s.freeable.empty() && !SMR_MUTANT("amortized_never_frees"))
+            free_.amortized_free(tid, s);
         if (s.flush.pending()) [[unlikely]] {
             answer_flush(tid, s);
         }
@@ -633,53 +606,6 @@ class domain_base {
 
   private:
     Derived& derived() noexcept { return static_cast<Derived&>(*this); }
-
-    /// Batch free of `safe`, block by block (no per-node bag bookkeeping);
-    /// between() may append to `safe`, so the bag is taken again until it
-    /// stays empty. Traced: the timeline is attached (the untraced loop does
-    /// not test for it at every node).
-    template <bool Traced, class Between>
-    void free_batch(int tid, slot& s, core::limbo_bag& safe, std::uint32_t every,
-                    Between& between) {
-        const std::uint64_t batch_start = Traced ? core::now_ticks() : 0;
-        std::size_t batch_size = 0;
-        std::uint32_t since_check = 0;
-        while (!safe.empty()) {
-            core::limbo_bag batch = std::move(safe);
-            batch.consume([&](core::retired_entry entry) {
-                free_timed<Traced>(tid, s, entry);
-                // Per node: a sample taken while a long batch runs counts
-                // what it freed so far as freed.
-                if (!SMR_MUTANT("batch_counts_freed_at_its_end")) s.counts.freed.add();
-                ++batch_size;
-                if (every != 0 && ++since_check == every) {
-                    since_check = 0;
-                    between();
-                }
-            });
-        }
-        if (SMR_MUTANT("batch_counts_freed_at_its_end")) s.counts.freed.add(batch_size);
-        if constexpr (Traced) {
-            if (batch_size != 0) {
-                timeline_->record(tid, trace::event_kind::batch_free, batch_start,
-                                  core::now_ticks(), batch_size);
-            }
-        }
-    }
-
-    [[gnu::noinline]] void amortized_free(int tid, slot& s) noexcept {
-        std::size_t quota = config_.free.k;
-        if (config_.free.catchup_divisor != 0)
-            quota += s.freeable.size() / config_.free.catchup_divisor;
-        if (SMR_MUTANT("amortized_frees_whole_list")) quota = s.freeable.size();
-        std::size_t freed = 0;
-        for (; freed != quota; ++freed) {
-            const core::retired_entry entry = s.freeable.pop_front();
-            if (!entry) break;
-            free_timed(tid, s, entry);
-        }
-        s.counts.freed.add(freed);
-    }
 
     SMR_SLOW_PATH void adopt_all(int tid, core::limbo_bag& list) noexcept {
         orphans_.take_all(list, tid);
@@ -710,13 +636,7 @@ class domain_base {
 
     /// Frees the freeable list at once, whatever the free policy (hand_over,
     /// and the barrier for what it adopted).
-    void free_freeable_now(int tid) noexcept {
-        slot& s = slot_of(tid);
-        if (s.freeable.empty()) return;
-        core::limbo_bag all = std::move(s.freeable);
-        auto nothing = [] {};
-        free_batch<false>(tid, s, all, 0, nothing);
-    }
+    void free_freeable_now(int tid) noexcept { free_.free_now(tid, slot_of(tid)); }
 
     /// register_thread's setup of a claimed slot (may throw: the scheme's
     /// on_thread_enter sizes its scan buffers).
@@ -745,118 +665,11 @@ class domain_base {
         int tid_;
     };
 
-    /// The two places memory meets the allocator. The direct case (no
-    /// resource, no owner tags) is tested first and inlined: a run with the
-    /// system allocator pays one predicted branch per node for the hooks.
-    /// The other paths are out of line and cold (a pool or owner tags: runs
-    /// that pay a virtual call or a tag per node anyway), so that they weigh
-    /// nothing on the inlining of allocate into its structure's operations:
-    /// as plain out-of-line calls they kept dgt_bst's insert from being
-    /// inlined into smrbench's loop (+10 instructions per operation).
-    void* allocate_memory(int tid, std::size_t bytes, std::size_t align) {
-        if (direct_) [[likely]]
-            return allocate_from_system(bytes, align);
-        return allocate_indirect(tid, bytes, align);
-    }
-    SMR_SLOW_PATH void* allocate_indirect(int tid, std::size_t bytes, std::size_t align) {
-        if (!config_.count_remote_frees) return memory_->allocate(bytes, align);
-        const std::size_t block = core::tagged_block_bytes(bytes, align);
-        void* memory = memory_ == nullptr ? allocate_from_system(block, align)
-                                          : memory_->allocate(block, align);
-        core::stamp_owner(memory, bytes, slot_of(tid).owner_tag);
-        return memory;
-    }
-    static void* allocate_from_system(std::size_t bytes, std::size_t align) {
-        void* memory = align <= alignof(std::max_align_t) ? std::malloc(bytes)
-                                                          : std::aligned_alloc(align, bytes);
-        if (memory == nullptr) throw std::bad_alloc();
-        return memory;
-    }
-    void free_memory(core::node_memory m) noexcept {
-        if (direct_) [[likely]] {
-            std::free(m.address);
-        } else {
-            free_indirect(m);
-        }
-    }
-    /// A null address is an smr::obj_base object that its deleter freed:
-    /// free(nullptr) does nothing, a memory resource must not see it.
-    SMR_SLOW_PATH void free_indirect(core::node_memory m) noexcept {
-        if (m.address == nullptr) return;
-        const std::size_t block =
-            config_.count_remote_frees ? core::tagged_block_bytes(m.bytes, m.align) : m.bytes;
-        if (memory_ == nullptr) {
-            std::free(m.address);
-        } else {
-            memory_->deallocate(m.address, block, m.align);
-        }
-    }
-    /// With count_remote_frees: counts the free of `m` by the thread of slot
-    /// `s` if another registration allocated it.
-    SMR_SLOW_PATH void count_if_remote(slot& s, core::node_memory m) noexcept {
-        if (config_.count_remote_frees && m.address != nullptr &&
-            core::owner_of(m.address, m.bytes) != s.owner_tag &&
-            !SMR_MUTANT("remote_frees_never_counted")) {
-            s.counts.remote_frees.add();
-        }
-    }
-
-    /// The one place a node goes back to the allocator while threads run:
-    /// one call in time_frees_every is timed into the thread's latency
-    /// histogram (which also sums the time in free). Callers count it as
-    /// freed (retired garbage). It runs for every node, so it is kept to a
-    /// countdown, and on a timed call two rdtsc, a fixed-point conversion and
-    /// a histogram increment, inlined into the freeing loops (a call frame
-    /// per node cost ~14 instructions). MaybeTraced = false: the caller knows
-    /// no timeline is attached.
-    template <bool MaybeTraced = true>
-    [[gnu::always_inline]] void free_timed(int tid, slot& s, core::retired_entry entry) noexcept {
-        const core::node_memory memory = entry.release();
-        // Before the timed part: the tag's line is the node's, often cold.
-        if (!direct_) [[unlikely]]
-            count_if_remote(s, memory);
-        if (latency_ == nullptr || --s.frees_until_timed != 0) {
-            free_memory(memory);  // time_frees off (the library's default), or not this one
-            return;
-        }
-        s.frees_until_timed = next_timing_gap(s);
-        const std::uint64_t start = core::now_ticks();
-        free_memory(memory);
-        const std::uint64_t end = core::now_ticks();
-        latency_[static_cast<std::size_t>(tid)]->record(ticks_.to_ns(end - start));
-        if (MaybeTraced && timeline_ != nullptr && end - start >= timeline_->min_free_ticks())
-            [[unlikely]] {
-            timeline_->record(tid, trace::event_kind::free_call, start, end, 1);
-        }
-    }
-
-    void release_memory(core::retired_entry entry) noexcept { free_memory(entry.release()); }
-
-    /// Frees until the next timed one: 1 + a uniform draw below timing_gaps_
-    /// (xorshift32, then Lemire's multiply-shift; no division).
-    std::uint32_t next_timing_gap(slot& s) noexcept {
-        if (timing_gaps_ == 1) return 1;
-        std::uint32_t x = s.timing_rng;
-        x ^= x << 13;
-        x ^= x >> 17;
-        x ^= x << 5;
-        s.timing_rng = x;
-        return 1 + static_cast<std::uint32_t>((std::uint64_t{x} * timing_gaps_) >> 32);
-    }
+    void release_memory(core::retired_entry entry) noexcept { free_.release(entry.release()); }
 
     domain_config config_;
     detail::thread_slots<slot> slots_;
-    std::pmr::memory_resource* memory_;
-    /// Nodes come from std::malloc and go back to std::free as they are: no
-    /// resource, no owner tags (count_remote_frees).
-    bool direct_;
-    /// Per-slot free() latency, only with config.time_frees (2.7 KB a slot).
-    std::unique_ptr<core::padded<trace::latency_histogram>[]> latency_;
-    core::tick_converter ticks_;
-    /// How many gaps between timed frees are drawn from: 2 x time_frees_every
-    /// - 1 (mean time_frees_every), 1 while a timeline is attached.
-    std::uint32_t timing_gaps_;
-    trace::timeline* timeline_ = nullptr;
+    free_path free_;
     detail::epoch_pacing pacing_;
     detail::recorders recorders_;
     alignas(core::false_sharing_range) core::orphanage orphans_;

@@ -699,8 +699,10 @@ class basic_nbr_domain : public domain_base<basic_nbr_domain<Plus>, detail::nbr_
     }
 
     /// Algorithm 1's reclaimFreeable: frees every node among the first
-    /// `count` of the bag that no thread reserved; reserved ones stay.
-    void reclaim(int tid, std::size_t count) noexcept {
+    /// `count` of the bag that no thread reserved; reserved ones stay. Once
+    /// per bag of high_ retires, out of line: inlined, it and the free path
+    /// made retire too large to inline into the structures' erase.
+    SMR_SLOW_PATH void reclaim(int tid, std::size_t count) noexcept {
         auto& me = local(tid);
         me.scratch.clear();
         const int limit = threads().scan_limit();
