@@ -296,26 +296,37 @@ class token_domain : public domain_base<token_domain<V>, detail::token_local> {
             tid);
     }
 
-    /// Hands the token (value `seen`, naming tid) to the next member.
+    /// Hands the token (value `seen`, naming tid) to the next member. The
+    /// move fails only if a passer that saw this slot empty moved the token
+    /// on while a new thread was taking the slot: then it is no longer ours.
     void pass(int tid, std::uint64_t seen) noexcept {
         std::uint64_t to = next_member_after(tid);
         if (to == no_holder) to = as_holder(tid);  // tid went offline mid-op
+        if (move_token(tid, seen, to, to <= as_holder(tid))) settle(tid, seen);
+    }
+
+    /// Moves the token, of value `seen`, on to `to` (by thread tid: its
+    /// holder, or a thread settling it on behalf of a non-member) and wakes
+    /// `to`; `seen` becomes the new value. A move that wraps around the ring
+    /// (`wraps`: `to` is not after the slot it leaves) ends a round,
+    /// Token-EBR's epoch (the timeline value is the token's pass count).
+    /// False if the token changed since `seen`: whoever changed it moves it on.
+    bool move_token(int tid, std::uint64_t& seen, std::uint64_t to, bool wraps) noexcept {
         const std::uint64_t next = moved(seen, to);
         // seq_cst: release pairs with the receiver's load, carrying everything
-        // before this receipt (our operations, our pass chain) to it; seq_cst
-        // for the Dekker pair with a leaving receiver (settle below). Fails
-        // only if a passer that saw this slot empty moved the token on while
-        // a new thread was taking the slot: then it is no longer ours.
+        // before this move (the holder's operations, the pass chain) to it;
+        // acquire of the value it replaces (a move on a non-member's behalf
+        // passes on what that value carried); and S for the Dekker pairs with
+        // a joining or leaving receiver (join, leave, settle).
         if (!token_.compare_exchange_strong(seen, next, std::memory_order_seq_cst,
                                             std::memory_order_relaxed)) {
-            return;
+            return false;
         }
         notify(to);
         this->record_event(tid, trace::event_kind::token_pass, to);
-        // A pass that wraps around the ring ends a round: Token-EBR's epoch.
-        // The timeline value is the token's pass count.
-        if (to <= as_holder(tid)) this->note_epoch_advanced(tid, next >> holder_bits);
-        settle(tid, next);
+        if (wraps) this->note_epoch_advanced(tid, next >> holder_bits);
+        seen = next;
+        return true;
     }
 
     void join(int tid) noexcept {
@@ -355,19 +366,8 @@ class token_domain : public domain_base<token_domain<V>, detail::token_local> {
                 }
                 to = next_member_after(static_cast<int>(from));
             }
-            const std::uint64_t next = moved(seen, to);
-            // seq_cst: a pass on behalf of `from` (release for the chain,
-            // acquire of the value it replaces, S for the Dekker pairs).
-            if (!token_.compare_exchange_strong(seen, next, std::memory_order_seq_cst,
-                                                std::memory_order_relaxed)) {
-                return;
-            }
-            notify(to);
-            this->record_event(tid, trace::event_kind::token_pass, to);
-            if (from != no_holder && to != no_holder && to <= from) {
-                this->note_epoch_advanced(tid, next >> holder_bits);
-            }
-            seen = next;
+            const bool wraps = from != no_holder && to != no_holder && to <= from;
+            if (!move_token(tid, seen, to, wraps)) return;
         }
     }
 
