@@ -317,19 +317,12 @@ class hp_domain : public retire_list_domain<hp_domain, detail::hp_local> {
         if (!SMR_MUTANT("hp_scan_skips_reclaimer_fence") && fences_.reclaimer()) {
             count_heavy_barrier(tid);
         }
-        me.scratch.clear();
-        const int limit = threads().scan_limit();
-        for (int i = 0; i < limit; ++i) {
-            for (const auto& hazard : local(i).hazards) {
-                // acquire: pairs with end_op's release (null), so a finished
-                // reader's reads happen before our free.
-                const void* p = hazard.load(std::memory_order_acquire);
-                if (p != nullptr && !SMR_MUTANT("hp_scan_ignores_hazards")) {
-                    me.scratch.push_back(p);
-                }
-            }
-        }
-        me.scratch.seal();
+        // Acquire loads: they pair with end_op's release (null), so a
+        // finished reader's reads happen before our free.
+        detail::collect_reserved(
+            me.scratch,
+            threads().scan_limit(), [this](int i) -> const auto& { return local(i).hazards; },
+            !SMR_MUTANT("hp_scan_ignores_hazards"));
         core::limbo_bag safe = me.retired.extract_unless([&](core::retired_node* node) {
             return me.scratch.contains(static_cast<const void*>(node));
         });

@@ -192,6 +192,7 @@
 #include "smr/core/scan_buffer.hpp"
 #include "smr/core/unrolled.hpp"
 #include "smr/reclaim/domain_base.hpp"
+#include "smr/reclaim/reservation_common.hpp"
 #include "smr/reclaim/traits.hpp"
 
 #define SMR_NBR_UNDER_TSAN SMR_TSAN
@@ -704,19 +705,12 @@ class basic_nbr_domain : public domain_base<basic_nbr_domain<Plus>, detail::nbr_
     /// made retire too large to inline into the structures' erase.
     SMR_SLOW_PATH void reclaim(int tid, std::size_t count) noexcept {
         auto& me = local(tid);
-        me.scratch.clear();
-        const int limit = threads().scan_limit();
-        for (int i = 0; i < limit; ++i) {
-            for (const auto& r : local(i).reserved) {
-                // acquire: pairs with end_op's release clear (and, with the
-                // handshake, with read_phase_end's RMW).
-                const void* p = r.load(std::memory_order_acquire);
-                if (p != nullptr && !SMR_MUTANT("nbr_ignores_reservations")) {
-                    me.scratch.push_back(p);
-                }
-            }
-        }
-        me.scratch.seal();
+        // Acquire loads: they pair with end_op's release clear (and, with
+        // the handshake, with read_phase_end's RMW).
+        detail::collect_reserved(
+            me.scratch,
+            threads().scan_limit(), [this](int i) -> const auto& { return local(i).reserved; },
+            !SMR_MUTANT("nbr_ignores_reservations"));
         const auto& reservations = me.scratch;
         const auto unreserved = [&reservations](const core::retired_node* node) {
             return !reservations.contains(static_cast<const void*>(node));

@@ -1,5 +1,6 @@
-// What the reservation reclaimers (hp, he, ibr, wfe) share: the era node
-// header, the fence, and the scan helpers (the protect slots: slots.hpp).
+// What the reservation reclaimers (hp, he, ibr, wfe, and nbr's reservations)
+// share: the era node header, the fence, and the scan helpers (the protect
+// slots: slots.hpp).
 #pragma once
 
 #include <algorithm>
@@ -58,6 +59,28 @@ class era_set {
   private:
     core::scan_buffer<std::uint64_t> eras_;
 };
+
+/// A scan's first step in the schemes that reserve nodes by address (hp's
+/// hazards, nbr's reservations): every non-null pointer that a thread below
+/// `limit` publishes in its cells (`cells(i)`, a range of
+/// std::atomic<const void*>), gathered into `out` and sorted for
+/// contains(). Each load is acquire: it pairs with the release store that
+/// last wrote the cell (the protect or read_phase_end that published the
+/// node, or the end of the operation that cleared it), so what the owner
+/// did with a node it no longer reserves happens before the scanner frees
+/// it. `honest` false (a mutant of the calling scheme) gathers nothing.
+template <class Cells>
+void collect_reserved(core::scan_buffer<const void*>& out, int limit, Cells&& cells,
+                      bool honest) noexcept {
+    out.clear();
+    for (int i = 0; i < limit; ++i) {
+        for (const std::atomic<const void*>& cell : cells(i)) {
+            const void* p = cell.load(std::memory_order_acquire);
+            if (p != nullptr && honest) out.push_back(p);
+        }
+    }
+    out.seal();
+}
 
 }  // namespace detail
 }  // namespace smr
