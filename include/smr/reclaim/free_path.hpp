@@ -69,7 +69,6 @@ class free_path {
         timeline_ = timeline;
         if (timeline != nullptr) timing_gaps_ = 1;  // every call is an event
     }
-    bool times_frees() const noexcept { return latency_ != nullptr; }
     /// The free latencies of slots 0 to limit - 1, merged into `out`.
     void merge_latency(trace::latency_histogram& out, int limit) const noexcept {
         if (latency_ == nullptr) return;
