@@ -9,7 +9,7 @@
 //     hands out and takes back when the pointer dies; epoch schemes just
 //     load);
 //   - the read-only stretch of an operation is bracketed by
-//     SMR_READ_PHASE_BEGIN and domain.read_phase_end(tid, nodes...), which
+//     SMR_READ_PHASE_BEGIN and domain.read_phase_end(self, nodes...), which
 //     names the nodes the rest of the operation uses (nbr restarts a read
 //     phase with a signal when it reclaims; the other schemes ignore both);
 //     no allocation, lock or destructor inside it;
@@ -58,7 +58,7 @@ class treiber_stack {
     // The caller's context, lent for the call (a context converts to it).
     void push(smr::context_ref<Domain> self, std::uint64_t value) {
         // Allocated before the operation reads anything shared.
-        node* fresh = domain_.template allocate_outside_op<node>(smr::tid_of(self), value);
+        node* fresh = domain_.template allocate_outside_op<node>(self, value);
         smr::op_guard op(domain_, self);
         node* top = top_.load(std::memory_order_relaxed);
         do {
@@ -70,25 +70,24 @@ class treiber_stack {
     }
 
     bool pop(smr::context_ref<Domain> self, std::uint64_t& value) {
-        const int tid = smr::tid_of(self);
         smr::op_guard op(domain_, self);
         for (;;) {
-            SMR_READ_PHASE_BEGIN(domain_, tid);
+            SMR_READ_PHASE_BEGIN(domain_, self);
             // Under nbr a guarded pointer is a bare pointer, with no
             // destructor for a neutralization to skip.
             const auto top = op.protect(top_);
             if (!top) {
-                domain_.read_phase_end(tid);
+                domain_.read_phase_end(self);
                 return false;
             }
             node* const next = top->next;
-            domain_.read_phase_end(tid, top.get());  // nbr: top stays usable below
+            domain_.read_phase_end(self, top.get());  // nbr: top stays usable below
             node* expected = top.get();
             // acquire on failure is not needed: the next round protects again.
             if (top_.compare_exchange_strong(expected, next, std::memory_order_acq_rel,
                                              std::memory_order_relaxed)) {
                 value = top->value;
-                domain_.retire(tid, top.get());  // unlinked by us, retired once
+                domain_.retire(self, top.get());  // unlinked by us, retired once
                 return true;
             }
         }

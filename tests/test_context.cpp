@@ -111,6 +111,59 @@ TEST(context, lends_its_slot_number_to_an_operation) {
     EXPECT_NE(slot_of(self), slot_of(other));
 }
 
+// A class derived from a scheme (a test's instrumented domain) lends contexts
+// of its scheme's type, which the scheme's calls take; a context of another
+// scheme converts to none of them.
+struct derived_from_hp : smr::hp_domain {
+    using smr::hp_domain::hp_domain;
+};
+static_assert(std::is_same_v<smr::context_ref<derived_from_hp>, smr::context_ref<smr::hp_domain>>);
+static_assert(
+    std::is_convertible_v<smr::context<derived_from_hp>, smr::context_ref<smr::hp_domain>>);
+static_assert(
+    !std::is_convertible_v<smr::context<smr::debra_domain>, smr::context_ref<smr::hp_domain>>);
+static_assert(!std::is_convertible_v<int, smr::context_ref<smr::hp_domain>>);
+
+TEST(context, the_domains_calls_take_it) {
+    smr::debra_domain domain(eager_config());
+    auto self = smr::attach(domain);
+    bool kept = false;
+    bool dropped = false;
+    {
+        smr::op_guard guard(domain, self);
+        debra_node* const fresh = domain.allocate<debra_node>(self, &dropped);
+        domain.discard(self, fresh);
+        domain.retire(self, domain.allocate<debra_node>(self, &kept));
+    }
+    EXPECT_TRUE(dropped);
+    domain.thread_offline(self);
+    domain.thread_online(self);
+    domain.barrier(self);
+    EXPECT_TRUE(kept);
+    const auto stats = domain.stats();
+    EXPECT_EQ(stats.allocated, 2u);
+    EXPECT_EQ(stats.discarded, 1u);
+    EXPECT_EQ(stats.retired, 1u);
+    EXPECT_EQ(stats.freed, 1u);
+}
+
+// A function a traversal runs in gets the operation's context back from the
+// block's view, with slots (hp) and without (debra).
+template <class Domain>
+void expect_view_lends_the_guards_context() {
+    Domain domain(eager_config());
+    auto self = smr::attach(domain);
+    auto other = smr::attach(domain);  // so that self's slot is not 0 by chance alone
+    smr::op_guard guard(domain, other);
+    const auto block = smr::lend_slots<2>(guard);
+    EXPECT_EQ(smr::tid_of(smr::context_of(block.lent())), other.tid());
+    EXPECT_NE(other.tid(), self.tid());
+}
+TEST(context, a_slot_blocks_view_gives_back_the_guards_context) {
+    expect_view_lends_the_guards_context<smr::hp_domain>();
+    expect_view_lends_the_guards_context<smr::debra_domain>();
+}
+
 // ---- guarded pointers under every scheme that protects without signals -------------
 // (the token schemes are left out: with one OS thread the token waits for the
 // reader, which runs no operation while the writer reclaims)

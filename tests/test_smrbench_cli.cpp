@@ -1180,7 +1180,11 @@ TEST(Cli, RecordingWritesVersionedFiles) {
 // ---- the bounded pool (--pool-nodes) --------------------------------------------
 
 TEST(Pool, ARunReportsThePoolAndTheAllocatorBelowIt) {
-    const run_result r = smrbench(std::string(quick) + " --json --pool-nodes 100000");
+    // One thread: with two, a worker descheduled inside an operation (a
+    // loaded machine: 3 runs in 15 with both cores busy) held the epoch
+    // while the other filled the pool, and the run ended pool_exhausted.
+    const run_result r =
+        smrbench("--threads 1 --key-range 256 --duration 0.05 --quiet --json --pool-nodes 100000");
     ASSERT_EQ(r.exit_code, 0) << r.err;
     const auto run = nlohmann::json::parse(r.out);
     EXPECT_EQ(run["config"]["pool_nodes"].get<std::uint64_t>(), 100000u);

@@ -29,7 +29,7 @@ class unprotected_domain : public smr::domain_base<unprotected_domain, bag_local
     }
     void end_op(int) noexcept {}
     template <class T>
-    void retire(int tid, T* node) noexcept {
+    void on_retire(int tid, T* node) noexcept {
         count_retired(tid, node);
         local(tid).retired.push_back(node);
     }

@@ -299,35 +299,33 @@ class abtree {
     }
 
     bool contains(smr::context_ref<Domain> self, Key key) {
-        const int tid = smr::tid_of(self);
         detail::check_key(key, min_key, max_key);
         smr::op_guard guard(domain_, self);
         const auto block = smr::lend_slots<2>(guard);  // parent and child
         for (;;) {  // never restarts by itself; NBR may neutralize the read phase
-            SMR_READ_PHASE_BEGIN(domain_, tid);
+            SMR_READ_PHASE_BEGIN(domain_, self);
             const auto reader = block.reader(domain_);
             const auto slots = smr::first_slots<2>(reader);
             node* l = reader.protect(slots[0], entry_.ptrs[0]);
             for (std::size_t slot = 1; !l->leaf; slot ^= 1) {
                 l = reader.protect(slots[slot], l->ptrs[l->child_index(key)]);
             }
-            domain_.read_phase_end(tid, l);
+            domain_.read_phase_end(self, l);
             const int i = l->key_index(key);
             return i < l->size && l->keys[i] == key;
         }
     }
 
     bool insert(smr::context_ref<Domain> self, Key key, Value value) {
-        const int tid = smr::tid_of(self);
         detail::check_key(key, min_key, max_key);
         smr::op_guard guard(domain_, self);
         const auto slots = smr::lend_slots<4>(guard);  // a search's three, and a sibling
         // volatile: kept across the read-phase checkpoint (sigsetjmp).
         volatile unsigned failures = 0;
         for (;;) {
-            SMR_READ_PHASE_BEGIN(domain_, tid);
+            SMR_READ_PHASE_BEGIN(domain_, self);
             const path f = search(slots.lent(), key, nullptr);
-            domain_.read_phase_end(tid, f.p, f.l);
+            domain_.read_phase_end(self, f.p, f.l);
             node* const p = f.p;
             node* const l = f.l;
             const int i = l->key_index(key);
@@ -335,7 +333,7 @@ class abtree {
 
             scx_args args;
             std::uint64_t word = 0;
-            if (llx(tid, p, word) != llx_result::ok ||
+            if (llx(self, p, word) != llx_result::ok ||
                 p->ptrs[f.ix_l].load(std::memory_order_acquire) != l) {
                 back_off(failures);
                 continue;
@@ -346,7 +344,7 @@ class abtree {
 
             if (l->size < b) {
                 // One new leaf: l's keys plus `key`.
-                node* n = domain_.template allocate<node>(tid);
+                node* n = domain_.template allocate<node>(self);
                 n->leaf = true;
                 n->size = static_cast<std::uint8_t>(l->size + 1);
                 n->search_key = l->size > 0 ? l->search_key : key;
@@ -357,12 +355,12 @@ class abtree {
                 args.nu = n;
                 const int n_size = n->size;
                 const Key n_search = n->search_key;
-                if (!scx(tid, args)) {
-                    domain_.discard(tid, n);
+                if (!scx(self, args)) {
+                    domain_.discard(self, n);
                     back_off(failures);
                     continue;
                 }
-                retire_replaced(tid, l);
+                retire_replaced(self, l);
                 // l may have had a degree violation whose fixer handed it to us.
                 if (n_size < a && p != &entry_) {
                     rebalance_owed([&] { fix_degree(slots.lent(), n, n_search); });
@@ -387,39 +385,38 @@ class abtree {
             }
             constexpr int size1 = (b + 1) / 2;
             constexpr int size2 = b + 1 - size1;
-            fresh_nodes made(domain_, tid);
-            node* left = made.add(make_node(tid, true, false, keys, vals, size1, keys[0]));
+            fresh_nodes made(domain_, self);
+            node* left = made.add(make_node(self, true, false, keys, vals, size1, keys[0]));
             node* right = made.add(
-                make_node(tid, true, false, keys + size1, vals + size1, size2, keys[size1]));
+                make_node(self, true, false, keys + size1, vals + size1, size2, keys[size1]));
             node* children[2] = {left, right};
             node* n = made.add(
-                make_node(tid, false, p != &entry_, keys + size1, children, 2, keys[size1]));
+                make_node(self, false, p != &entry_, keys + size1, children, 2, keys[size1]));
             args.nu = n;
             const bool n_tagged = n->tagged;
             const Key n_search = n->search_key;
-            if (!scx(tid, args)) {
+            if (!scx(self, args)) {
                 made.discard();
                 back_off(failures);
                 continue;
             }
             made.published();
-            retire_replaced(tid, l);
+            retire_replaced(self, l);
             if (n_tagged) rebalance_owed([&] { fix_tagged(slots.lent(), n, n_search); });
             return true;
         }
     }
 
     bool erase(smr::context_ref<Domain> self, Key key) {
-        const int tid = smr::tid_of(self);
         detail::check_key(key, min_key, max_key);
         smr::op_guard guard(domain_, self);
         const auto slots = smr::lend_slots<4>(guard);  // a search's three, and a sibling
         // volatile: kept across the read-phase checkpoint (sigsetjmp).
         volatile unsigned failures = 0;
         for (;;) {
-            SMR_READ_PHASE_BEGIN(domain_, tid);
+            SMR_READ_PHASE_BEGIN(domain_, self);
             const path f = search(slots.lent(), key, nullptr);
-            domain_.read_phase_end(tid, f.p, f.l);
+            domain_.read_phase_end(self, f.p, f.l);
             node* const p = f.p;
             node* const l = f.l;
             const int i = l->key_index(key);
@@ -427,7 +424,7 @@ class abtree {
 
             scx_args args;
             std::uint64_t word = 0;
-            if (llx(tid, p, word) != llx_result::ok ||
+            if (llx(self, p, word) != llx_result::ok ||
                 p->ptrs[f.ix_l].load(std::memory_order_acquire) != l) {
                 back_off(failures);
                 continue;
@@ -435,7 +432,7 @@ class abtree {
             args.add(p, word, false);
             args.fld = &p->ptrs[f.ix_l];
             args.old = l;
-            node* n = domain_.template allocate<node>(tid);
+            node* n = domain_.template allocate<node>(self);
             n->leaf = true;
             n->size = static_cast<std::uint8_t>(l->size - 1);
             // If `key` was l's only key, n is empty, but a search for it still
@@ -446,12 +443,12 @@ class abtree {
             args.nu = n;
             const int n_size = n->size;
             const Key n_search = n->search_key;
-            if (!scx(tid, args)) {
-                domain_.discard(tid, n);
+            if (!scx(self, args)) {
+                domain_.discard(self, n);
                 back_off(failures);
                 continue;
             }
-            retire_replaced(tid, l);
+            retire_replaced(self, l);
             if (n_size < a && p != &entry_) {
                 rebalance_owed([&] { fix_degree(slots.lent(), n, n_search); });
             }
@@ -624,9 +621,9 @@ class abtree {
 
     /// A new node with `size` children/values and the matching keys (size
     /// keys for a leaf, size - 1 for an internal node).
-    node* make_node(int tid, bool leaf, bool tagged, const Key* keys, node* const* ptrs, int size,
-                    Key search_key) {
-        node* n = domain_.template allocate<node>(tid);
+    node* make_node(smr::context_ref<Domain> self, bool leaf, bool tagged, const Key* keys,
+                    node* const* ptrs, int size, Key search_key) {
+        node* n = domain_.template allocate<node>(self);
         n->leaf = leaf;
         n->tagged = tagged;
         n->size = static_cast<std::uint8_t>(size);
@@ -637,8 +634,8 @@ class abtree {
         return n;
     }
 
-    void retire_replaced(int tid, node* n) noexcept {
-        if (n != &initial_leaf_) domain_.retire(tid, n);
+    void retire_replaced(smr::context_ref<Domain> self, node* n) noexcept {
+        if (n != &initial_leaf_) domain_.retire(self, n);
     }
 
     /// Reads child pointer i of an LLX'd node. Acquire: the children's
@@ -652,8 +649,8 @@ class abtree {
 
     /// Brown's LLX, with the snapshot left to the caller (it reads the child
     /// pointers afterwards; the SCX's freeze CAS fails if they changed).
-    llx_result llx(int tid, node* r, std::uint64_t& seen) noexcept {
-        (void)tid;
+    llx_result llx(smr::context_ref<Domain> self, node* r, std::uint64_t& seen) noexcept {
+        (void)self;
         // acquire (all three): pair with the mark store and the freeze CAS of
         // the SCX that last touched r, and with its record's state changes.
         const bool marked1 = r->marked.load(std::memory_order_acquire);
@@ -682,7 +679,8 @@ class abtree {
     }
 
     /// Runs an SCX owned by this thread. True if it committed.
-    bool scx(int tid, const scx_args& args) noexcept {
+    bool scx(smr::context_ref<Domain> self, const scx_args& args) noexcept {
+        const int tid = smr::tid_of(self);
         assert(tid >= 0 && static_cast<std::size_t>(tid) < n_records_);
         scx_record& rec = record_of(tid);
         const std::uint64_t seq = seq_of_state(rec.state.load(std::memory_order_relaxed)) + 1;
@@ -795,47 +793,47 @@ class abtree {
     /// Removes the tag at `viol` (an internal node whose search key is `k`),
     /// if viol is still in the tree and still tagged.
     void fix_tagged(slot_view slots, node* viol, Key k) {
-        const int tid = smr::tid_of(slots);
+        const auto self = smr::context_of(slots);
         // volatile: kept across the read-phase checkpoint (sigsetjmp).
         volatile unsigned failures = 0;
         for (;;) {
-            SMR_READ_PHASE_BEGIN(domain_, tid);
+            SMR_READ_PHASE_BEGIN(domain_, self);
             const path f = search(slots, k, viol);
             if (f.l != viol || f.gp == nullptr) {
                 // Replaced: whoever replaced it took over the violation. (The
                 // root is never tagged, so gp == nullptr means replaced too.)
-                domain_.read_phase_end(tid);
+                domain_.read_phase_end(self);
                 return;
             }
             node* const gp = f.gp;
             node* const p = f.p;
             node* const l = f.l;
             if (!l->tagged) {  // an address reused by a new node (NBR only)
-                domain_.read_phase_end(tid);
+                domain_.read_phase_end(self);
                 return;
             }
             if (p->tagged) {
                 // Fix the parent first.
                 const Key pk = p->search_key;
-                domain_.read_phase_end(tid);
+                domain_.read_phase_end(self);
                 fix_tagged(slots, p, pk);
                 continue;
             }
-            domain_.read_phase_end(tid, gp, p, l);
+            domain_.read_phase_end(self, gp, p, l);
 
             scx_args args;
             std::uint64_t word = 0;
-            if (llx(tid, gp, word) != llx_result::ok || child(gp, f.ix_p) != p) {
+            if (llx(self, gp, word) != llx_result::ok || child(gp, f.ix_p) != p) {
                 back_off(failures);
                 continue;
             }
             args.add(gp, word, false);
-            if (llx(tid, p, word) != llx_result::ok || child(p, f.ix_l) != l) {
+            if (llx(self, p, word) != llx_result::ok || child(p, f.ix_l) != l) {
                 back_off(failures);
                 continue;
             }
             args.add(p, word, true);
-            if (llx(tid, l, word) != llx_result::ok) {
+            if (llx(self, l, word) != llx_result::ok) {
                 back_off(failures);
                 continue;
             }
@@ -852,40 +850,40 @@ class abtree {
 
             if (size <= b) {
                 // Absorb: one node replaces p and l.
-                node* n = make_node(tid, false, false, keys, ptrs, size, keys[0]);
+                node* n = make_node(self, false, false, keys, ptrs, size, keys[0]);
                 args.nu = n;
                 const Key n_search = n->search_key;
-                if (!scx(tid, args)) {
-                    domain_.discard(tid, n);
+                if (!scx(self, args)) {
+                    domain_.discard(self, n);
                     back_off(failures);
                     continue;
                 }
-                domain_.retire(tid, p);
-                domain_.retire(tid, l);
+                domain_.retire(self, p);
+                domain_.retire(self, l);
                 if (size < a && gp != &entry_) fix_degree(slots, n, n_search);
                 return;
             }
             // Split: two halves under a new node, tagged unless it is the root.
             const int size1 = size / 2;
             const int size2 = size - size1;
-            fresh_nodes made(domain_, tid);
-            node* left = made.add(make_node(tid, false, false, keys, ptrs, size1, keys[0]));
+            fresh_nodes made(domain_, self);
+            node* left = made.add(make_node(self, false, false, keys, ptrs, size1, keys[0]));
             node* right = made.add(
-                make_node(tid, false, false, keys + size1, ptrs + size1, size2, keys[size1]));
+                make_node(self, false, false, keys + size1, ptrs + size1, size2, keys[size1]));
             node* children[2] = {left, right};
-            node* n = made.add(make_node(tid, false, gp != &entry_, keys + size1 - 1, children, 2,
+            node* n = made.add(make_node(self, false, gp != &entry_, keys + size1 - 1, children, 2,
                                          keys[size1 - 1]));
             args.nu = n;
             const bool n_tagged = n->tagged;
             const Key n_search = n->search_key;
-            if (!scx(tid, args)) {
+            if (!scx(self, args)) {
                 made.discard();
                 back_off(failures);
                 continue;
             }
             made.published();
-            domain_.retire(tid, p);
-            domain_.retire(tid, l);
+            domain_.retire(self, p);
+            domain_.retire(self, l);
             // n (degree 2) replaces p: a tag moved up, and p's own degree
             // violation, if any, is gone (n is either the root or tagged, and
             // the tag's fix merges it into its parent).
@@ -911,16 +909,16 @@ class abtree {
     /// Fixes a degree violation at `viol` (search key `k`), if it is still in
     /// the tree, not the root, and still under-full.
     void fix_degree(slot_view slots, node* viol, Key k) {
-        const int tid = smr::tid_of(slots);
+        const auto self = smr::context_of(slots);
         // volatile: kept across the read-phase checkpoint (sigsetjmp).
         volatile unsigned failures = 0;
         for (;;) {
-            SMR_READ_PHASE_BEGIN(domain_, tid);
+            SMR_READ_PHASE_BEGIN(domain_, self);
             const path f = search(slots, k, viol);
             if (f.l != viol || f.gp == nullptr || f.l->size >= a) {
                 // Replaced (the replacer took over), the root, or no
                 // violation (an address reused by a new node, NBR only).
-                domain_.read_phase_end(tid);
+                domain_.read_phase_end(self);
                 return;
             }
             node* const gp = f.gp;
@@ -933,7 +931,7 @@ class abtree {
                 // AbsorbSibling left it one child). Fix p first (it is not the
                 // root: the root keeps >= 2 children), then look again.
                 const Key pk = p->search_key;
-                domain_.read_phase_end(tid);
+                domain_.read_phase_end(self);
                 fix_degree(slots, p, pk);
                 continue;
             }
@@ -943,22 +941,23 @@ class abtree {
                 // Brown: fix the tags first, then look again.
                 const bool tp = p->tagged, tl = l->tagged, ts = s->tagged;
                 const Key kp = p->search_key, kl = l->search_key, ks = s->search_key;
-                domain_.read_phase_end(tid);
+                domain_.read_phase_end(self);
                 if (tp) fix_tagged(slots, p, kp);
                 if (tl) fix_tagged(slots, l, kl);
                 if (ts) fix_tagged(slots, s, ks);
                 continue;
             }
-            domain_.read_phase_end(tid, gp, p, l, s);
+            domain_.read_phase_end(self, gp, p, l, s);
 
             scx_args args;
             std::uint64_t word = 0;
-            if (llx(tid, gp, word) != llx_result::ok || child(gp, f.ix_p) != p) {
+            if (llx(self, gp, word) != llx_result::ok || child(gp, f.ix_p) != p) {
                 back_off(failures);
                 continue;
             }
             args.add(gp, word, false);
-            if (llx(tid, p, word) != llx_result::ok || child(p, ix_l) != l || child(p, ix_s) != s) {
+            if (llx(self, p, word) != llx_result::ok || child(p, ix_l) != l ||
+                child(p, ix_s) != s) {
                 back_off(failures);
                 continue;
             }
@@ -974,12 +973,12 @@ class abtree {
                 continue;
             }
             if (!leaves) {
-                if (llx(tid, left, word) != llx_result::ok) {
+                if (llx(self, left, word) != llx_result::ok) {
                     back_off(failures);
                     continue;
                 }
                 args.add(left, word, true);
-                if (llx(tid, right, word) != llx_result::ok) {
+                if (llx(self, right, word) != llx_result::ok) {
                     back_off(failures);
                     continue;
                 }
@@ -1003,19 +1002,20 @@ class abtree {
 
             if (sz < 2 * a) {
                 // AbsorbSibling: l and s merge into one node.
-                fresh_nodes made(domain_, tid);
-                node* newl = made.add(make_node(tid, leaves, false, keys, ptrs, sz, l->search_key));
+                fresh_nodes made(domain_, self);
+                node* newl =
+                    made.add(make_node(self, leaves, false, keys, ptrs, sz, l->search_key));
                 const Key newl_search = newl->search_key;
                 if (gp == &entry_ && p->size == 2) {
                     // RootAbsorb: the merged node becomes the root.
                     args.nu = newl;
-                    if (!scx(tid, args)) {
+                    if (!scx(self, args)) {
                         made.discard();
                         back_off(failures);
                         continue;
                     }
                     made.published();
-                    retire_rebalanced(tid, p, l, s);
+                    retire_rebalanced(self, p, l, s);
                     return;  // the root has no degree violation
                 }
                 // p without s's pointer and the key between l and s.
@@ -1031,17 +1031,17 @@ class abtree {
                     pptrs[pp++] = j == left_ix ? newl : child(p, j);
                 }
                 node* n = made.add(
-                    make_node(tid, false, false, pkeys, pptrs, p->size - 1, p->search_key));
+                    make_node(self, false, false, pkeys, pptrs, p->size - 1, p->search_key));
                 args.nu = n;
                 const int n_size = n->size;
                 const Key n_search = n->search_key;
-                if (!scx(tid, args)) {
+                if (!scx(self, args)) {
                     made.discard();
                     back_off(failures);
                     continue;
                 }
                 made.published();
-                retire_rebalanced(tid, p, l, s);
+                retire_rebalanced(self, p, l, s);
                 if (sz < a) fix_degree(slots, newl, newl_search);
                 if (n_size < a && gp != &entry_) fix_degree(slots, n, n_search);
                 return;
@@ -1053,11 +1053,11 @@ class abtree {
             const int left_keys = leaves ? left_size : left_size - 1;
             const Key separator = keys[left_keys];
             const int right_key_start = leaves ? left_keys : left_keys + 1;
-            fresh_nodes made(domain_, tid);
+            fresh_nodes made(domain_, self);
             node* new_left =
-                made.add(make_node(tid, leaves, false, keys, ptrs, left_size, keys[0]));
+                made.add(make_node(self, leaves, false, keys, ptrs, left_size, keys[0]));
             node* new_right =
-                made.add(make_node(tid, leaves, false, keys + right_key_start, ptrs + left_size,
+                made.add(make_node(self, leaves, false, keys + right_key_start, ptrs + left_size,
                                    right_size, keys[right_key_start]));
             Key pkeys[b];
             node* pptrs[b];
@@ -1066,17 +1066,17 @@ class abtree {
             pkeys[left_ix] = separator;
             pptrs[left_ix] = new_left;
             pptrs[right_ix] = new_right;
-            node* n = made.add(make_node(tid, false, false, pkeys, pptrs, p->size, p->search_key));
+            node* n = made.add(make_node(self, false, false, pkeys, pptrs, p->size, p->search_key));
             args.nu = n;
             const int n_size = n->size;
             const Key n_search = n->search_key;
-            if (!scx(tid, args)) {
+            if (!scx(self, args)) {
                 made.discard();
                 back_off(failures);
                 continue;
             }
             made.published();
-            retire_rebalanced(tid, p, l, s);
+            retire_rebalanced(self, p, l, s);
             if (n_size < a && gp != &entry_) fix_degree(slots, n, n_search);
             return;
         }
@@ -1089,7 +1089,8 @@ class abtree {
     /// tree's.
     class fresh_nodes {
       public:
-        fresh_nodes(Domain& domain, int tid) noexcept : domain_(domain), tid_(tid) {}
+        fresh_nodes(Domain& domain, smr::context_ref<Domain> self) noexcept
+            : domain_(domain), self_(self) {}
         ~fresh_nodes() { discard(); }
         fresh_nodes(const fresh_nodes&) = delete;
         fresh_nodes& operator=(const fresh_nodes&) = delete;
@@ -1099,13 +1100,13 @@ class abtree {
             return n;
         }
         void discard() noexcept {
-            while (count_ != 0) domain_.discard(tid_, nodes_[--count_]);
+            while (count_ != 0) domain_.discard(self_, nodes_[--count_]);
         }
         void published() noexcept { count_ = 0; }
 
       private:
         Domain& domain_;
-        int tid_;
+        smr::context_ref<Domain> self_;
         node* nodes_[3] = {};
         int count_ = 0;
     };
@@ -1123,10 +1124,10 @@ class abtree {
         }
     }
 
-    void retire_rebalanced(int tid, node* p, node* l, node* s) noexcept {
-        domain_.retire(tid, p);
-        domain_.retire(tid, l);
-        domain_.retire(tid, s);
+    void retire_rebalanced(smr::context_ref<Domain> self, node* p, node* l, node* s) noexcept {
+        domain_.retire(self, p);
+        domain_.retire(self, l);
+        domain_.retire(self, s);
     }
 
     /// After a failed attempt: retry at once, but yield now and then (the

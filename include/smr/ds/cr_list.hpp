@@ -145,20 +145,18 @@ class cr_list {
     }
 
     bool insert(smr::context_ref<Domain> self, Key key, Value value) {
-        const int tid = smr::tid_of(self);
         detail::check_key(key, min_key, max_key);
         std::lock_guard hold(lock_);
         const window w = locate(key);
         if (w.curr->key == key) return false;
         // Outside an operation: a wait for memory runs idle operations.
-        node* fresh = domain_.template allocate_outside_op<node>(tid, key, value, w.curr);
+        node* fresh = domain_.template allocate_outside_op<node>(self, key, value, w.curr);
         // release: publishes fresh's fields to the readers' acquire of pred.next.
         w.pred->next.store(fresh, std::memory_order_release);
         return true;
     }
 
     bool erase(smr::context_ref<Domain> self, Key key) {
-        const int tid = smr::tid_of(self);
         detail::check_key(key, min_key, max_key);
         node* removed = nullptr;
         {
@@ -180,19 +178,18 @@ class cr_list {
             removed = w.curr;
         }
         smr::op_guard guard(domain_, self);
-        domain_.retire(tid, removed);
+        domain_.retire(self, removed);
         return true;
     }
 
     bool contains(smr::context_ref<Domain> self, Key key) {
-        const int tid = smr::tid_of(self);
         detail::check_key(key, min_key, max_key);
         smr::op_guard guard(domain_, self);
         const auto slots = smr::lend_slots<2>(guard);  // hand over hand
         for (;;) {  // restarts only when NBR neutralizes the read phase
-            SMR_READ_PHASE_BEGIN(domain_, tid);
+            SMR_READ_PHASE_BEGIN(domain_, self);
             const bool found = search(slots.lent(), key);
-            domain_.read_phase_end(tid);
+            domain_.read_phase_end(self);
             return found;
         }
     }
@@ -203,12 +200,11 @@ class cr_list {
     /// sleep (it runs inside a read phase).
     template <class Wait>
     void hold_first(smr::context_ref<Domain> self, Wait&& wait) {
-        const int tid = smr::tid_of(self);
         smr::op_guard guard(domain_, self);
-        SMR_READ_PHASE_BEGIN(domain_, tid);
+        SMR_READ_PHASE_BEGIN(domain_, self);
         [[maybe_unused]] const auto first = guard.protect(head_.next);  // held while waiting
         wait();
-        domain_.read_phase_end(tid);
+        domain_.read_phase_end(self);
     }
 
     /// Quiescent only (no operation on the set runs): how many keys it

@@ -208,9 +208,9 @@ class dgt_bst {
         }
     }
 
-    bool insert(smr::context_ref<Domain> self, Key key, Value value) {
-        const int tid = smr::tid_of(self);
+    bool insert(smr::context_ref<Domain> caller, Key key, Value value) {
         detail::check_key(key, min_key, max_key);
+        const auto self = smr::local_copy(caller);
         smr::op_guard guard(domain_, self);
         const auto slots = smr::lend_slots<3>(guard);  // grandparent, parent, child
         // Allocated in a write phase, kept across restarts.
@@ -218,26 +218,26 @@ class dgt_bst {
         node* new_router = nullptr;
         unsigned failures = 0;
         for (;;) {
-            SMR_READ_PHASE_BEGIN(domain_, tid);
+            SMR_READ_PHASE_BEGIN(domain_, self);
             const parse_result p = parse(slots.lent(), key);
             const Key leaf_key = p.leaf->key;
-            domain_.read_phase_end(tid, p.parent, p.leaf);
+            domain_.read_phase_end(self, p.parent, p.leaf);
 
             if (leaf_key == key) {
                 if (new_leaf != nullptr) {
-                    domain_.discard(tid, new_leaf);
-                    domain_.discard(tid, new_router);
+                    domain_.discard(self, new_leaf);
+                    domain_.discard(self, new_router);
                 }
                 return false;
             }
             if (new_leaf == nullptr) {
                 // Both or neither: if the second allocation throws (a pool
                 // that ran out), the insert gives up with nothing allocated.
-                new_leaf = domain_.template allocate<node>(tid, key, value);
+                new_leaf = domain_.template allocate<node>(self, key, value);
                 try {
-                    new_router = domain_.template allocate<node>(tid, key, nullptr, nullptr);
+                    new_router = domain_.template allocate<node>(self, key, nullptr, nullptr);
                 } catch (...) {
-                    domain_.discard(tid, new_leaf);
+                    domain_.discard(self, new_leaf);
                     throw;
                 }
             }
@@ -262,17 +262,17 @@ class dgt_bst {
         }
     }
 
-    bool erase(smr::context_ref<Domain> self, Key key) {
-        const int tid = smr::tid_of(self);
+    bool erase(smr::context_ref<Domain> caller, Key key) {
         detail::check_key(key, min_key, max_key);
+        const auto self = smr::local_copy(caller);
         smr::op_guard guard(domain_, self);
         const auto slots = smr::lend_slots<3>(guard);  // grandparent, parent, child
         unsigned failures = 0;
         for (;;) {
-            SMR_READ_PHASE_BEGIN(domain_, tid);
+            SMR_READ_PHASE_BEGIN(domain_, self);
             const parse_result p = parse(slots.lent(), key);
             const Key leaf_key = p.leaf->key;
-            domain_.read_phase_end(tid, p.gparent, p.parent, p.leaf);
+            domain_.read_phase_end(self, p.gparent, p.parent, p.leaf);
 
             if (leaf_key != key) return false;
             // A real leaf is never the root's child (see the class comment).
@@ -307,19 +307,19 @@ class dgt_bst {
             p.gparent->unlock(p.gparent_side);
             // The parent stays locked on both sides for good: any parse that
             // went through it will fail its try-lock on it and restart.
-            domain_.retire(tid, p.parent);
-            domain_.retire(tid, p.leaf);
+            domain_.retire(self, p.parent);
+            domain_.retire(self, p.leaf);
             return true;
         }
     }
 
-    bool contains(smr::context_ref<Domain> self, Key key) {
-        const int tid = smr::tid_of(self);
+    bool contains(smr::context_ref<Domain> caller, Key key) {
         detail::check_key(key, min_key, max_key);
+        const auto self = smr::local_copy(caller);
         smr::op_guard guard(domain_, self);
         const auto block = smr::lend_slots<2>(guard);  // parent and child
         for (;;) {  // search never restarts by itself; NBR may neutralize its read phase
-            SMR_READ_PHASE_BEGIN(domain_, tid);
+            SMR_READ_PHASE_BEGIN(domain_, self);
             const auto reader = block.reader(domain_);
             const auto slots = smr::first_slots<2>(reader);
             node* curr = &root_;
@@ -327,7 +327,7 @@ class dgt_bst {
                 const side s = key < curr->key ? left : right;
                 curr = reader.protect(slots[slot], curr->child[s]);
             }
-            domain_.read_phase_end(tid, curr);
+            domain_.read_phase_end(self, curr);
             return curr->key == key;
         }
     }

@@ -160,7 +160,6 @@ class harris_list {
     }
 
     bool insert(smr::context_ref<Domain> self, Key key, Value value) {
-        const int tid = smr::tid_of(self);
         detail::check_key(key, min_key, max_key);
         smr::op_guard guard(domain_, self);
         const auto slots = smr::lend_slots<3>(guard);  // left, t, t's successor
@@ -168,10 +167,11 @@ class harris_list {
         for (;;) {
             const window w = search(slots.lent(), key);  // returns in a write phase
             if (w.right->key == key) {
-                if (fresh != nullptr) domain_.discard(tid, fresh);
+                if (fresh != nullptr) domain_.discard(self, fresh);
                 return false;  // right was unmarked when search checked it
             }
-            if (fresh == nullptr) fresh = domain_.template allocate<node>(tid, key, value, w.right);
+            if (fresh == nullptr)
+                fresh = domain_.template allocate<node>(self, key, value, w.right);
             fresh->next.store(w.right, std::memory_order_relaxed);  // not yet shared
             node* expected = w.right;
             // release: publishes fresh's fields to the acquire loads of left.next.
@@ -183,7 +183,6 @@ class harris_list {
     }
 
     bool erase(smr::context_ref<Domain> self, Key key) {
-        const int tid = smr::tid_of(self);
         detail::check_key(key, min_key, max_key);
         smr::op_guard guard(domain_, self);
         const auto slots = smr::lend_slots<3>(guard);  // left, t, t's successor
@@ -201,7 +200,7 @@ class harris_list {
             node* expected = w.right;
             if (w.left->next.compare_exchange_strong(expected, succ, std::memory_order_acq_rel,
                                                      std::memory_order_acquire)) {
-                domain_.retire(tid, w.right);
+                domain_.retire(self, w.right);
             } else {
                 // Someone changed left.next: let a search unlink right (with
                 // whatever run it is in). Harris: "right_node = search(...)".
@@ -212,12 +211,11 @@ class harris_list {
     }
 
     bool contains(smr::context_ref<Domain> self, Key key) {
-        const int tid = smr::tid_of(self);
         detail::check_key(key, min_key, max_key);
         smr::op_guard guard(domain_, self);
         const auto block = smr::lend_slots<2>(guard);  // hand over hand
         for (;;) {  // contains never restarts by itself; NBR may neutralize its read phase
-            SMR_READ_PHASE_BEGIN(domain_, tid);
+            SMR_READ_PHASE_BEGIN(domain_, self);
             const auto reader = block.reader(domain_);
             const auto slots = smr::first_slots<2>(reader);
             node* curr = reader.protect(slots[0], head_.next);  // head is never marked
@@ -227,7 +225,7 @@ class harris_list {
                 succ = reader.protect(slots[slot], curr->next);
             }
             const bool found = curr->key == key && !detail::is_marked(succ);
-            domain_.read_phase_end(tid);
+            domain_.read_phase_end(self);
             return found;
         }
     }
@@ -250,14 +248,14 @@ class harris_list {
     /// from the head; the checkpoint lives in this frame, which is active for
     /// the whole read phase.
     window search(slot_view slots, Key key) {
-        const int tid = smr::tid_of(slots);
+        const auto self = smr::context_of(slots);
         for (;;) {
-            SMR_READ_PHASE_BEGIN(domain_, tid);
+            SMR_READ_PHASE_BEGIN(domain_, self);
             // Not const: so GCC builds w in the return slot (NRVO). A const w
             // was copied out with 16-byte loads that cannot forward from its
             // field stores, two store-forwarding stalls per search.
             window w = find(slots, key);
-            domain_.read_phase_end(tid, w.left, w.right);
+            domain_.read_phase_end(self, w.left, w.right);
 
             if (w.left_next != w.right) {
                 node* expected = w.left_next;
@@ -265,7 +263,7 @@ class harris_list {
                         expected, w.right, std::memory_order_acq_rel, std::memory_order_acquire)) {
                     continue;  // left changed or was marked: from the head
                 }
-                retire_run(tid, w.left_next, w.right);
+                retire_run(self, w.left_next, w.right);
             }
             if (w.right != &tail_ &&
                 detail::is_marked(w.right->next.load(std::memory_order_acquire))) {
@@ -305,10 +303,10 @@ class harris_list {
 
     /// Retires the run [first, last) this thread's CAS just unlinked. Each
     /// node's next is read before the node is retired (retire may free it).
-    void retire_run(int tid, node* first, node* last) noexcept {
+    void retire_run(smr::context_ref<Domain> self, node* first, node* last) noexcept {
         while (first != last) {
             node* next = detail::without_mark(first->next.load(std::memory_order_acquire));
-            domain_.retire(tid, first);
+            domain_.retire(self, first);
             first = next;
         }
     }

@@ -187,7 +187,6 @@ class hm_list {
     bool restarts_from_head() const noexcept { return restart_from_head_; }
 
     bool insert(smr::context_ref<Domain> self, Key key, Value value) {
-        const int tid = smr::tid_of(self);
         detail::check_key(key, min_key, max_key);
         smr::op_guard guard(domain_, self);
         const auto slots = smr::lend_slots<3>(guard);  // prev, curr, next
@@ -195,14 +194,14 @@ class hm_list {
         for (;;) {
             const window w = search(slots.lent(), key);  // returns in a write phase
             if (w.curr->key == key) {
-                if (fresh != nullptr) domain_.discard(tid, fresh);
+                if (fresh != nullptr) domain_.discard(self, fresh);
                 return false;  // curr was unmarked when find read its next
             }
-            if (fresh == nullptr) fresh = domain_.template allocate<node>(tid, key, value, w.curr);
-            domain_.store_private_link(tid, fresh->next, w.curr);  // not yet shared
+            if (fresh == nullptr) fresh = domain_.template allocate<node>(self, key, value, w.curr);
+            domain_.store_private_link(self, fresh->next, w.curr);  // not yet shared
             node* expected = w.curr;
             // release: publishes fresh's fields to the acquire loads of prev.next.
-            if (domain_.compare_exchange_link(tid, w.prev->next, expected, fresh)) {
+            if (domain_.compare_exchange_link(self, w.prev->next, expected, fresh)) {
                 return true;
             }
             // prev changed or was marked: Michael restarts from the head.
@@ -210,7 +209,6 @@ class hm_list {
     }
 
     bool erase(smr::context_ref<Domain> self, Key key) {
-        const int tid = smr::tid_of(self);
         detail::check_key(key, min_key, max_key);
         smr::op_guard guard(domain_, self);
         const auto slots = smr::lend_slots<3>(guard);  // prev, curr, next
@@ -225,8 +223,8 @@ class hm_list {
                 continue;  // curr.next changed (insert after it, or marked): from the head
             }
             node* expected = w.curr;
-            if (domain_.compare_exchange_link(tid, w.prev->next, expected, w.next)) {
-                domain_.retire(tid, w.curr);
+            if (domain_.compare_exchange_link(self, w.prev->next, expected, w.next)) {
+                domain_.retire(self, w.curr);
             } else {
                 (void)search(slots.lent(), key);  // unlinks curr on the way (Michael: Find(key))
             }
@@ -251,12 +249,11 @@ class hm_list {
     /// must only read and sleep (it runs inside a read phase).
     template <class Wait>
     void hold_first(smr::context_ref<Domain> self, Wait&& wait) {
-        const int tid = smr::tid_of(self);
         smr::op_guard guard(domain_, self);
-        SMR_READ_PHASE_BEGIN(domain_, tid);
+        SMR_READ_PHASE_BEGIN(domain_, self);
         [[maybe_unused]] const auto first = guard.protect(head_.next);  // held while waiting
         wait();
-        domain_.read_phase_end(tid);
+        domain_.read_phase_end(self);
     }
 
     /// Quiescent only (no operation on the set runs): how many keys it
@@ -295,21 +292,21 @@ class hm_list {
     /// 2,369 out of line), which made the leaking baseline cost more than
     /// `ebr`.
     [[gnu::noinline]] window search(slot_view slots, Key key) {
-        const int tid = smr::tid_of(slots);
+        const auto self = smr::context_of(slots);
         cursor start = from_head();
         for (;;) {
-            SMR_READ_PHASE_BEGIN(domain_, tid);
+            SMR_READ_PHASE_BEGIN(domain_, self);
             // Not const: so GCC builds w in the return slot (NRVO). A const w
             // was copied out with 16-byte loads that cannot forward from its
             // field stores, two store-forwarding stalls per search.
             window w = find(slots, key, start);
-            domain_.read_phase_end(tid, w.prev, w.curr);
+            domain_.read_phase_end(self, w.prev, w.curr);
             if (!w.curr_marked) return w;
 
             // Auxiliary write phase: unlink the marked curr.
             node* expected = w.curr;
-            if (domain_.compare_exchange_link(tid, w.prev->next, expected, w.next)) {
-                domain_.retire(tid, w.curr);
+            if (domain_.compare_exchange_link(self, w.prev->next, expected, w.next)) {
+                domain_.retire(self, w.curr);
                 start = restart_from_head_ ? from_head() : cursor{w.prev, w.prev_slot};
             } else {
                 start = from_head();  // prev changed or was marked (Michael: try_again)

@@ -117,27 +117,27 @@ class lazylist {
         }
     }
 
-    bool insert(smr::context_ref<Domain> self, Key key, Value value) {
-        const int tid = smr::tid_of(self);
+    bool insert(smr::context_ref<Domain> caller, Key key, Value value) {
         detail::check_key(key, min_key, max_key);
+        const auto self = smr::local_copy(caller);
         smr::op_guard guard(domain_, self);
         const auto slots = smr::lend_slots<2>(guard);  // pred and curr, hand over hand
         node* fresh = nullptr;  // allocated in a write phase, kept across restarts
         for (;;) {
-            SMR_READ_PHASE_BEGIN(domain_, tid);
+            SMR_READ_PHASE_BEGIN(domain_, self);
             const window w = search(slots.lent(), key);
-            domain_.read_phase_end(tid, w.pred, w.curr);
+            domain_.read_phase_end(self, w.pred, w.curr);
 
             const bool present = w.curr->key == key;
             if (present && !w.curr->marked.load(std::memory_order_relaxed)) {
                 // Linearized like a successful contains: curr was in the list.
-                if (fresh != nullptr) domain_.discard(tid, fresh);
+                if (fresh != nullptr) domain_.discard(self, fresh);
                 return false;
             }
             // A present but marked curr is being erased: locking it waits for
             // the eraser, then validation fails and we restart.
             if (!present && fresh == nullptr) {
-                fresh = domain_.template allocate<node>(tid, key, value, nullptr);
+                fresh = domain_.template allocate<node>(self, key, value, nullptr);
             }
             w.pred->lock.lock();
             w.curr->lock.lock();
@@ -157,15 +157,15 @@ class lazylist {
         }
     }
 
-    bool erase(smr::context_ref<Domain> self, Key key) {
-        const int tid = smr::tid_of(self);
+    bool erase(smr::context_ref<Domain> caller, Key key) {
         detail::check_key(key, min_key, max_key);
+        const auto self = smr::local_copy(caller);
         smr::op_guard guard(domain_, self);
         const auto slots = smr::lend_slots<2>(guard);  // pred and curr, hand over hand
         for (;;) {
-            SMR_READ_PHASE_BEGIN(domain_, tid);
+            SMR_READ_PHASE_BEGIN(domain_, self);
             const window w = search(slots.lent(), key);
-            domain_.read_phase_end(tid, w.pred, w.curr);
+            domain_.read_phase_end(self, w.pred, w.curr);
 
             // Key absent, or already logically deleted by another erase:
             // linearized like an unsuccessful contains; nothing is written.
@@ -187,7 +187,7 @@ class lazylist {
                 w.pred->next.store(succ, std::memory_order_release);
                 w.curr->lock.unlock();
                 w.pred->lock.unlock();
-                domain_.retire(tid, w.curr);
+                domain_.retire(self, w.curr);
                 return true;
             }
             w.curr->lock.unlock();
@@ -195,13 +195,13 @@ class lazylist {
         }
     }
 
-    bool contains(smr::context_ref<Domain> self, Key key) {
-        const int tid = smr::tid_of(self);
+    bool contains(smr::context_ref<Domain> caller, Key key) {
         detail::check_key(key, min_key, max_key);
+        const auto self = smr::local_copy(caller);
         smr::op_guard guard(domain_, self);
         const auto block = smr::lend_slots<2>(guard);
         for (;;) {  // contains never restarts by itself; NBR may neutralize its read phase
-            SMR_READ_PHASE_BEGIN(domain_, tid);
+            SMR_READ_PHASE_BEGIN(domain_, self);
             // The whole traversal is the read phase.
             const auto reader = block.reader(domain_);
             const auto slots = smr::first_slots<2>(reader);
@@ -209,7 +209,7 @@ class lazylist {
             for (std::size_t slot = 1; curr->key < key; slot ^= 1) {
                 curr = reader.protect(slots[slot], curr->next);
             }
-            domain_.read_phase_end(tid, curr);
+            domain_.read_phase_end(self, curr);
             return curr->key == key && !curr->marked.load(std::memory_order_relaxed);
         }
     }

@@ -98,19 +98,17 @@ class lock_list {
     }
 
     bool insert(smr::context_ref<Domain> self, Key key, Value value) {
-        const int tid = smr::tid_of(self);
         detail::check_key(key, min_key, max_key);
         std::lock_guard hold(lock_);
         const window w = locate(key);
         if (w.curr->key == key) return false;
         // Outside an operation (there is none): a wait for memory runs idle
         // operations, so a pool that ran out refills under any scheme.
-        w.pred->next = domain_.template allocate_outside_op<node>(tid, key, value, w.curr);
+        w.pred->next = domain_.template allocate_outside_op<node>(self, key, value, w.curr);
         return true;
     }
 
     bool erase(smr::context_ref<Domain> self, Key key) {
-        const int tid = smr::tid_of(self);
         detail::check_key(key, min_key, max_key);
         node* removed = nullptr;
         {
@@ -121,7 +119,7 @@ class lock_list {
             removed = w.curr;
         }
         // Unreachable, and nobody holds it: every reader held the lock.
-        domain_.free_exclusive(tid, removed);
+        domain_.free_exclusive(self, removed);
         return true;
     }
 

@@ -161,20 +161,19 @@ class ms_queue {
     }
 
     void enqueue(smr::context_ref<Domain> self, Key key, Value value) {
-        const int tid = smr::tid_of(self);
         // Before the operation (and so before its first read phase, which may
         // not allocate): the thread holds no node yet, so if a bounded pool
         // makes it wait for memory it waits as an idle thread.
-        node* const fresh = domain_.template allocate_outside_op<node>(tid, key, value);
+        node* const fresh = domain_.template allocate_outside_op<node>(self, key, value);
         smr::op_guard guard(domain_, self);
         for (;;) {
-            SMR_READ_PHASE_BEGIN(domain_, tid);
+            SMR_READ_PHASE_BEGIN(domain_, self);
             const auto t = guard.protect(tail_);
             // acquire: pairs with the release CAS that linked `next`, so a
             // helping CAS of tail below passes next's fields on to whoever
             // acquires tail (happens-before is transitive). Not dereferenced.
             node* const next = t->next.load(std::memory_order_acquire);
-            domain_.read_phase_end(tid, t.get());
+            domain_.read_phase_end(self, t.get());
             if (next != nullptr) {
                 // tail lags: help it forward, then try again. (Also when t is
                 // no longer the tail: then this CAS fails, harmlessly.)
@@ -183,21 +182,21 @@ class ms_queue {
                 // acquire loads of tail (protect). Under reference counting
                 // next is alive if this succeeds: t is then still the tail
                 // and holds it (lfrc.hpp: a count on a freed node is undone).
-                domain_.compare_exchange_link(tid, tail_, expected, next, std::memory_order_release,
-                                              std::memory_order_relaxed);
+                domain_.compare_exchange_link(self, tail_, expected, next,
+                                              std::memory_order_release, std::memory_order_relaxed);
                 continue;
             }
             node* expected = nullptr;
             // The linearization point. release: publishes fresh's fields to
             // the acquire loads of t->next (dequeue's protect, enqueue's load
             // above).
-            if (domain_.compare_exchange_link(tid, t->next, expected, fresh,
+            if (domain_.compare_exchange_link(self, t->next, expected, fresh,
                                               std::memory_order_release,
                                               std::memory_order_relaxed)) {
                 expected = t.get();
                 // release: publishes fresh's fields to the acquire loads of
                 // tail. Failure means someone helped already.
-                domain_.compare_exchange_link(tid, tail_, expected, fresh,
+                domain_.compare_exchange_link(self, tail_, expected, fresh,
                                               std::memory_order_release, std::memory_order_relaxed);
                 return;
             }
@@ -207,10 +206,9 @@ class ms_queue {
 
     /// The oldest item, or nothing when the queue is empty.
     std::optional<item> dequeue(smr::context_ref<Domain> self) {
-        const int tid = smr::tid_of(self);
         smr::op_guard guard(domain_, self);
         for (;;) {
-            SMR_READ_PHASE_BEGIN(domain_, tid);
+            SMR_READ_PHASE_BEGIN(domain_, self);
             const auto h = guard.protect(head_);
             // Compared with h only, never dereferenced. Read after head (the
             // acquire in protect keeps it there): the dequeuer that installed
@@ -227,33 +225,33 @@ class ms_queue {
             if (next == nullptr) {
                 // h was the last node while it was head: empty (linearized
                 // at the read of h->next).
-                domain_.read_phase_end(tid);
+                domain_.read_phase_end(self);
                 return std::nullopt;
             }
             if (h == t) {
                 // tail lags behind a non-empty queue: help it forward first,
                 // so head never passes tail.
-                domain_.read_phase_end(tid, h.get(), next.get());
+                domain_.read_phase_end(self, h.get(), next.get());
                 node* expected = t;
                 // release: publishes next's fields (acquired through
                 // protect) to the acquire loads of tail.
-                domain_.compare_exchange_link(tid, tail_, expected, next.get(),
+                domain_.compare_exchange_link(self, tail_, expected, next.get(),
                                               std::memory_order_release, std::memory_order_relaxed);
                 continue;
             }
             const item result{next->key, next->value};
-            domain_.read_phase_end(tid, h.get(), next.get());
+            domain_.read_phase_end(self, h.get(), next.get());
             node* expected = h.get();
             // The linearization point. release: publishes next's fields
             // (acquired through protect) to the acquire loads of head, and
             // orders our read of tail before it (see t above).
-            if (domain_.compare_exchange_link(tid, head_, expected, next.get(),
+            if (domain_.compare_exchange_link(self, head_, expected, next.get(),
                                               std::memory_order_release,
                                               std::memory_order_relaxed)) {
                 if (h != &dummy_) {
-                    domain_.retire(tid, h.get());
+                    domain_.retire(self, h.get());
                 } else {
-                    detach_first_dummy(tid, next.get());
+                    detach_first_dummy(self, next.get());
                 }
                 return result;
             }
@@ -269,9 +267,8 @@ class ms_queue {
     /// read and sleep (it runs inside a read phase).
     template <class Wait>
     void hold_first(smr::context_ref<Domain> self, Wait&& wait) {
-        const int tid = smr::tid_of(self);
         smr::op_guard guard(domain_, self);
-        SMR_READ_PHASE_BEGIN(domain_, tid);
+        SMR_READ_PHASE_BEGIN(domain_, self);
         smr::guarded<node, Domain> h, next;
         for (;;) {
             h = guard.protect(head_);
@@ -280,7 +277,7 @@ class ms_queue {
             if (head_.load(std::memory_order_relaxed) == h.get()) break;
         }
         wait();
-        domain_.read_phase_end(tid);
+        domain_.read_phase_end(self);
     }
 
     /// Quiescent only. Checks: the list from head ends (no cycle), tail is
@@ -328,10 +325,10 @@ class ms_queue {
     /// reference counting its link would keep every later node alive. Only
     /// stale readers still look at it, and each re-checks its root (head or
     /// tail, both past the dummy) before it follows or links anything.
-    void detach_first_dummy(int tid, node* successor) noexcept {
+    void detach_first_dummy(smr::context_ref<Domain> self, node* successor) noexcept {
         node* expected = successor;
         // relaxed: the value is never followed (see above).
-        domain_.compare_exchange_link(tid, dummy_.next, expected, detached(),
+        domain_.compare_exchange_link(self, dummy_.next, expected, detached(),
                                       std::memory_order_relaxed, std::memory_order_relaxed);
     }
 

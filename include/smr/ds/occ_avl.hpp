@@ -364,24 +364,24 @@ class occ_avl {
         }
     }
 
-    bool insert(smr::context_ref<Domain> self, Key key, Value value) {
-        const int tid = smr::tid_of(self);
+    bool insert(smr::context_ref<Domain> caller, Key key, Value value) {
         detail::check_key(key, min_key, max_key);
+        const auto self = smr::local_copy(caller);
         smr::op_guard guard(domain_, self);
         const auto block = smr::lend_slots<protect_slots>(guard);
         const slot_view slots = block.lent();
         node* fresh = nullptr;  // allocated in a write phase, kept across restarts
         for (;;) {
-            SMR_READ_PHASE_BEGIN(domain_, tid);
+            SMR_READ_PHASE_BEGIN(domain_, self);
             const search_result r = search(slots, key);
 
             if (r.found != nullptr) {
                 node* n = r.found;
-                domain_.read_phase_end(tid, n);
+                domain_.read_phase_end(self, n);
                 // A node with a value is linked (erase clears `present`
                 // before it unlinks): linearized like a successful contains.
                 if (n->present.load(std::memory_order_relaxed)) {
-                    if (fresh != nullptr) domain_.discard(tid, fresh);
+                    if (fresh != nullptr) domain_.discard(self, fresh);
                     return false;
                 }
                 // A routing node with our key: give it the value back.
@@ -396,13 +396,14 @@ class occ_avl {
                     n->present.store(true, std::memory_order_relaxed);  // linearization point
                 }
                 n->lock.unlock();
-                if (fresh != nullptr) domain_.discard(tid, fresh);
+                if (fresh != nullptr) domain_.discard(self, fresh);
                 return !was_present;
             }
 
             node* p = r.parent;
-            domain_.read_phase_end(tid, p);
-            if (fresh == nullptr) fresh = domain_.template allocate<node>(tid, key, value, p, true);
+            domain_.read_phase_end(self, p);
+            if (fresh == nullptr)
+                fresh = domain_.template allocate<node>(self, key, value, p, true);
             p->lock.lock();
             // Bronson's check: p has not shrunk (nor been unlinked) since the
             // search read the empty slot, so the key still belongs there; and
@@ -423,17 +424,17 @@ class occ_avl {
         }
     }
 
-    bool erase(smr::context_ref<Domain> self, Key key) {
-        const int tid = smr::tid_of(self);
+    bool erase(smr::context_ref<Domain> caller, Key key) {
         detail::check_key(key, min_key, max_key);
+        const auto self = smr::local_copy(caller);
         smr::op_guard guard(domain_, self);
         const auto block = smr::lend_slots<protect_slots>(guard);
         const slot_view slots = block.lent();
         for (;;) {
-            SMR_READ_PHASE_BEGIN(domain_, tid);
+            SMR_READ_PHASE_BEGIN(domain_, self);
             const search_result r = search(slots, key);
             if (r.found == nullptr) {
-                domain_.read_phase_end(tid);
+                domain_.read_phase_end(self);
                 return false;
             }
             node* const p = r.parent;
@@ -442,7 +443,7 @@ class occ_avl {
             // Only compared with null, and rechecked under the lock.
             const bool can_splice = n->child[left].load(std::memory_order_relaxed) == nullptr ||
                                     n->child[right].load(std::memory_order_relaxed) == nullptr;
-            domain_.read_phase_end(tid, p, n);
+            domain_.read_phase_end(self, p, n);
 
             // A routing or unlinked node: linearized like an unsuccessful contains.
             if (!was_present) return false;
@@ -489,24 +490,24 @@ class occ_avl {
             const repair next = fix_height_nl(slots, p);
             n->lock.unlock();
             p->lock.unlock();
-            domain_.retire(tid, n);
+            domain_.retire(self, n);
             repair_upward(slots, next);
             return true;
         }
     }
 
-    bool contains(smr::context_ref<Domain> self, Key key) {
-        const int tid = smr::tid_of(self);
+    bool contains(smr::context_ref<Domain> caller, Key key) {
         detail::check_key(key, min_key, max_key);
+        const auto self = smr::local_copy(caller);
         smr::op_guard guard(domain_, self);
         const auto block = smr::lend_slots<protect_slots>(guard);
         const slot_view slots = block.lent();
         for (;;) {  // contains never restarts by itself; NBR may neutralize its read phase
-            SMR_READ_PHASE_BEGIN(domain_, tid);
+            SMR_READ_PHASE_BEGIN(domain_, self);
             const search_result r = search(slots, key);
             const bool found =
                 r.found != nullptr && r.found->present.load(std::memory_order_relaxed);
-            domain_.read_phase_end(tid);
+            domain_.read_phase_end(self);
             return found;
         }
     }
@@ -753,7 +754,7 @@ class occ_avl {
     /// fixHeightAndRebalance), then every pending repair a rotation left
     /// (see step_effects).
     void repair_upward(slot_view slots, repair next) {
-        const int tid = smr::tid_of(slots);
+        const auto self = smr::context_of(slots);
         repair pending[max_pending_repairs];
         int pending_count = 0;
         for (;;) {
@@ -763,7 +764,7 @@ class occ_avl {
             }
             step_effects fx;
             next = repair_step(slots, next, fx);
-            if (fx.to_retire != nullptr) domain_.retire(tid, fx.to_retire);
+            if (fx.to_retire != nullptr) domain_.retire(self, fx.to_retire);
             if (fx.also.n != nullptr) {
                 if (pending_count < max_pending_repairs) {
                     pending[pending_count++] = fx.also;
@@ -778,13 +779,13 @@ class occ_avl {
     /// condition, then a write phase that locks and repairs it. Returns what
     /// to repair next (nothing when the node needs nothing).
     repair repair_step(slot_view slots, const repair& target, step_effects& fx) {
-        const int tid = smr::tid_of(slots);
+        const auto self = smr::context_of(slots);
         const auto reader = smr::reader_of(domain_, slots);
-        SMR_READ_PHASE_BEGIN(domain_, tid);
+        SMR_READ_PHASE_BEGIN(domain_, self);
         node* child = nullptr;
         node* n = locate(slots, target, child);
         if (n == nullptr || n == &holder_) {
-            domain_.read_phase_end(tid);
+            domain_.read_phase_end(self);
             return {};
         }
         const int condition = node_condition(slots, n);
@@ -792,7 +793,7 @@ class occ_avl {
         if (!target.up && (gone || condition == nothing_required)) {
             // n is gone, and its unlinker repairs its parent; or nothing to
             // do, read consistently (see below).
-            domain_.read_phase_end(tid);
+            domain_.read_phase_end(self);
             return {};
         }
         repair next;
@@ -817,7 +818,7 @@ class occ_avl {
             // child to its new parent. (Links change only under the old
             // parent's lock, so under n's lock "child of n" is exact.) A child
             // that was unlinked itself is its unlinker's to repair above.
-            domain_.read_phase_end(tid, n, child);
+            domain_.read_phase_end(self, n, child);
             n->lock.lock();
             if (!child_moved_away(target, child, n, next) &&
                 !is_unlinked(n->version.load(std::memory_order_relaxed))) {
@@ -827,7 +828,7 @@ class occ_avl {
             return next;
         }
         node* np = reader.protect(reader.slot(slot_parent), n->parent);
-        domain_.read_phase_end(tid, np, n, child);
+        domain_.read_phase_end(self, np, n, child);
         np->lock.lock();
         if (is_unlinked(np->version.load(std::memory_order_relaxed)) ||
             n->parent.load(std::memory_order_relaxed) != np) {

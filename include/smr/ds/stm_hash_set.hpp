@@ -114,9 +114,8 @@ class stm_hash_set : public detail::stm_structure<Domain> {
 
     bool insert(smr::context_ref<Domain> self, key_type key,
                 std::int64_t /*value: not stored*/ = 0) {
-        const int tid = smr::tid_of(self);
         detail::check_key(key, min_key, max_key);
-        return this->stm_.atomically(tid, [&](stm::transaction& tx) {
+        return this->stm_.atomically(smr::tid_of(self), [&](stm::transaction& tx) {
             node** head = &buckets_[bucket_of(key)];
             node* first = tx.load(head);
             if (find(tx, head, first, key).curr != nullptr) return false;
@@ -126,9 +125,8 @@ class stm_hash_set : public detail::stm_structure<Domain> {
     }
 
     bool erase(smr::context_ref<Domain> self, key_type key) {
-        const int tid = smr::tid_of(self);
         detail::check_key(key, min_key, max_key);
-        return this->stm_.atomically(tid, [&](stm::transaction& tx) {
+        return this->stm_.atomically(smr::tid_of(self), [&](stm::transaction& tx) {
             node** head = &buckets_[bucket_of(key)];
             const found f = find(tx, head, tx.load(head), key);
             if (f.curr == nullptr) return false;
@@ -143,9 +141,8 @@ class stm_hash_set : public detail::stm_structure<Domain> {
     }
 
     bool contains(smr::context_ref<Domain> self, key_type key) {
-        const int tid = smr::tid_of(self);
         detail::check_key(key, min_key, max_key);
-        return this->stm_.atomically(tid, [&](stm::transaction& tx) {
+        return this->stm_.atomically(smr::tid_of(self), [&](stm::transaction& tx) {
             node** head = &buckets_[bucket_of(key)];
             return find(tx, head, tx.load(head), key).curr != nullptr;
         });

@@ -113,9 +113,8 @@ class stm_list : public detail::stm_structure<Domain> {
 
     bool insert(smr::context_ref<Domain> self, key_type key,
                 std::int64_t /*value: not stored*/ = 0) {
-        const int tid = smr::tid_of(self);
         detail::check_key(key, min_key, max_key);
-        return this->stm_.atomically(tid, [&](stm::transaction& tx) {
+        return this->stm_.atomically(smr::tid_of(self), [&](stm::transaction& tx) {
             const window w = locate(tx, key);
             if (w.curr_key == key) return false;
             tx.store(&w.pred->next, tx.make<node>(key, w.curr), {w.pred, sizeof(node)});
@@ -124,9 +123,8 @@ class stm_list : public detail::stm_structure<Domain> {
     }
 
     bool erase(smr::context_ref<Domain> self, key_type key) {
-        const int tid = smr::tid_of(self);
         detail::check_key(key, min_key, max_key);
-        return this->stm_.atomically(tid, [&](stm::transaction& tx) {
+        return this->stm_.atomically(smr::tid_of(self), [&](stm::transaction& tx) {
             const window w = locate(tx, key);
             if (w.curr_key != key) return false;
             tx.store(&w.pred->next, tx.load(&w.curr->next), {w.pred, sizeof(node)});
@@ -136,10 +134,10 @@ class stm_list : public detail::stm_structure<Domain> {
     }
 
     bool contains(smr::context_ref<Domain> self, key_type key) {
-        const int tid = smr::tid_of(self);
         detail::check_key(key, min_key, max_key);
-        return this->stm_.atomically(
-            tid, [&](stm::transaction& tx) { return locate(tx, key).curr_key == key; });
+        return this->stm_.atomically(smr::tid_of(self), [&](stm::transaction& tx) {
+            return locate(tx, key).curr_key == key;
+        });
     }
 
     /// Quiescent only (no operation on the set runs): how many keys it

@@ -71,25 +71,22 @@ class stm_rbtree : public detail::stm_structure<Domain> {
     ~stm_rbtree() { free_stm_rb_tree(root_); }
 
     bool insert(smr::context_ref<Domain> self, key_type key, value_type value) {
-        const int tid = smr::tid_of(self);
         detail::check_key(key, min_key, max_key);
-        return this->stm_.atomically(tid, [&](stm::transaction& tx) {
+        return this->stm_.atomically(smr::tid_of(self), [&](stm::transaction& tx) {
             return stm_rb_view{root_, tx}.insert(key, value);
         });
     }
 
     bool erase(smr::context_ref<Domain> self, key_type key) {
-        const int tid = smr::tid_of(self);
         detail::check_key(key, min_key, max_key);
-        return this->stm_.atomically(tid, [&](stm::transaction& tx) {
+        return this->stm_.atomically(smr::tid_of(self), [&](stm::transaction& tx) {
             return stm_rb_view{root_, tx}.erase(key);
         });
     }
 
     bool contains(smr::context_ref<Domain> self, key_type key) {
-        const int tid = smr::tid_of(self);
         detail::check_key(key, min_key, max_key);
-        return this->stm_.atomically(tid, [&](stm::transaction& tx) {
+        return this->stm_.atomically(smr::tid_of(self), [&](stm::transaction& tx) {
             return stm_rb_view{root_, tx}.find(key) != nullptr;
         });
     }

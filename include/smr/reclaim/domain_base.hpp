@@ -9,7 +9,7 @@
 // a scheme must keep is written as concepts (domain_concepts.hpp).
 //
 // A reclaimer is a class `R : domain_base<R, R's per-thread state, R's node
-// header>` that hides the hooks it needs (begin_op, retire, ...) and inherits
+// header>` that hides the hooks it needs (begin_op, on_retire, ...) and inherits
 // empty inline defaults for the rest, so a hook a scheme does not use costs
 // nothing after inlining. docs/design.md describes the hook contract.
 #pragma once
@@ -57,6 +57,12 @@ class domain_base {
   public:
     /// Data-structure nodes derive from this (see ds/lazylist.hpp).
     using node_base = NodeHeader;
+    /// A thread's context lent to one call (context.hpp): what an operation
+    /// passes to every call below. The calls that take a slot number instead
+    /// are kept while their callers move to contexts.
+    using lent = typename detail::lent_context_key<Derived>::ref;
+    /// The scheme, for a class that derives from it (context.hpp).
+    using scheme_type = Derived;
 
     explicit domain_base(const domain_config& config)
         : config_(config), slots_(config.max_threads), free_(config), pacing_(config.min_epoch_us) {
@@ -132,6 +138,37 @@ class domain_base {
     /// begins and ends an operation.
     std::uint32_t& operation_depth(int tid) noexcept { return slot_of(tid).op_depth; }
 
+    // ---- what an operation calls ------------------------------------------------
+    // Each forwards to the scheme's hook, named as the call with on_ in front
+    // (retire to on_retire; allocate to allocate_node, as on_allocate is the
+    // hook that stamps a new node), so a scheme writes its hooks over the
+    // slot number and the calls are declared here once, for every scheme.
+
+    /// Hands over `node`, which the caller has unlinked: the scheme frees it
+    /// once no thread can still hold it.
+    template <class T>
+    void retire(lent self, T* node) noexcept {
+        derived().on_retire(tid_of(self), node);
+    }
+    template <class T>
+    void retire(int tid, T* node) noexcept {
+        derived().on_retire(tid, node);
+    }
+
+    /// Where a restartable read phase begins (SMR_READ_PHASE_BEGIN in
+    /// guards.hpp) and where it ends, reserving the nodes the write phase
+    /// will touch: NBR's, and nothing for every other scheme.
+    void read_phase_begin(lent self) noexcept { derived().on_read_phase_begin(tid_of(self)); }
+    void read_phase_begin(int tid) noexcept { derived().on_read_phase_begin(tid); }
+    template <class... Reserved>
+    void read_phase_end(lent self, Reserved*... reserved) noexcept {
+        derived().on_read_phase_end(tid_of(self), reserved...);
+    }
+    template <class... Reserved>
+    void read_phase_end(int tid, Reserved*... reserved) noexcept {
+        derived().on_read_phase_end(tid, reserved...);
+    }
+
     // ---- hooks with empty defaults (a reclaimer hides the ones it needs) -----
 
     void begin_op(int tid) noexcept { amortized_step(tid); }
@@ -155,13 +192,15 @@ class domain_base {
     /// per traversal. Valid in its operation; a class that hides protect must
     /// hide reader as well.
     detail::forwarding_reader<Derived> reader(int tid) noexcept { return {derived(), tid}; }
-    void read_phase_begin(int) noexcept {}
+    void on_read_phase_begin(int) noexcept {}
     template <class... Reserved>
-    void read_phase_end(int, Reserved*...) noexcept {}
+    void on_read_phase_end(int, Reserved*...) noexcept {}
     void quiescent(int) noexcept {}
     /// Extended quiescent states, as in liburcu: an offline thread does not
     /// hold up grace periods and must not touch shared nodes. Going offline
     /// hands the thread's garbage over, so barrier() need not wait for it.
+    void thread_online(lent self) noexcept { thread_online(tid_of(self)); }
+    void thread_offline(lent self) noexcept { thread_offline(tid_of(self)); }
     void thread_online(int tid) noexcept {
         check_registered(tid);
         mark_online(tid);
@@ -214,6 +253,7 @@ class domain_base {
     /// stretches with thread_offline (which hands the thread's garbage over)
     /// or unregister. Barriers of one domain run one at a time. Under none
     /// (which frees nothing while the domain lives) it returns at once.
+    void barrier(lent self) { barrier(tid_of(self)); }
     void barrier(int tid) {
         check_registered(tid);
         // It would free nodes the caller's own operation may still hold.
@@ -256,14 +296,34 @@ class domain_base {
     /// target to the new one; every other scheme just does the CAS. Marking
     /// a link (same target) needs no hook.
     template <class T>
-    bool compare_exchange_link(int, std::atomic<T*>& link, T*& expected, T* desired,
+    bool compare_exchange_link(lent self, std::atomic<T*>& link, T*& expected, T* desired,
                                std::memory_order success = std::memory_order_acq_rel,
                                std::memory_order failure = std::memory_order_acquire) noexcept {
-        return link.compare_exchange_strong(expected, desired, success, failure);
+        return derived().on_compare_exchange_link(tid_of(self), link, expected, desired, success,
+                                                  failure);
+    }
+    template <class T>
+    bool compare_exchange_link(int tid, std::atomic<T*>& link, T*& expected, T* desired,
+                               std::memory_order success = std::memory_order_acq_rel,
+                               std::memory_order failure = std::memory_order_acquire) noexcept {
+        return derived().on_compare_exchange_link(tid, link, expected, desired, success, failure);
     }
     /// A store into a link of a node no other thread can see yet.
     template <class T>
-    void store_private_link(int, std::atomic<T*>& link, T* value) noexcept {
+    void store_private_link(lent self, std::atomic<T*>& link, T* value) noexcept {
+        derived().on_store_private_link(tid_of(self), link, value);
+    }
+    template <class T>
+    void store_private_link(int tid, std::atomic<T*>& link, T* value) noexcept {
+        derived().on_store_private_link(tid, link, value);
+    }
+    template <class T>
+    bool on_compare_exchange_link(int, std::atomic<T*>& link, T*& expected, T* desired,
+                                  std::memory_order success, std::memory_order failure) noexcept {
+        return link.compare_exchange_strong(expected, desired, success, failure);
+    }
+    template <class T>
+    void on_store_private_link(int, std::atomic<T*>& link, T* value) noexcept {
         link.store(value, std::memory_order_relaxed);
     }
 
@@ -272,7 +332,16 @@ class domain_base {
     /// Allocates and constructs a node; the reclaimer may stamp it (birth era).
     /// Throws std::bad_alloc when the allocator has no memory.
     template <class T, class... Args>
+    T* allocate(lent self, Args&&... args) {
+        return derived().template allocate_node<T>(tid_of(self), std::forward<Args>(args)...);
+    }
+    template <class T, class... Args>
     T* allocate(int tid, Args&&... args) {
+        return derived().template allocate_node<T>(tid, std::forward<Args>(args)...);
+    }
+    /// What allocate does, unless a scheme hides it (lfrc: counted links).
+    template <class T, class... Args>
+    T* allocate_node(int tid, Args&&... args) {
         static_assert(std::is_base_of_v<node_base, T>, "nodes must derive from Domain::node_base");
         static_assert(
             !requires { T::smr_has_own_deleter; },
@@ -316,12 +385,16 @@ class domain_base {
     /// skips that step. Calling it inside an operation would end that
     /// operation's protection.
     template <class T, class... Args>
+    T* allocate_outside_op(lent self, Args&&... args) {
+        return allocate_outside_op<T>(tid_of(self), std::forward<Args>(args)...);
+    }
+    template <class T, class... Args>
     T* allocate_outside_op(int tid, Args&&... args) {
         if (config_.memory == nullptr) [[likely]]
-            return derived().template allocate<T>(tid, std::forward<Args>(args)...);
+            return derived().template allocate_node<T>(tid, std::forward<Args>(args)...);
         idle_while_waiting idle(derived(), tid);
         alloc::observe_waits scope(idle);
-        return derived().template allocate<T>(tid, std::forward<Args>(args)...);
+        return derived().template allocate_node<T>(tid, std::forward<Args>(args)...);
     }
 
     /// Frees a node that was allocated but never made reachable (a failed
@@ -330,7 +403,15 @@ class domain_base {
     /// frees counted as freed (retired garbage), so time per freed node is
     /// their ratio.
     template <class T>
+    void discard(lent self, T* node) noexcept {
+        derived().on_discard(tid_of(self), node);
+    }
+    template <class T>
     void discard(int tid, T* node) noexcept {
+        derived().on_discard(tid, node);
+    }
+    template <class T>
+    void on_discard(int tid, T* node) noexcept {
         slot_of(tid).counts.discarded.add();
         release_memory(core::entry_of(node));
     }
@@ -347,6 +428,10 @@ class domain_base {
     /// ds::lock_list), so no thread can hold it and no grace period is due.
     /// Counted as retired and freed at once: garbage stays zero, and the
     /// counters still say how many nodes left the structure.
+    template <class T>
+    void free_exclusive(lent self, T* node) noexcept {
+        free_exclusive(tid_of(self), node);
+    }
     template <class T>
     void free_exclusive(int tid, T* node) noexcept {
         slot& s = slot_of(tid);
@@ -440,8 +525,8 @@ class domain_base {
             .end_op = own_hook<&Derived::end_op>,
             .protect = own_hook<&Derived::template protect<probe>>,
             .reader = own_hook<&Derived::reader>,
-            .read_phase_begin = own_hook<&Derived::read_phase_begin>,
-            .read_phase_end = own_hook<&Derived::template read_phase_end<>>,
+            .read_phase_begin = own_hook<&Derived::on_read_phase_begin>,
+            .read_phase_end = own_hook<&Derived::template on_read_phase_end<>>,
             .quiescent = own_hook<&Derived::quiescent>,
             .come_online = own_hook<&Derived::come_online>,
             .go_offline = own_hook<&Derived::go_offline>,
@@ -449,8 +534,8 @@ class domain_base {
             .on_thread_exit = own_hook<&Derived::on_thread_exit>,
             .tick_clock = own_hook<&Derived::tick_clock>,
             .on_allocate = own_hook<&Derived::on_allocate>,
-            .compare_exchange_link = own_hook<&Derived::template compare_exchange_link<probe>>,
-            .store_private_link = own_hook<&Derived::template store_private_link<probe>>,
+            .compare_exchange_link = own_hook<&Derived::template on_compare_exchange_link<probe>>,
+            .store_private_link = own_hook<&Derived::template on_store_private_link<probe>>,
         };
     }
 

@@ -69,7 +69,8 @@ struct hook_set {
 /// operations, protection, retirement, allocation, barriers and statistics.
 /// Every scheme of the library models it (through domain_base).
 template <class D>
-concept reclamation_domain = requires(D& d, const D& cd, int tid, detail::probe<D>* node,
+concept reclamation_domain = requires(D& d, const D& cd, int tid, typename D::lent self,
+                                      detail::probe<D>* node,
                                       std::atomic<detail::probe<D>*>& link) {
     { D::traits } -> std::convertible_to<reclaimer_traits>;
     { D::written_hooks() } -> std::same_as<detail::hook_set>;
@@ -82,16 +83,26 @@ concept reclamation_domain = requires(D& d, const D& cd, int tid, detail::probe<
     d.reader(tid);
     d.read_phase_begin(tid);
     d.read_phase_end(tid);
+    d.read_phase_begin(self);
+    d.read_phase_end(self, node);
     d.quiescent(tid);
     d.thread_online(tid);
     d.thread_offline(tid);
     d.retire(tid, node);
     d.discard(tid, node);
+    d.retire(self, node);
+    d.discard(self, node);
     d.free_unshared(node);
     { d.template allocate<detail::probe<D>>(tid) } -> std::same_as<detail::probe<D>*>;
+    { d.template allocate<detail::probe<D>>(self) } -> std::same_as<detail::probe<D>*>;
     { d.compare_exchange_link(tid, link, node, node) } -> std::same_as<bool>;
     d.store_private_link(tid, link, node);
+    { d.compare_exchange_link(self, link, node, node) } -> std::same_as<bool>;
+    d.store_private_link(self, link, node);
     d.barrier(tid);
+    d.barrier(self);
+    d.thread_online(self);
+    d.thread_offline(self);
     { cd.garbage() } -> std::same_as<std::uint64_t>;
     { cd.stats() } -> std::same_as<reclaimer_stats>;
 };
@@ -103,7 +114,8 @@ concept protects_pointers = reclamation_domain<D> && D::written_hooks()
 .protect;
 
 /// Operations split into a read phase, which may be restarted, and a write
-/// phase that holds its reservations (NBR's read_phase_begin/read_phase_end).
+/// phase that holds its reservations (NBR's on_read_phase_begin and
+/// on_read_phase_end hooks, behind read_phase_begin and read_phase_end).
 template <class D>
 concept splits_read_phases = reclamation_domain<D> && D::written_hooks()
 .read_phase_begin&& D::written_hooks().read_phase_end;
@@ -165,10 +177,10 @@ struct hooks_follow_traits {
                   "protect_uses_slots: only a scheme's own protect can use its slots");
     static_assert((written.read_phase_begin && written.read_phase_end) ==
                       (traits.family == reclaimer_family::neutralization),
-                  "a neutralization scheme writes read_phase_begin and read_phase_end, and no "
-                  "other scheme does: is one misspelt, or the family wrong?");
+                  "a neutralization scheme writes on_read_phase_begin and on_read_phase_end, and "
+                  "no other scheme does: is one misspelt, or the family wrong?");
     static_assert(written.read_phase_begin == written.read_phase_end,
-                  "read_phase_begin and read_phase_end come in a pair: is one misspelt?");
+                  "on_read_phase_begin and on_read_phase_end come in a pair: is one misspelt?");
     static_assert(traits.family != reclaimer_family::neutralization ||
                       (traits.uses_signals && traits.needs_restart_from_root),
                   "a neutralization scheme uses signals and restarts from the root");
@@ -188,8 +200,8 @@ struct hooks_follow_traits {
                   "a scheme that reads epoch_freq writes tick_clock and on_allocate, and no "
                   "other scheme does: is one misspelt?");
     static_assert((written.compare_exchange_link && written.store_private_link) == counted,
-                  "a reference-counting scheme writes compare_exchange_link and "
-                  "store_private_link, and no other scheme does");
+                  "a reference-counting scheme writes on_compare_exchange_link and "
+                  "on_store_private_link, and no other scheme does");
 
     static constexpr bool value = true;
 };

@@ -58,7 +58,7 @@ class epoch_domain : public domain_base<Derived, Local> {
     /// Inside a region, or outside one: then in a region of its own
     /// (docs/design.md "Retire outside an operation").
     template <class T>
-    void retire(int tid, T* node) noexcept {
+    void on_retire(int tid, T* node) noexcept {
         auto& s = this->slot_of(tid);
         this->count_retired(s, node);
         // relaxed: the thread's own announcement, written only by itself.

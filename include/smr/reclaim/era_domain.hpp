@@ -97,7 +97,7 @@ class era_domain : public retire_list_domain<Derived, Local, era_node_header> {
     }
 
     template <class T>
-    void retire(int tid, T* node) noexcept {
+    void on_retire(int tid, T* node) noexcept {
         this->count_retired(tid, node);
         // seq_cst fence, in either fence mode: the unlink (the caller's last
         // write, maybe a plain store under a lock) precedes the stamp load

@@ -3,21 +3,23 @@
 // Every data-structure operation has this shape (docs/design.md, "Restarts"):
 //
 //     bool erase(smr::context_ref<Domain> self, key_type key) {
-//         const int tid = smr::tid_of(self);
 //         smr::op_guard guard(domain_, self);           // begin_op ... end_op
 //         const auto slots = smr::lend_slots<2>(guard); // pred's and curr's
 //         for (;;) {                                     // the restart loop
-//             SMR_READ_PHASE_BEGIN(domain_, tid);        // NBR checkpoint
+//             SMR_READ_PHASE_BEGIN(domain_, self);       // NBR checkpoint
 //             const auto reader = slots.reader(domain_);
 //             ... search with reader.protect(reader.slot(i), source) ...
-//             domain_.read_phase_end(tid, pred, curr);   // reserve, enter write phase
+//             domain_.read_phase_end(self, pred, curr);  // reserve, enter write phase
 //             ... lock, validate; on failure: continue (restart) ...
-//             ... unlink; domain_.retire(tid, curr); return true;
+//             ... unlink; domain_.retire(self, curr); return true;
 //         }
 //     }
 //
 // Operations take the caller's context, lent as a context_ref (context.hpp),
-// and make their guard from it; the guard hands out the protect slots. A
+// make their guard from it and pass it to every call on the domain; a
+// function the traversal runs in, which takes the block's view instead,
+// gets it back with smr::context_of(slots). The guard hands out the
+// protect slots. A
 // traversal that keeps nodes protected hand over hand borrows a block of
 // them (lend_slots) and rotates over the block's reader; a pointer read on
 // its own is a guarded pointer, whose slot comes back when it dies:
@@ -32,7 +34,7 @@
 // stretch must not allocate, lock, write shared memory or own anything with a
 // destructor, and any local it changes must be re-initialized after the
 // checkpoint. For every reclaimer that does not use signals the macro is just
-// read_phase_begin(tid), an empty inline function.
+// read_phase_begin(self), an empty inline function.
 #pragma once
 
 #include <atomic>
@@ -329,6 +331,11 @@ class [[nodiscard]] slot_block {
             return static_cast<int>(slots);
         }
     }
+    /// The context of the guard that lent the block, for the domain's calls
+    /// made where only the block's view was passed on.
+    friend context_ref<Domain> lent_context(view slots) noexcept {
+        return context_ref<Domain>{lent_tid(slots)};
+    }
     friend reader_type lent_reader(Domain& domain, view slots) noexcept {
         if constexpr (has_slots) {
             const auto first = static_cast<int>(static_cast<std::uint64_t>(slots) >> 32);
@@ -375,6 +382,13 @@ template <class Domain, class View>
 requires requires(Domain& domain, View slots) { lent_reader(domain, slots); }
 auto reader_of(Domain& domain, View slots) noexcept { return lent_reader(domain, slots); }
 
+/// The context of the operation a view was lent in, for the domain's calls
+/// (retire, read_phase_end, ...) of a function the traversal runs in:
+/// smr::context_of(slots).
+template <class View>
+requires requires(View slots) { lent_context(slots); }
+auto context_of(View slots) noexcept { return lent_context(slots); }
+
 /// Lends N adjacent protect slots of `guard`'s thread to a traversal:
 ///
 ///     smr::op_guard guard(domain_, self);
@@ -406,14 +420,25 @@ slot_block<Domain, N> lend_slots(op_guard<Domain, true>& guard) noexcept {
 /// the broadcaster waited for its acknowledgement forever.
 #define SMR_READ_PHASE_SAVEMASK SMR_TSAN
 
+namespace smr::detail {
+/// The slot number of the thread a read phase belongs to, from the context
+/// its operation was lent or, while callers move to contexts, the number.
+constexpr int read_phase_slot(int tid) noexcept { return tid; }
+template <class Ref>
+requires requires(Ref self) { lent_tid(self); }
+constexpr int read_phase_slot(Ref self) noexcept { return lent_tid(self); }
+}  // namespace smr::detail
+
 /// The NBR restart point of a read phase; see the comment at the top of this
-/// file. `domain` and `tid` are evaluated more than once.
-#define SMR_READ_PHASE_BEGIN(domain, tid)                                                        \
+/// file. `self` is the operation's lent context. `domain` and `self` are
+/// evaluated more than once.
+#define SMR_READ_PHASE_BEGIN(domain, self)                                                       \
     do {                                                                                         \
         if constexpr (std::remove_cvref_t<decltype(domain)>::traits.uses_signals) {              \
-            if (sigsetjmp(*(domain).read_phase_checkpoint(tid), SMR_READ_PHASE_SAVEMASK) != 0) { \
-                (domain).on_neutralized(tid);                                                    \
+            if (sigsetjmp(*(domain).read_phase_checkpoint(::smr::detail::read_phase_slot(self)), \
+                          SMR_READ_PHASE_SAVEMASK) != 0) {                                       \
+                (domain).on_neutralized(::smr::detail::read_phase_slot(self));                   \
             }                                                                                    \
         }                                                                                        \
-        (domain).read_phase_begin(tid);                                                          \
+        (domain).read_phase_begin(self);                                                         \
     } while (false)

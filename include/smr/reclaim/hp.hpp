@@ -282,7 +282,7 @@ class hp_domain : public retire_list_domain<hp_domain, detail::hp_local> {
     }
 
     template <class T>
-    void retire(int tid, T* node) noexcept {
+    void on_retire(int tid, T* node) noexcept {
         count_retired(tid, node);
         append_retired<&hp_domain::scan>(tid, node);
     }

@@ -208,7 +208,7 @@ class lfrc_domain : private lfrc_memory,
     /// Allocates a node that the calling thread holds until end_op (or
     /// discard); the links its constructor set are counted.
     template <class T, class... Args>
-    T* allocate(int tid, Args&&... args) {
+    T* allocate_node(int tid, Args&&... args) {
         static_assert(
             requires { T::counted_links(); },
             "lfrc: a node type must list its links (static counted_links())");
@@ -227,7 +227,7 @@ class lfrc_domain : private lfrc_memory,
         T* node;
         {
             constructing scope;
-            node = base::allocate<T>(tid, std::forward<Args>(args)...);
+            node = base::template allocate_node<T>(tid, std::forward<Args>(args)...);
         }
         header& h = *node;
         h.links_ = &links_of<T>;
@@ -243,7 +243,7 @@ class lfrc_domain : private lfrc_memory,
 
     /// Gives up a node this thread allocated and never published.
     template <class T>
-    void discard(int tid, T* node) noexcept {
+    void on_discard(int tid, T* node) noexcept {
         header* h = node;
         disown(tid, h);
         release(tid, h);
@@ -262,11 +262,12 @@ class lfrc_domain : private lfrc_memory,
     /// Valois's CompareAndSwapRef: the desired target gains a count before
     /// the CAS (the caller holds it, so it is alive), the expected one loses
     /// the link's count after a CAS that succeeded; after one that failed,
-    /// the desired target's extra count is returned.
+    /// the desired target's extra count is returned. seq_cst whatever the
+    /// caller asks for (below).
     template <class T>
-    bool compare_exchange_link(int tid, std::atomic<T*>& link, T*& expected, T* desired,
-                               std::memory_order = std::memory_order_seq_cst,
-                               std::memory_order = std::memory_order_seq_cst) noexcept {
+    bool on_compare_exchange_link(int tid, std::atomic<T*>& link, T*& expected, T* desired,
+                                  std::memory_order /*success*/,
+                                  std::memory_order /*failure*/) noexcept {
         header* const gained = as_header(desired);
         header* const lost = as_header(expected);
         const bool retarget = gained != lost;
@@ -282,7 +283,7 @@ class lfrc_domain : private lfrc_memory,
 
     /// A store into a link of a node no other thread can see yet.
     template <class T>
-    void store_private_link(int tid, std::atomic<T*>& link, T* value) noexcept {
+    void on_store_private_link(int tid, std::atomic<T*>& link, T* value) noexcept {
         header* const gained = as_header(value);
         if (gained != nullptr) acquire_ref(*gained);
         header* const lost = as_header(link.exchange(value, std::memory_order_relaxed));
@@ -360,7 +361,7 @@ class lfrc_domain : private lfrc_memory,
     /// Marks the node unlinked (for the statistics: a node freed without it
     /// was discarded). The caller holds the node.
     template <class T>
-    void retire(int tid, T* node) noexcept {
+    void on_retire(int tid, T* node) noexcept {
         // The count word stays readable in a freed block of the pool; the
         // rest of the node does not, so it is counted once known to be held.
         [[maybe_unused]] const std::uint64_t before =
@@ -474,7 +475,7 @@ class lfrc_domain : private lfrc_memory,
             if (was_retired) {
                 unlinked.push_back(h);
             } else {
-                base::discard(tid, h);
+                base::on_discard(tid, h);
             }
         }
         dispose_safe(tid, unlinked);

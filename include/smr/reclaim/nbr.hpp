@@ -483,7 +483,7 @@ class basic_nbr_domain : public domain_base<basic_nbr_domain<Plus>, detail::nbr_
         this->record_event(tid, trace::event_kind::neutralized_restart, 0);
     }
 
-    void read_phase_begin(int tid) noexcept {
+    void on_read_phase_begin(int tid) noexcept {
         auto& me = local(tid);
         clear_reservations(me);
         detail::nbr_current = &me;
@@ -507,7 +507,7 @@ class basic_nbr_domain : public domain_base<basic_nbr_domain<Plus>, detail::nbr_
     }
 
     template <class... Reserved>
-    void read_phase_end(int tid, Reserved*... reserved) noexcept {
+    void on_read_phase_end(int tid, Reserved*... reserved) noexcept {
         static_assert(sizeof...(Reserved) <= max_reservations,
                       "nbr: too many reservations; raise detail::nbr_max_reservations");
         auto& me = local(tid);
@@ -525,7 +525,7 @@ class basic_nbr_domain : public domain_base<basic_nbr_domain<Plus>, detail::nbr_
     }
 
     template <class T>
-    void retire(int tid, T* node) noexcept {
+    void on_retire(int tid, T* node) noexcept {
         this->count_retired(tid, node);
         auto& me = local(tid);
         // Orphans were retired before any broadcast still to come, which is

@@ -33,7 +33,7 @@ class leak_domain : public domain_base<leak_domain, detail::leak_local> {
     using domain_base::domain_base;
 
     template <class T>
-    void retire(int tid, T* node) noexcept {
+    void on_retire(int tid, T* node) noexcept {
         count_retired(tid, node);
         local(tid).retired.push_back(node);
     }

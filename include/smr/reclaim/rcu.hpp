@@ -110,7 +110,7 @@ class clocked_epochs : public retire_list_domain<Derived, rcu_local, rcu_node_he
     }
 
     template <class T>
-    void retire(int tid, T* node) noexcept {
+    void on_retire(int tid, T* node) noexcept {
         this->count_retired(tid, node);
         // seq_cst fence: the node's unlink (the caller's last write) is
         // ordered before the stamp load against readers' fences.

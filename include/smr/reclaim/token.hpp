@@ -163,7 +163,7 @@ class token_domain : public domain_base<token_domain<V>, detail::token_local> {
     void end_op(int) noexcept {}
 
     template <class T>
-    void retire(int tid, T* node) noexcept {
+    void on_retire(int tid, T* node) noexcept {
         auto& s = this->slot_of(tid);
         this->count_retired(s, node);
         s.local.current.push_back(node);

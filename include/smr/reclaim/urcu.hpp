@@ -219,7 +219,7 @@ class urcu_domain : public domain_base<urcu_domain<Flavour>, detail::urcu_local,
     void go_offline(int) noexcept { Flavour::thread_offline(); }
 
     template <class T>
-    void retire(int tid, T* node) noexcept {
+    void on_retire(int tid, T* node) noexcept {
         this->count_retired(tid, node);
         urcu_node_header* header = node;
         // The destroy word the node comes back with (an obj_base object's
