@@ -167,6 +167,18 @@ struct hooks_follow_traits {
     static constexpr bool leak = traits.family == reclaimer_family::leak;
     static constexpr bool counted = traits.family == reclaimer_family::reference_count;
 
+    /// A scheme written before the calls moved to domain_base hides them
+    /// (its retire(int, T*) hides retire(lent, T*)): named before the
+    /// concept's failure, which would not say why.
+    static_assert(
+        requires(D & d, typename D::lent self, probe<D>* node, std::atomic<probe<D>*>& link) {
+            d.retire(self, node);
+            d.read_phase_end(self, node);
+            d.compare_exchange_link(self, link, node, node);
+        },
+        "retire, read_phase_begin/end and the link calls are domain_base's: a scheme writes "
+        "their hooks, on_retire(tid, node), on_read_phase_begin/end and "
+        "on_compare_exchange_link/on_store_private_link; is one named as the call?");
     static_assert(reclamation_domain<D>, "a domain must model smr::reclamation_domain");
     static_assert(written.protect == (traits.family == reclaimer_family::reservation || counted),
                   "a reservation or reference-counting scheme writes its own protect(tid, slot, "
