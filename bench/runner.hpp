@@ -214,12 +214,11 @@ class pair_trial final : public trial_subject {
     // checkpoint it only reads and sleeps, as a read phase must.
     void run_staller() override {
         auto self = smr::attach(domain_);
-        const int tid = self.tid();
-        smr::op_guard guard(domain_, tid);
+        smr::op_guard guard(domain_, self);
         control_.arrive_ready();
-        SMR_READ_PHASE_BEGIN(domain_, tid);
+        SMR_READ_PHASE_BEGIN(domain_, self);
         control_.sleep_until_stop();
-        domain_.read_phase_end(tid);
+        domain_.read_phase_end(self);
     }
 
     // --stall-hold: the same, holding the structure's first node (what a held
@@ -328,7 +327,7 @@ class pair_trial final : public trial_subject {
                 throw std::runtime_error(prefill_pool_exhausted(
                     config_.pool_nodes, control_.prefilled.load(), prefill_target_));
             }
-            domain_.quiescent(smr::tid_of(self));
+            domain_.quiescent(self);
             if (tally.size == before) continue;
             control_.prefilled.fetch_add(1, std::memory_order_relaxed);
             ++inserted;
@@ -349,7 +348,6 @@ class pair_trial final : public trial_subject {
         std::uint64_t ops = 0;
         std::uint32_t since_quiescent = 0;
         alternating_updates alternation;  // --alternate
-        const int tid = smr::tid_of(self);
         // relaxed: `stop` only ends the loop; the join publishes the tallies.
         while (ops != op_limit && !control_.stop.load(std::memory_order_relaxed)) {
             op_kind kind = mix.pick(rng);
@@ -370,7 +368,7 @@ class pair_trial final : public trial_subject {
             if constexpr (Domain::traits.needs_quiescent_states) {
                 if (++since_quiescent == quiescent_every) {
                     since_quiescent = 0;
-                    domain_.quiescent(tid);
+                    domain_.quiescent(self);
                 }
             }
             ++ops;

@@ -169,6 +169,12 @@ class domain_base {
         derived().on_read_phase_end(tid, reserved...);
     }
 
+    /// A point between operations where the thread holds no shared node:
+    /// what ends grace periods under qsbr, qsbr_ibr and urcu_qsbr
+    /// (reclaimer_traits::needs_quiescent_states); nothing elsewhere.
+    void quiescent(lent self) noexcept { derived().on_quiescent(tid_of(self)); }
+    void quiescent(int tid) noexcept { derived().on_quiescent(tid); }
+
     // ---- hooks with empty defaults (a reclaimer hides the ones it needs) -----
 
     void begin_op(int tid) noexcept { amortized_step(tid); }
@@ -195,7 +201,7 @@ class domain_base {
     void on_read_phase_begin(int) noexcept {}
     template <class... Reserved>
     void on_read_phase_end(int, Reserved*...) noexcept {}
-    void quiescent(int) noexcept {}
+    void on_quiescent(int) noexcept {}
     /// Extended quiescent states, as in liburcu: an offline thread does not
     /// hold up grace periods and must not touch shared nodes. Going offline
     /// hands the thread's garbage over, so barrier() need not wait for it.
@@ -527,7 +533,7 @@ class domain_base {
             .reader = own_hook<&Derived::reader>,
             .read_phase_begin = own_hook<&Derived::on_read_phase_begin>,
             .read_phase_end = own_hook<&Derived::template on_read_phase_end<>>,
-            .quiescent = own_hook<&Derived::quiescent>,
+            .quiescent = own_hook<&Derived::on_quiescent>,
             .come_online = own_hook<&Derived::come_online>,
             .go_offline = own_hook<&Derived::go_offline>,
             .hand_over_garbage = own_hook<&Derived::hand_over_garbage>,

@@ -86,6 +86,7 @@ concept reclamation_domain = requires(D& d, const D& cd, int tid, typename D::le
     d.read_phase_begin(self);
     d.read_phase_end(self, node);
     d.quiescent(tid);
+    d.quiescent(self);
     d.thread_online(tid);
     d.thread_offline(tid);
     d.retire(tid, node);
@@ -126,7 +127,7 @@ template <class D>
 concept neutralizes =
     splits_read_phases<D> && D::traits.uses_signals&& D::traits.needs_restart_from_root;
 
-/// The program's quiescent(tid) calls are what ends a grace period (qsbr,
+/// The program's quiescent(self) calls are what ends a grace period (qsbr,
 /// qsbr_ibr, urcu_qsbr).
 template <class D>
 concept declares_quiescent_states = reclamation_domain<D> && D::written_hooks()
@@ -175,10 +176,12 @@ struct hooks_follow_traits {
             d.retire(self, node);
             d.read_phase_end(self, node);
             d.compare_exchange_link(self, link, node, node);
+            d.quiescent(self);
         },
-        "retire, read_phase_begin/end and the link calls are domain_base's: a scheme writes "
-        "their hooks, on_retire(tid, node), on_read_phase_begin/end and "
-        "on_compare_exchange_link/on_store_private_link; is one named as the call?");
+        "retire, read_phase_begin/end, quiescent and the link calls are domain_base's: a "
+        "scheme writes their hooks, on_retire(tid, node), on_read_phase_begin/end, "
+        "on_quiescent and on_compare_exchange_link/on_store_private_link; is one named as "
+        "the call?");
     static_assert(reclamation_domain<D>, "a domain must model smr::reclamation_domain");
     static_assert(written.protect == (traits.family == reclaimer_family::reservation || counted),
                   "a reservation or reference-counting scheme writes its own protect(tid, slot, "
@@ -197,7 +200,7 @@ struct hooks_follow_traits {
                       (traits.uses_signals && traits.needs_restart_from_root),
                   "a neutralization scheme uses signals and restarts from the root");
     static_assert(!traits.needs_quiescent_states || written.quiescent,
-                  "needs_quiescent_states: the scheme writes its own quiescent(tid)");
+                  "needs_quiescent_states: the scheme writes its own on_quiescent(tid)");
     static_assert(written.come_online == written.go_offline,
                   "come_online and go_offline come in a pair: is one misspelt?");
     static_assert((written.hand_over_garbage && written.on_thread_exit) == (!leak && !counted),

@@ -422,8 +422,13 @@ slot_block<Domain, N> lend_slots(op_guard<Domain, true>& guard) noexcept {
 
 namespace smr::detail {
 /// The slot number of the thread a read phase belongs to, from the context
-/// its operation was lent or, while callers move to contexts, the number.
+/// its operation was lent (or the thread's own) or, while callers move to
+/// contexts, the number.
 constexpr int read_phase_slot(int tid) noexcept { return tid; }
+template <class Domain>
+int read_phase_slot(const context<Domain>& self) noexcept {
+    return self.tid();
+}
 template <class Ref>
 requires requires(Ref self) { lent_tid(self); }
 constexpr int read_phase_slot(Ref self) noexcept { return lent_tid(self); }

@@ -78,7 +78,7 @@ class qsbr_domain : public epoch_domain<qsbr_domain, detail::qsbr_local> {
     // begin_op (amortized free's step) and end_op (empty) are inherited.
 
     /// The fuzzy barrier (Hart's quiescent_state()).
-    void quiescent(int tid) noexcept {
+    void on_quiescent(int tid) noexcept {
         auto& me = local(tid);
         // acquire: pairs with the CAS that advanced the epoch, which happened
         // after the advancer saw every thread announce the previous epoch.

@@ -128,7 +128,7 @@ class clocked_epochs : public retire_list_domain<Derived, rcu_local, rcu_node_he
         this->note_epoch_advanced(tid, epoch);
         // A quiescent state moves the caller's own reservation (qsbr_ibr's)
         // past the stamps it would pin; nothing under rcu.
-        static_cast<Derived&>(*this).quiescent(tid);
+        static_cast<Derived&>(*this).on_quiescent(tid);
         this->adopt_all_orphans(tid);
         scan(tid);
     }
@@ -248,7 +248,7 @@ class qsbr_ibr_domain : public detail::clocked_epochs<qsbr_ibr_domain> {
     using clocked_epochs::clocked_epochs;
 
     /// The artifact's endOp: reserve the epoch now current.
-    void quiescent(int tid) noexcept { reserve(tid); }
+    void on_quiescent(int tid) noexcept { reserve(tid); }
     void on_thread_enter(int tid) noexcept { thread_online(tid); }
     void on_thread_exit(int tid) noexcept { thread_offline(tid); }
     void come_online(int tid) noexcept {

@@ -212,7 +212,7 @@ class urcu_domain : public domain_base<urcu_domain<Flavour>, detail::urcu_local,
     }
     void end_op(int) noexcept { Flavour::read_unlock(); }
 
-    void quiescent(int) noexcept { Flavour::quiescent_state(); }
+    void on_quiescent(int) noexcept { Flavour::quiescent_state(); }
     /// liburcu's extended quiescent states (thread_offline also hands the
     /// returned nodes over).
     void come_online(int) noexcept { Flavour::thread_online(); }
