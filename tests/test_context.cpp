@@ -270,6 +270,22 @@ struct hp_slots : ::testing::Test {
     }
 };
 
+// begin_op, protect, reader and end_op take the context and reach hp's own
+// hooks: what protect(self, ...) and a reader announce stays announced
+// until end_op(self); a guard passes its context on to them.
+TEST_F(hp_slots, the_bracket_protect_and_reader_take_the_context) {
+    domain.begin_op(self);
+    hp_node* const direct = domain.protect(self, 2, cells[0]);
+    hp_node* const through_reader = domain.reader(self).protect(5, cells[1]);
+    EXPECT_EQ(announced(2), header(direct));
+    EXPECT_EQ(announced(5), header(through_reader));
+    domain.end_op(self);
+    EXPECT_EQ(announced(2), nullptr);
+    EXPECT_EQ(announced(5), nullptr);
+    smr::op_guard op(domain, self);
+    EXPECT_EQ(smr::tid_of(op.context()), self.tid());
+}
+
 TEST_F(hp_slots, the_lowest_free_slot_is_taken_and_given_back_at_death_or_reset) {
     smr::op_guard op(domain, self);
     auto g0 = op.protect(cells[0]);

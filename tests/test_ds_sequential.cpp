@@ -590,9 +590,9 @@ struct scripted_domain : smr::debra_domain {
     int protects = 0;
 
     template <class T>
-    T* protect(int tid, int slot, const std::atomic<T*>& source) noexcept {
+    T* protect(lent self, int slot, const std::atomic<T*>& source) noexcept {
         ++protects;
-        T* read = smr::debra_domain::protect(tid, slot, source);
+        T* read = smr::debra_domain::protect(self, slot, source);
         T* node = smr::ds::detail::without_mark(read);
         if (node != nullptr && node->key == mark_key) {
             mark_key = -1;
@@ -602,8 +602,8 @@ struct scripted_domain : smr::debra_domain {
     }
     /// Traversals protect through a reader: it must forward here, not to
     /// debra's protect.
-    smr::detail::forwarding_reader<scripted_domain> reader(int tid) noexcept {
-        return {*this, tid};
+    smr::detail::forwarding_reader<scripted_domain> reader(lent self) noexcept {
+        return {*this, self};
     }
 };
 
@@ -677,7 +677,7 @@ struct hand_over_hand_domain : smr::hp_domain {
         smr::detail::hazard_reader inner_;
         mutable int last_[2] = {-1, -1};
     };
-    checking_reader reader(int tid) { return {*this, smr::hp_domain::reader(tid)}; }
+    checking_reader reader(lent self) { return {*this, smr::hp_domain::reader(self)}; }
 };
 
 // hm_list's traversal keeps prev and curr protected while it protects next,

@@ -24,14 +24,14 @@ class old_style_domain : public smr::domain_base<old_style_domain, bag_local> {
 
     using domain_base::domain_base;
 
-    void end_op(int) noexcept {}
+    void on_end_op(int) noexcept {}
     template <class T>
     void retire(int tid, T* node) noexcept {
         count_retired(tid, node);
         local(tid).retired.push_back(node);
     }
     void hand_over_garbage(int tid) noexcept { orphans().give(local(tid).retired, 0); }
-    void on_thread_exit(int tid) noexcept { end_op(tid); }
+    void on_thread_exit(int tid) noexcept { on_end_op(tid); }
 };
 
 }  // namespace

@@ -23,14 +23,14 @@ class misspelt_domain : public smr::domain_base<misspelt_domain, bag_local> {
 
     using domain_base::domain_base;
 
-    void end_op(int) noexcept {}
+    void on_end_op(int) noexcept {}
     template <class T>
     void on_retire(int tid, T* node) noexcept {
         count_retired(tid, node);
         local(tid).retired.push_back(node);
     }
     void hand_over_garbage(int tid) noexcept { orphans().give(local(tid).retired, 0); }
-    void on_thread_exti(int tid) noexcept { end_op(tid); }
+    void on_thread_exti(int tid) noexcept { on_end_op(tid); }
 };
 
 }  // namespace

@@ -1,5 +1,5 @@
 // Must not compile: a scheme that claims the reservation family but whose
-// protect is misspelt would read through domain_base's plain acquire load and
+// on_protect is misspelt would read through domain_base's plain acquire load and
 // reserve nothing (domain_concepts.hpp: protects_pointers).
 #include "smr/core/limbo_bag.hpp"
 #include "smr/reclaim/domain_base.hpp"
@@ -24,17 +24,17 @@ class unprotected_domain : public smr::domain_base<unprotected_domain, bag_local
     using domain_base::domain_base;
 
     template <class T>
-    T* protekt(int, int, const std::atomic<T*>& source) noexcept {
+    T* on_protekt(int, int, const std::atomic<T*>& source) noexcept {
         return source.load(std::memory_order_seq_cst);
     }
-    void end_op(int) noexcept {}
+    void on_end_op(int) noexcept {}
     template <class T>
     void on_retire(int tid, T* node) noexcept {
         count_retired(tid, node);
         local(tid).retired.push_back(node);
     }
     void hand_over_garbage(int tid) noexcept { orphans().give(local(tid).retired, 0); }
-    void on_thread_exit(int tid) noexcept { end_op(tid); }
+    void on_thread_exit(int tid) noexcept { on_end_op(tid); }
 };
 
 }  // namespace

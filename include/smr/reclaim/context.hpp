@@ -13,8 +13,9 @@
 //
 // Every structure's operations take it, lent for the call as a context_ref
 // (below), and pass it on to the domain's calls (retire, allocate,
-// read_phase_end, ...). The calls that still take the slot number (begin_op,
-// protect, quiescent) get tid(), which the context_ref carries.
+// read_phase_end, ...) and to its guard, which passes it to begin_op,
+// end_op, protect and reader. Code not yet moved to contexts passes tid(),
+// the slot number, to the calls' transitional forms.
 #pragma once
 
 #include <cassert>

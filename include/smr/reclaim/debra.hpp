@@ -73,7 +73,7 @@ class debra_domain : public epoch_domain<debra_domain, detail::debra_local> {
     // leaveQstate. The common path (no epoch change, no check due) is a
     // dozen instructions and is inlined into every operation; the rest is
     // out of line (SMR_SLOW_PATH).
-    void begin_op(int tid) noexcept {
+    void on_begin_op(int tid) noexcept {
         slot& s = slot_of(tid);
         auto& me = s.local;
         // acquire: pairs with the release of the CAS that advanced the epoch,
@@ -101,14 +101,14 @@ class debra_domain : public epoch_domain<debra_domain, detail::debra_local> {
     }
 
     // enterQstate
-    void end_op(int tid) noexcept {
+    void on_end_op(int tid) noexcept {
         auto& me = local(tid);
         // release: the operation's reads of shared nodes happen before a
         // scanner that sees us quiescent lets the epoch (and frees) move on.
         me.announce.store(quiescent_in(me.epoch), std::memory_order_release);
     }
 
-    void on_thread_exit(int tid) noexcept { end_op(tid); }
+    void on_thread_exit(int tid) noexcept { on_end_op(tid); }
     /// Orphans carry global epochs. Every node here was unlinked before the
     /// fence, so the epoch read after it is at least the epoch any reader of
     /// them announced, as in rotate; an adopter frees them three epochs on.
@@ -120,8 +120,8 @@ class debra_domain : public epoch_domain<debra_domain, detail::debra_local> {
 
   private:
     /// A retire between operations runs in an operation of its own.
-    void open_for_retire(int tid) noexcept { begin_op(tid); }
-    void close_after_retire(int tid) noexcept { end_op(tid); }
+    void open_for_retire(int tid) noexcept { on_begin_op(tid); }
+    void close_after_retire(int tid) noexcept { on_end_op(tid); }
 
     /// The epoch moved since our last announcement: one rotation, however
     /// far it moved (Brown's rotateAndReclaim). Returns the epoch to announce.

@@ -9,7 +9,7 @@
 // a scheme must keep is written as concepts (domain_concepts.hpp).
 //
 // A reclaimer is a class `R : domain_base<R, R's per-thread state, R's node
-// header>` that hides the hooks it needs (begin_op, on_retire, ...) and inherits
+// header>` that hides the hooks it needs (on_begin_op, on_retire, ...) and inherits
 // empty inline defaults for the rest, so a hook a scheme does not use costs
 // nothing after inlining. docs/design.md describes the hook contract.
 #pragma once
@@ -141,8 +141,38 @@ class domain_base {
     // ---- what an operation calls ------------------------------------------------
     // Each forwards to the scheme's hook, named as the call with on_ in front
     // (retire to on_retire; allocate to allocate_node, as on_allocate is the
-    // hook that stamps a new node), so a scheme writes its hooks over the
-    // slot number and the calls are declared here once, for every scheme.
+    // hook that stamps a new node; reader to make_reader), so a scheme writes
+    // its hooks over the slot number and the calls are declared here once,
+    // for every scheme.
+
+    /// Begins and ends one operation of the thread. Prefer smr::op_guard,
+    /// which pairs them and counts nested guards.
+    void begin_op(lent self) noexcept { derived().on_begin_op(tid_of(self)); }
+    void end_op(lent self) noexcept { derived().on_end_op(tid_of(self)); }
+    void begin_op(int tid) noexcept { derived().on_begin_op(tid); }
+    void end_op(int tid) noexcept { derived().on_end_op(tid); }
+
+    /// Reads a shared pointer that will be dereferenced, reserved in the
+    /// thread's protect slot `index` (0 to max_protect_slots - 1) where the
+    /// scheme reserves: the node stays safe until the slot's next protect or
+    /// the operation's end. Acquire at the least.
+    template <class T>
+    T* protect(lent self, int index, const std::atomic<T*>& source) noexcept {
+        return derived().on_protect(tid_of(self), index, source);
+    }
+    template <class T>
+    T* protect(int tid, int index, const std::atomic<T*>& source) noexcept {
+        return derived().on_protect(tid, index, source);
+    }
+    /// The thread's protect for one traversal: reader(self).protect(slot,
+    /// source) is protect(self, slot, source). A traversal takes it once and
+    /// protects each node through it, so what a reservation scheme's protect
+    /// needs (the thread's slots, the fence mode) stays in registers; through
+    /// protect(self, ...) it is reloaded after every node's acquire load. Its
+    /// slots (reader.slot(index), reclaim/reader.hpp) name a reservation once
+    /// per traversal. Valid in its operation.
+    auto reader(lent self) noexcept { return derived().make_reader(tid_of(self)); }
+    auto reader(int tid) noexcept { return derived().make_reader(tid); }
 
     /// Hands over `node`, which the caller has unlinked: the scheme frees it
     /// once no thread can still hold it.
@@ -175,29 +205,27 @@ class domain_base {
     void quiescent(lent self) noexcept { derived().on_quiescent(tid_of(self)); }
     void quiescent(int tid) noexcept { derived().on_quiescent(tid); }
 
-    // ---- hooks with empty defaults (a reclaimer hides the ones it needs) -----
+    // ---- hooks with defaults (a reclaimer hides the ones it needs) -----------
 
-    void begin_op(int tid) noexcept { amortized_step(tid); }
-    void end_op(int) noexcept {}
+    /// An operation's bracket (op_guard): the epoch schemes announce here,
+    /// the reservation schemes clear their reservations at the end. By
+    /// default the amortized free's step (free_policy) and nothing at the end.
+    void on_begin_op(int tid) noexcept { amortized_step(tid); }
+    void on_end_op(int) noexcept {}
 
-    /// Reads a shared pointer that will be dereferenced. Acquire: pairs with
-    /// the release (or CAS) that published the node, so its fields are
-    /// initialized. Reservation schemes announce and validate here.
+    /// A plain acquire load: it pairs with the release (or CAS) that
+    /// published the node, so its fields are initialized. Reservation
+    /// schemes announce and validate here.
     template <class T>
-    T* protect(int, int index, const std::atomic<T*>& source) noexcept {
+    T* on_protect(int, int index, const std::atomic<T*>& source) noexcept {
         // Unused here, but hp's would take it.
         if (!SMR_MUTANT("slot_unchecked_where_unused")) detail::check_slot(index);
         return source.load(std::memory_order_acquire);
     }
-    /// Thread tid's protect for one traversal: reader(tid).protect(slot,
-    /// source) is protect(tid, slot, source). A traversal takes it once and
-    /// protects each node through it, so what a reservation scheme's protect
-    /// needs (the thread's slots, the fence mode) stays in registers; through
-    /// protect(tid, ...) it is reloaded after every node's acquire load. Its
-    /// slots (reader.slot(index), reclaim/reader.hpp) name a reservation once
-    /// per traversal. Valid in its operation; a class that hides protect must
-    /// hide reader as well.
-    detail::forwarding_reader<Derived> reader(int tid) noexcept { return {derived(), tid}; }
+    /// The reader protect's callers get by default: each protect is the
+    /// domain's protect. A scheme that writes on_protect may write a reader
+    /// that keeps what its protect needs per node.
+    detail::forwarding_reader<Derived> make_reader(int tid) noexcept { return {derived(), tid}; }
     void on_read_phase_begin(int) noexcept {}
     template <class... Reserved>
     void on_read_phase_end(int, Reserved*...) noexcept {}
@@ -232,9 +260,9 @@ class domain_base {
     /// on (by default an empty operation, which moves the epoch schemes'
     /// epochs) and adopts the orphans that are safe.
     void flush_step(int tid) noexcept {
-        derived().begin_op(tid);
-        derived().end_op(tid);
-        derived().quiescent(tid);
+        derived().on_begin_op(tid);
+        derived().on_end_op(tid);
+        derived().on_quiescent(tid);
     }
     void on_thread_enter(int) noexcept {}
     void on_thread_exit(int) noexcept {}
@@ -398,7 +426,7 @@ class domain_base {
     T* allocate_outside_op(int tid, Args&&... args) {
         if (config_.memory == nullptr) [[likely]]
             return derived().template allocate_node<T>(tid, std::forward<Args>(args)...);
-        idle_while_waiting idle(derived(), tid);
+        idle_while_waiting idle(derived(), lent{tid});
         alloc::observe_waits scope(idle);
         return derived().template allocate_node<T>(tid, std::forward<Args>(args)...);
     }
@@ -527,10 +555,10 @@ class domain_base {
         using detail::own_hook;
         using probe = detail::probe<Derived>;
         return {
-            .begin_op = own_hook<&Derived::begin_op>,
-            .end_op = own_hook<&Derived::end_op>,
-            .protect = own_hook<&Derived::template protect<probe>>,
-            .reader = own_hook<&Derived::reader>,
+            .begin_op = own_hook<&Derived::on_begin_op>,
+            .end_op = own_hook<&Derived::on_end_op>,
+            .protect = own_hook<&Derived::template on_protect<probe>>,
+            .reader = own_hook<&Derived::make_reader>,
             .read_phase_begin = own_hook<&Derived::on_read_phase_begin>,
             .read_phase_end = own_hook<&Derived::template on_read_phase_end<>>,
             .quiescent = own_hook<&Derived::on_quiescent>,
@@ -744,16 +772,16 @@ class domain_base {
     /// per retry (epoch schemes advance and free there; QSBR declares it).
     class idle_while_waiting final : public alloc::wait_observer {
       public:
-        idle_while_waiting(Derived& domain, int tid) noexcept : domain_(domain), tid_(tid) {}
+        idle_while_waiting(Derived& domain, lent self) noexcept : domain_(domain), self_(self) {}
         void between_retries() noexcept override {
-            domain_.begin_op(tid_);
-            domain_.end_op(tid_);
-            domain_.quiescent(tid_);
+            domain_.begin_op(self_);
+            domain_.end_op(self_);
+            domain_.quiescent(self_);
         }
 
       private:
         Derived& domain_;
-        int tid_;
+        lent self_;
     };
 
     void release_memory(core::retired_entry entry) noexcept { free_.release(entry.release()); }

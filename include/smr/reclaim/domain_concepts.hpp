@@ -8,10 +8,10 @@
 // a misspelt hook (`on_thread_exti`) a silent bug: the scheme compiles and
 // inherits the default. So a capability here is the set of hooks the scheme
 // must have written itself, judged by the class that declares each hook
-// (`&D::end_op` names domain_base's when the scheme has none; domain_base::
+// (`&D::on_end_op` names domain_base's when the scheme has none; domain_base::
 // written_hooks() reads them all), and detail::hooks_follow_traits holds
 // every scheme to what its reclaimer_traits claim: a reservation scheme
-// writes its own protect, a neutralization scheme its read phases, a scheme
+// writes its own on_protect, a neutralization scheme its read phases, a scheme
 // that needs quiescent states its quiescent, and so on. domain_base's
 // constructor asserts it, so every scheme, present or future, is checked
 // where it is first built.
@@ -79,8 +79,12 @@ concept reclamation_domain = requires(D& d, const D& cd, int tid, typename D::le
     d.unregister_thread(tid);
     d.begin_op(tid);
     d.end_op(tid);
+    d.begin_op(self);
+    d.end_op(self);
     { d.protect(tid, 0, link) } -> std::same_as<detail::probe<D>*>;
+    { d.protect(self, 0, link) } -> std::same_as<detail::probe<D>*>;
     d.reader(tid);
+    d.reader(self);
     d.read_phase_begin(tid);
     d.read_phase_end(tid);
     d.read_phase_begin(self);
@@ -108,7 +112,7 @@ concept reclamation_domain = requires(D& d, const D& cd, int tid, typename D::le
     { cd.stats() } -> std::same_as<reclaimer_stats>;
 };
 
-/// protect(tid, slot, source) is the scheme's own: it reserves what it reads
+/// on_protect(tid, slot, source) is the scheme's own: it reserves what it reads
 /// (hp, he, ibr, wfe; lfrc counts a reference).
 template <class D>
 concept protects_pointers = reclamation_domain<D> && D::written_hooks()
@@ -173,21 +177,27 @@ struct hooks_follow_traits {
     /// concept's failure, which would not say why.
     static_assert(
         requires(D & d, typename D::lent self, probe<D>* node, std::atomic<probe<D>*>& link) {
+            d.begin_op(self);
+            d.end_op(self);
+            d.protect(self, 0, link);
+            d.reader(self);
             d.retire(self, node);
             d.read_phase_end(self, node);
             d.compare_exchange_link(self, link, node, node);
             d.quiescent(self);
         },
-        "retire, read_phase_begin/end, quiescent and the link calls are domain_base's: a "
-        "scheme writes their hooks, on_retire(tid, node), on_read_phase_begin/end, "
-        "on_quiescent and on_compare_exchange_link/on_store_private_link; is one named as "
-        "the call?");
+        "begin_op, end_op, protect, reader, retire, read_phase_begin/end, quiescent and the "
+        "link calls are domain_base's: a scheme writes their hooks, on_begin_op(tid), "
+        "on_end_op(tid), on_protect(tid, index, source), make_reader(tid), on_retire(tid, "
+        "node), on_read_phase_begin/end, on_quiescent and "
+        "on_compare_exchange_link/on_store_private_link; is one named as the call?");
     static_assert(reclamation_domain<D>, "a domain must model smr::reclamation_domain");
     static_assert(written.protect == (traits.family == reclaimer_family::reservation || counted),
-                  "a reservation or reference-counting scheme writes its own protect(tid, slot, "
-                  "source), and no other scheme does: is protect misspelt, or the family wrong?");
+                  "a reservation or reference-counting scheme writes its own on_protect(tid, "
+                  "slot, source), and no other scheme does: is on_protect misspelt, or the "
+                  "family wrong?");
     static_assert(!written.reader || written.protect,
-                  "a scheme with its own reader(tid) writes its own protect as well");
+                  "a scheme with its own make_reader(tid) writes its own on_protect as well");
     static_assert(!traits.protect_uses_slots || written.protect,
                   "protect_uses_slots: only a scheme's own protect can use its slots");
     static_assert((written.read_phase_begin && written.read_phase_end) ==
@@ -208,9 +218,9 @@ struct hooks_follow_traits {
                   "(and a leak or reference-counting one does not): is one misspelt?");
     static_assert(leak || traits.needs_quiescent_states || written.end_op,
                   "a scheme that reclaims, and whose grace periods are not made of quiescent "
-                  "states, writes its own end_op: is it misspelt?");
+                  "states, writes its own on_end_op: is it misspelt?");
     static_assert(!written.begin_op || written.end_op,
-                  "a scheme with its own begin_op writes its own end_op");
+                  "a scheme with its own on_begin_op writes its own on_end_op");
     static_assert((written.tick_clock && written.on_allocate) == traits.reads.epoch_freq,
                   "a scheme that reads epoch_freq writes tick_clock and on_allocate, and no "
                   "other scheme does: is one misspelt?");

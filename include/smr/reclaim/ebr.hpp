@@ -63,7 +63,7 @@ class ebr_domain : public epoch_domain<ebr_domain, detail::ebr_local> {
     using base::base;
 
     /// critical_enter (Hart, Listing 2, line 5).
-    void begin_op(int tid) noexcept {
+    void on_begin_op(int tid) noexcept {
         auto& me = local(tid);
         // acquire: pairs with the CAS that advanced the epoch, which happened
         // after the advancer saw every thread's earlier regions end.
@@ -91,7 +91,7 @@ class ebr_domain : public epoch_domain<ebr_domain, detail::ebr_local> {
     }
 
     /// critical_exit (Hart, Listing 2, lines 10 and 14).
-    void end_op(int tid) noexcept {
+    void on_end_op(int tid) noexcept {
         auto& me = local(tid);
         // Hart's second fence: a seq_cst RMW. Its release half is what safety
         // needs (the region's reads of shared nodes happen before an advancer
@@ -102,12 +102,12 @@ class ebr_domain : public epoch_domain<ebr_domain, detail::ebr_local> {
 
     /// The caller has left every operation; clearing the flag again is
     /// harmless and covers a thread that exits from inside a region by mistake.
-    void on_thread_exit(int tid) noexcept { end_op(tid); }
+    void on_thread_exit(int tid) noexcept { on_end_op(tid); }
 
   private:
     /// A retire outside a critical region runs in one of its own.
-    void open_for_retire(int tid) noexcept { begin_op(tid); }
-    void close_after_retire(int tid) noexcept { end_op(tid); }
+    void open_for_retire(int tid) noexcept { on_begin_op(tid); }
+    void close_after_retire(int tid) noexcept { on_end_op(tid); }
 
     void enter_epoch_and_free(int tid, std::uint64_t epoch) noexcept {
         core::limbo_bag safe;

@@ -25,7 +25,7 @@
 //     class he_domain : public era_domain<he_domain, detail::he_local>
 // with a Local that has detail::era_thread_state's members (detail::era_local),
 // befriends its base, and supplies
-//     void end_op(int tid)                     clears its reservations
+//     void on_end_op(int tid)                  clears its reservations
 //     void scan(int tid, std::uint64_t era)    frees what no reservation covers;
 //                                              `era` is the retire era of the
 //                                              node that triggered it, or the
@@ -110,7 +110,7 @@ class era_domain : public retire_list_domain<Derived, Local, era_node_header> {
 
     /// Clears every reservation; the retire list is orphaned (judged node by
     /// node, by its eras, in the adopter's scan: retire_list.hpp).
-    void on_thread_exit(int tid) noexcept { self().end_op(tid); }
+    void on_thread_exit(int tid) noexcept { self().on_end_op(tid); }
 
     /// A barrier's round: adopt every orphan and scan now.
     void flush_step(int tid) {

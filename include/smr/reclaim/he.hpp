@@ -135,13 +135,15 @@ class he_domain : public era_domain<he_domain, detail::he_local> {
     /// Reads the source and the era until the era is the one reserved
     /// (detail::era_reader).
     template <class T>
-    T* protect(int tid, int index, const std::atomic<T*>& source) noexcept {
-        return reader(tid).protect(index, source);
+    T* on_protect(int tid, int index, const std::atomic<T*>& source) noexcept {
+        return make_reader(tid).protect(index, source);
     }
-    detail::era_reader reader(int tid) noexcept { return {local(tid).eras, global_era_, fences_}; }
+    detail::era_reader make_reader(int tid) noexcept {
+        return {local(tid).eras, global_era_, fences_};
+    }
 
     /// Clears every slot (as hp's end_op: cheaper than tracking the used ones).
-    void end_op(int tid) noexcept {
+    void on_end_op(int tid) noexcept {
         core::for_each_unrolled(local(tid).eras, [](std::atomic<std::uint64_t>& era) {
             // release: the operation's reads happen before a scan that reads
             // no_era (acquire) and frees what they read.

@@ -250,10 +250,10 @@ class hp_domain : public retire_list_domain<hp_domain, detail::hp_local> {
 
     /// Announce, fence, re-read until the source is stable (hazard_slot).
     template <class T>
-    T* protect(int tid, int index, const std::atomic<T*>& source) noexcept {
-        return reader(tid).protect(index, source);
+    T* on_protect(int tid, int index, const std::atomic<T*>& source) noexcept {
+        return make_reader(tid).protect(index, source);
     }
-    detail::hazard_reader reader(int tid) noexcept { return {local(tid).hazards, fences_}; }
+    detail::hazard_reader make_reader(int tid) noexcept { return {local(tid).hazards, fences_}; }
 
     /// Hazard pointer `index` of thread tid as a cell of its own, for code
     /// that hands hazard pointers out one at a time (smr/hazard_pointer.hpp).
@@ -273,7 +273,7 @@ class hp_domain : public retire_list_domain<hp_domain, detail::hp_local> {
     /// Clears every slot: eight stores to one line per operation (unrolled,
     /// core/unrolled.hpp), where tracking the slots used costs every protect
     /// a load, a compare and a store.
-    void end_op(int tid) noexcept {
+    void on_end_op(int tid) noexcept {
         core::for_each_unrolled(local(tid).hazards, [](std::atomic<const void*>& hazard) {
             // release: this operation's reads of the node happen before a
             // scan that reads null (acquire) and frees it.
@@ -288,7 +288,7 @@ class hp_domain : public retire_list_domain<hp_domain, detail::hp_local> {
     }
 
     /// Clears every hazard; the retire list is orphaned (retire_list.hpp).
-    void on_thread_exit(int tid) noexcept { end_op(tid); }
+    void on_thread_exit(int tid) noexcept { on_end_op(tid); }
     /// A barrier's round: adopt every orphan and scan now.
     void flush_step(int tid) {
         adopt_all_orphans(tid);

@@ -98,7 +98,7 @@ class ibr_domain : public era_domain<ibr_domain, detail::ibr_local> {
     /// (noexcept) never allocates.
     void on_thread_enter(int tid) { local(tid).scratch.reserve(config().max_threads); }
 
-    void begin_op(int tid) noexcept {
+    void on_begin_op(int tid) noexcept {
         amortized_step(tid);
         auto& me = local(tid);
         // seq_cst: see protect.
@@ -116,7 +116,7 @@ class ibr_domain : public era_domain<ibr_domain, detail::ibr_local> {
     }
 
     template <class T>
-    T* protect(int tid, int index, const std::atomic<T*>& source) noexcept {
+    T* on_protect(int tid, int index, const std::atomic<T*>& source) noexcept {
         detail::check_slot(index);  // one reservation per thread, but hp's would index
         auto& me = local(tid);
         for (;;) {
@@ -138,7 +138,7 @@ class ibr_domain : public era_domain<ibr_domain, detail::ibr_local> {
         }
     }
 
-    void end_op(int tid) noexcept {
+    void on_end_op(int tid) noexcept {
         // release: the operation's reads happen before a scan that reads
         // `none` (acquire) and frees what they read.
         local(tid).lower.store(none, std::memory_order_release);

@@ -295,7 +295,7 @@ class lfrc_domain : private lfrc_memory,
     /// SafeRead: count the target, then check the link still points to it.
     /// The slot's previous node is released once the new one is held.
     template <class T>
-    T* protect(int tid, int index, const std::atomic<T*>& source) noexcept {
+    T* on_protect(int tid, int index, const std::atomic<T*>& source) noexcept {
         return protect_held(local(tid), tid, index, source);
     }
 
@@ -324,9 +324,9 @@ class lfrc_domain : private lfrc_memory,
         int tid_;
         int first_ = 0;  // where slot 0 is (shifted)
     };
-    traversal reader(int tid) noexcept { return {*this, local(tid), tid}; }
+    traversal make_reader(int tid) noexcept { return {*this, local(tid), tid}; }
 
-    void end_op(int tid) noexcept {
+    void on_end_op(int tid) noexcept {
         detail::lfrc_local& me = local(tid);
         for (int i = 0; i < me.used; ++i) {
             if (header* h = std::exchange(me.held[i], nullptr)) release(tid, h);
@@ -371,7 +371,7 @@ class lfrc_domain : private lfrc_memory,
         count_retired(tid, node);
     }
 
-    void on_thread_exit(int tid) noexcept { end_op(tid); }
+    void on_thread_exit(int tid) noexcept { on_end_op(tid); }
 
   private:
     friend base;

@@ -436,7 +436,7 @@ class basic_nbr_domain : public domain_base<basic_nbr_domain<Plus>, detail::nbr_
 
     void on_thread_exit(int tid) noexcept {
         auto& me = local(tid);
-        end_op(tid);
+        on_end_op(tid);
         me.live.store(false, std::memory_order_seq_cst);
         // Wait for kills already past the `live` check: after this no
         // pthread_kill names this thread, which may now exit.
@@ -468,7 +468,7 @@ class basic_nbr_domain : public domain_base<basic_nbr_domain<Plus>, detail::nbr_
 
     // ---- operations -------------------------------------------------------------
 
-    void end_op(int tid) noexcept {
+    void on_end_op(int tid) noexcept {
         auto& me = local(tid);
         leave_read_phase(me);
         clear_reservations(me);

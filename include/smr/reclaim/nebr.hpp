@@ -76,7 +76,7 @@ class nebr_domain : public epoch_domain<nebr_domain, detail::nebr_local> {
 
     using base::base;
 
-    void begin_op(int tid) noexcept {
+    void on_begin_op(int tid) noexcept {
         auto& me = local(tid);
         // acquire: pairs with the CAS that advanced the epoch, so the bags this
         // makes safe are freed after everything the advancer's scan covered.
@@ -91,7 +91,7 @@ class nebr_domain : public epoch_domain<nebr_domain, detail::nebr_local> {
         }
     }
 
-    void end_op(int) noexcept {}
+    void on_end_op(int) noexcept {}
 
     void on_thread_enter(int tid) noexcept { thread_online(tid); }
     void on_thread_exit(int tid) noexcept { thread_offline(tid); }

@@ -75,7 +75,7 @@ class qsbr_domain : public epoch_domain<qsbr_domain, detail::qsbr_local> {
 
     using base::base;
 
-    // begin_op (amortized free's step) and end_op (empty) are inherited.
+    // on_begin_op (amortized free's step) and on_end_op (empty) are inherited.
 
     /// The fuzzy barrier (Hart's quiescent_state()).
     void on_quiescent(int tid) noexcept {

@@ -207,13 +207,13 @@ class rcu_epoch_domain : public detail::clocked_epochs<rcu_epoch_domain> {
 
     using clocked_epochs::clocked_epochs;
 
-    void begin_op(int tid) noexcept {
+    void on_begin_op(int tid) noexcept {
         amortized_step(tid);
         reserve(tid);
     }
-    void end_op(int tid) noexcept { drop_reservation(tid); }
+    void on_end_op(int tid) noexcept { drop_reservation(tid); }
     /// Exiting clears a reservation left by an operation still open.
-    void on_thread_exit(int tid) noexcept { end_op(tid); }
+    void on_thread_exit(int tid) noexcept { on_end_op(tid); }
 };
 
 /// The QSBR of the IBR benchmark, which the Epochs paper's Figure 11 measures

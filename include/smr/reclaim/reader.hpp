@@ -1,7 +1,7 @@
-// Readers and their slots: what every scheme's domain.reader(tid) shares.
+// Readers and their slots: what every scheme's domain.reader(self) shares.
 //
 // A reader is a thread's protect for one traversal (domain_base::reader):
-// reader.protect(slot, source) is domain.protect(tid, slot, source) with what
+// reader.protect(slot, source) is domain.protect(self, slot, source) with what
 // the scheme needs per node loaded once. A slot names the reservation a
 // protect fills. Structures name slots by index (0 to max_protect_slots - 1);
 // a traversal that keeps several nodes protected hand over hand can instead
@@ -55,12 +55,15 @@ struct unused_slots {
 };
 
 /// The reader a scheme without per-traversal state gives: protect(slot,
-/// source) is the domain's protect(tid, slot, source).
+/// source) is the domain's protect(self, slot, source).
 template <class Domain>
 class forwarding_reader
     : public std::conditional_t<Domain::traits.protect_uses_slots, indexed_slots, unused_slots> {
   public:
-    forwarding_reader(Domain& domain, int tid) noexcept : domain_(&domain), tid_(tid) {}
+    forwarding_reader(Domain& domain, typename Domain::lent self) noexcept
+        : domain_(&domain), self_(self) {}
+    forwarding_reader(Domain& domain, int tid) noexcept
+        : forwarding_reader(domain, typename Domain::lent{tid}) {}
 
     /// The same reader with slot `first` as its slot 0 (block_reader).
     forwarding_reader shifted(int first) const noexcept
@@ -72,11 +75,11 @@ class forwarding_reader
 
     template <class T>
     T* protect(int slot, const std::atomic<T*>& source) const noexcept {
-        return domain_->protect(tid_, first_.index + slot, source);
+        return domain_->protect(self_, first_.index + slot, source);
     }
     template <class T>
     T* protect(unused_slot /*slot*/, const std::atomic<T*>& source) const noexcept {
-        return domain_->protect(tid_, 0, source);
+        return domain_->protect(self_, 0, source);
     }
 
   private:
@@ -87,7 +90,7 @@ class forwarding_reader
         static constexpr int index = 0;
     };
     Domain* domain_;
-    int tid_;
+    typename Domain::lent self_;
     /// Where slot 0 is (shifted); only where protect reads the slot.
     [[no_unique_address]] std::conditional_t<Domain::traits.protect_uses_slots, first_slot,
                                              no_first_slot>

@@ -153,14 +153,14 @@ class token_domain : public domain_base<token_domain<V>, detail::token_local> {
         }
     }
 
-    void begin_op(int tid) noexcept {
+    void on_begin_op(int tid) noexcept {
         if (const auto seen = received(tid)) [[unlikely]] {
             receive(tid, *seen);  // once per round with others in the ring
         }
         this->amortized_step(tid);
     }
 
-    void end_op(int) noexcept {}
+    void on_end_op(int) noexcept {}
 
     template <class T>
     void on_retire(int tid, T* node) noexcept {

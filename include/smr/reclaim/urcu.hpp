@@ -205,12 +205,12 @@ class urcu_domain : public domain_base<urcu_domain<Flavour>, detail::urcu_local,
         this->dispose_safe(tid, safe);
     }
 
-    void begin_op(int tid) noexcept {
+    void on_begin_op(int tid) noexcept {
         take_returned(tid);
         this->amortized_step(tid);
         Flavour::read_lock();
     }
-    void end_op(int) noexcept { Flavour::read_unlock(); }
+    void on_end_op(int) noexcept { Flavour::read_unlock(); }
 
     void on_quiescent(int) noexcept { Flavour::quiescent_state(); }
     /// liburcu's extended quiescent states (thread_offline also hands the

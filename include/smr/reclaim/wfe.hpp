@@ -266,13 +266,13 @@ class wfe_domain : public era_domain<wfe_domain, detail::wfe_local> {
     /// wfe_fast_attempts rounds of he's protect, then the wait-free slow
     /// path (fast_reader).
     template <class T>
-    T* protect(int tid, int index, const std::atomic<T*>& source) noexcept {
-        return reader(tid).protect(index, source);
+    T* on_protect(int tid, int index, const std::atomic<T*>& source) noexcept {
+        return make_reader(tid).protect(index, source);
     }
-    fast_reader reader(int tid) noexcept { return {*this, tid}; }
+    fast_reader make_reader(int tid) noexcept { return {*this, tid}; }
 
     /// Clears every slot (as hp's end_op: cheaper than tracking the used ones).
-    void end_op(int tid) noexcept {
+    void on_end_op(int tid) noexcept {
         core::for_each_unrolled(local(tid).slots, [](auto& reservation) {
             // release: the operation's reads happen before a scan that reads
             // no_era (acquire) and frees what they read.
