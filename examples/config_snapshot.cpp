@@ -8,8 +8,8 @@
 //
 // Rules it follows: readers read inside an smr::op_guard and do not keep
 // the pointer past it; the writer retires a version once, after it
-// unpublished it; a thread registers before it touches the domain, and
-// domain.barrier(tid) at the end waits until every retired version has been
+// unpublished it; a thread attaches before it touches the domain, and
+// domain.barrier(self) at the end waits until every retired version has been
 // deleted. Exit status 0 when no reader saw a torn or deleted version and
 // every retired version was deleted exactly once.
 #include <atomic>
@@ -54,9 +54,10 @@ std::string name_of(std::uint64_t version) {
 
 /// What a reader does with the configuration: reads it whole, inside one
 /// operation. False if the version was torn.
-bool read_config(domain_type& domain, int tid, const std::atomic<config*>& current) {
-    smr::op_guard op(domain, tid);
-    const config* c = domain.protect(tid, 0, current);
+bool read_config(domain_type& domain, smr::context_ref<domain_type> self,
+                 const std::atomic<config*>& current) {
+    smr::op_guard op(domain, self);
+    const auto c = op.protect(current);
     return c->check == c->version * 31 + 7 && c->name == name_of(c->version);
 }
 
@@ -76,25 +77,25 @@ int main() {
     std::vector<std::thread> readers;
     for (int r = 0; r < 5; ++r) {
         readers.emplace_back([&] {
-            smr::thread_handle self(domain);
+            const auto self = smr::attach(domain);
             while (!stop.load(std::memory_order_relaxed)) {
-                if (!read_config(domain, self.tid(), current)) bad_reads.fetch_add(1);
+                if (!read_config(domain, self, current)) bad_reads.fetch_add(1);
                 reads.fetch_add(1, std::memory_order_relaxed);
             }
         });
     }
     {
-        smr::thread_handle writer(domain);
+        const auto writer = smr::attach(domain);
         for (std::uint64_t v = 1; v <= versions; ++v) {
             auto* fresh = new config(v, name_of(v));
             // acq_rel: publishes fresh to readers (their protect is an
             // acquire load) and takes the old version to retire it.
             config* old = current.exchange(fresh, std::memory_order_acq_rel);
-            old->retire(domain, writer.tid());  // `delete old` once it is safe
+            old->retire(domain, writer);  // `delete old` once it is safe
         }
         stop.store(true, std::memory_order_relaxed);
         for (auto& reader : readers) reader.join();
-        domain.barrier(writer.tid());  // every retired version is deleted now
+        domain.barrier(writer);  // every retired version is deleted now
     }
     const std::uint64_t deleted = versions_deleted.load();
     delete current.load();  // never retired: its owner deletes it

@@ -241,7 +241,7 @@ TEST(allocation_hook, user_objects_never_reach_the_resource) {
         smr::thread_handle handle(domain);
         for (int i = 0; i < 500; ++i) {
             smr::op_guard op(domain, handle.tid());
-            (new user_object)->retire(domain, handle.tid());
+            (new user_object)->retire(domain, handle);
         }
         domain.barrier(handle.tid());
         EXPECT_EQ(domain.garbage(), 0u);

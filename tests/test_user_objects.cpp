@@ -73,14 +73,14 @@ struct tally {
 
 /// One writer operation: publishes a fresh object and retires the old one.
 template <class Domain>
-void replace_object(Domain& domain, int tid, std::atomic<object<Domain>*>& cell, tally& counts,
-                    std::uint64_t tag) {
+void replace_object(Domain& domain, smr::context_ref<Domain> self,
+                    std::atomic<object<Domain>*>& cell, tally& counts, std::uint64_t tag) {
     {
-        smr::op_guard op(domain, tid);
+        smr::op_guard op(domain, self);
         object<Domain>* old = cell.exchange(new object<Domain>(tag), std::memory_order_acq_rel);
-        old->retire(domain, tid, counts.deleter_for<Domain>(old->tag));
+        old->retire(domain, self, counts.deleter_for<Domain>(old->tag));
     }
-    domain.quiescent(tid);
+    domain.quiescent(self);
 }
 
 // Every retired object reaches its own deleter exactly once, with the state
@@ -96,7 +96,7 @@ TYPED_TEST(user_object_test, each_object_reaches_its_deleter_once) {
         smr::thread_handle self(domain);
         std::atomic<object<Domain>*> cell{new object<Domain>(0)};
         for (std::uint64_t i = 1; i <= replacements; ++i)
-            replace_object(domain, self.tid(), cell, counts, i);
+            replace_object(domain, self, cell, counts, i);
         EXPECT_EQ(domain.stats().allocated, 0u);
         EXPECT_EQ(domain.stats().retired, replacements);
         delete cell.load();  // never retired: its user frees it
@@ -122,15 +122,14 @@ TYPED_TEST(user_object_test, retiring_only_user_objects_frees_them_while_running
     smr::thread_handle self(domain);
     std::atomic<object<Domain>*> cell{new object<Domain>(0)};
     constexpr std::uint64_t replacements = 20'000;
-    for (std::uint64_t i = 1; i <= replacements; ++i)
-        replace_object(domain, self.tid(), cell, counts, i);
+    for (std::uint64_t i = 1; i <= replacements; ++i) replace_object(domain, self, cell, counts, i);
     if constexpr (family == smr::reclaimer_family::leak) {
         EXPECT_EQ(counts.deleted.load(), 0u);
     } else {
         if constexpr (family != smr::reclaimer_family::external) {
             EXPECT_GE(counts.deleted.load(), replacements / 2) << "freeing did not keep up";
         }
-        domain.barrier(self.tid());
+        domain.barrier(self);
         EXPECT_EQ(counts.deleted.load(), replacements);
     }
     EXPECT_EQ(counts.wrong_tag.load(), 0u);
@@ -163,7 +162,7 @@ TYPED_TEST(user_object_test, readers_never_meet_a_deleted_object) {
                     if (!smr::test::read_intact(domain, self.tid(), cell)) torn.fetch_add(1);
                     if (t % 2 == 0 && i % 4 == 0) {
                         const auto tag = static_cast<std::uint64_t>(t) << 32 | i;
-                        replace_object(domain, self.tid(), cell, counts, tag);
+                        replace_object(domain, self, cell, counts, tag);
                     }
                 }
             });

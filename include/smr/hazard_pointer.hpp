@@ -245,7 +245,8 @@ inline hazard_thread& this_thread_hazards() {
     return state;
 }
 
-/// Runs f(domain, tid) with a slot of the calling thread; noexcept callers
+/// Runs f(domain, self) with a slot of the calling thread, lent as the
+/// context the domain's calls take; noexcept callers
 /// stop the program if the thread cannot get one. During thread exit, after
 /// the thread's state is gone, a slot is taken for the call and given back.
 template <class F>
@@ -254,12 +255,11 @@ void with_this_thread_slot(F&& f) noexcept {
     try {
         if (this_thread_exited) [[unlikely]] {
             const int tid = domain.register_thread();
-            f(domain, tid);
+            f(domain, hp_domain::lent{tid});
             domain.unregister_thread(tid);  // what f retired goes to the orphanage
             return;
         }
-        const int tid = this_thread_hazards().tid();
-        f(domain, tid);
+        f(domain, hp_domain::lent{this_thread_hazards().tid()});
     } catch (const std::exception&) {
         core::contract_failed(
             "hazard pointers: this thread has no slot in the default domain and cannot "
@@ -282,8 +282,8 @@ class hazard_pointer_obj_base : public obj_base<T, hp_domain, D> {
     /// The object must be unreachable from shared memory (no new reader can
     /// find it) and retired once. Any thread may retire it.
     void retire(D deleter = D()) noexcept {
-        detail::with_this_thread_slot([&](hp_domain& domain, int tid) {
-            obj_base<T, hp_domain, D>::retire(domain, tid, std::move(deleter));
+        detail::with_this_thread_slot([&](hp_domain& domain, hp_domain::lent self) {
+            obj_base<T, hp_domain, D>::retire(domain, self, std::move(deleter));
         });
     }
 
@@ -425,7 +425,8 @@ inline void swap(hazard_pointer& a, hazard_pointer& b) noexcept { a.swap(b); }
 /// lists, freed by those threads' own scans (at most R each, see the top of
 /// this file) or adopted once they exit.
 inline void hazard_pointer_cleanup() noexcept {
-    detail::with_this_thread_slot([](hp_domain& domain, int tid) { domain.flush_step(tid); });
+    detail::with_this_thread_slot(
+        [](hp_domain& domain, hp_domain::lent self) { domain.flush_step(tid_of(self)); });
 }
 
 }  // namespace smr

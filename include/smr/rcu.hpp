@@ -266,7 +266,7 @@ class basic_rcu_domain {
             core::light_fence();  // see begin_section
         } else {
             reader& me = this_thread();
-            if (me.depth++ == 0) scheme_.begin_op(me.tid);
+            if (me.depth++ == 0) scheme_.begin_op(lent_by(me));
         }
     }
     /// Always succeeds (P2545: a read-side lock never blocks).
@@ -412,6 +412,11 @@ class basic_rcu_domain {
         if (reader* me = current_) [[likely]]
             return *me;
         return register_this_thread();
+    }
+    /// A reader's registration in the scheme, as the context its calls take
+    /// (not under rcu_memb, which has no scheme).
+    static auto lent_by(const reader& me) noexcept requires(!memb) {
+        return typename Scheme::lent{me.tid};
     }
 
     /// A thread's first use: claims a record. During thread exit (after the
@@ -591,7 +596,7 @@ class basic_rcu_domain {
             // acquire load that sees 0, and so before what it then frees.
             me.period.store(0, std::memory_order_release);
         } else {
-            scheme_.end_op(me.tid);
+            scheme_.end_op(lent_by(me));
         }
     }
 
@@ -633,7 +638,7 @@ class basic_rcu_domain {
     /// only after every operation that was running at its retirement ended.
     void synchronize_scheme(reader& me) noexcept {
         sentinel marker;
-        scheme_.retire(me.tid, &marker);
+        scheme_.retire(lent_by(me), &marker);
         // acquire: pairs with the release in sentinel::smr_destroy, which the
         // scheme's free path reaches after the grace period.
         for (unsigned round = 1; !marker.freed.load(std::memory_order_acquire); ++round) {

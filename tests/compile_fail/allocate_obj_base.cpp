@@ -5,4 +5,6 @@
 
 struct object : smr::obj_base<object, smr::debra_domain> {};
 
-object* misuse(smr::debra_domain& domain, int tid) { return domain.allocate<object>(tid); }
+object* misuse(smr::debra_domain& domain, smr::context_ref<smr::debra_domain> self) {
+    return domain.allocate<object>(self);
+}

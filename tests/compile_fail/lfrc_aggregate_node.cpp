@@ -10,4 +10,6 @@ struct node : smr::lfrc_node_header {
     static constexpr auto counted_links() noexcept { return std::array{&node::next}; }
 };
 
-node* make(smr::lfrc_domain& domain, int tid) { return domain.allocate<node>(tid); }
+node* make(smr::lfrc_domain& domain, smr::context_ref<smr::lfrc_domain> self) {
+    return domain.allocate<node>(self);
+}

@@ -5,4 +5,6 @@
 
 struct object : smr::obj_base<object, smr::debra_domain> {};
 
-void misuse(smr::debra_domain& domain, int tid, object* o) { domain.retire(tid, o); }
+void misuse(smr::debra_domain& domain, smr::context_ref<smr::debra_domain> self, object* o) {
+    domain.retire(self, o);
+}

@@ -8,4 +8,6 @@ struct node final : smr::debra_domain::node_base {
     int value = 0;
 };
 
-void misuse(smr::debra_domain& domain, int tid, node* n) { domain.retire(tid, n); }
+void misuse(smr::debra_domain& domain, smr::context_ref<smr::debra_domain> self, node* n) {
+    domain.retire(self, n);
+}

@@ -658,7 +658,7 @@ class domain_base {
     template <class T>
     void count_retired(slot& s, [[maybe_unused]] const T* node) noexcept {
         static_assert(retire_accepts<T>(),
-                      "retire an smr::obj_base object with object->retire(domain, tid): it "
+                      "retire an smr::obj_base object with object->retire(domain, self): it "
                       "stores the deleter and counts the object on the scheme's clock");
         core::note_retired(static_cast<const core::retired_node*>(node));  // debug builds
         s.counts.retired.add();

@@ -6,15 +6,15 @@
 //     struct config : smr::obj_base<config, smr::debra_domain> { ... };
 //     auto* fresh = new config(...);
 //     config* old = current.exchange(fresh);
-//     old->retire(domain, tid);            // delete old, after a grace period
+//     old->retire(domain, self);           // delete old, after a grace period
 //
-// Why a base class and not retire(tid, ptr, deleter): retiring must not
+// Why a base class and not retire(self, ptr, deleter): retiring must not
 // allocate (NBR forbids it in some phases, and the measurements would see
 // it), so the deleter has to live in the object, after the header every
 // node of the domain starts with; the limbo bag's entry names the function
 // that calls it (smr_destroy). Such an object is retired only through
-// object->retire(domain, tid): it stores the deleter and ticks the scheme's
-// clock; domain.retire(tid, object) refuses it at compile time.
+// object->retire(domain, self): it stores the deleter and ticks the scheme's
+// clock; domain.retire(self, object) refuses it at compile time.
 //
 // Nodes made by domain.allocate need none of this: the domain stamps them
 // and gives their memory back to its allocator. An obj_base type is never
@@ -67,20 +67,21 @@ class obj_base : public Domain::node_base {
     static constexpr bool smr_has_own_deleter = true;
     using smr_obj_base = obj_base;
 
-    /// Hands the object to `domain` on the calling thread `tid` (inside an
-    /// operation or outside one, as domain.retire allows for the scheme):
+    /// Hands the object to `domain` on the calling thread, whose context
+    /// `self` is (inside an operation or outside one, as domain.retire
+    /// allows for the scheme):
     /// `deleter` runs on it once no thread can hold it, exactly once, on
     /// whichever thread frees it. The object must be unreachable from shared
     /// memory and retired once.
-    void retire(Domain& domain, int tid, D deleter = D()) noexcept {
+    void retire(Domain& domain, typename Domain::lent self, D deleter = D()) noexcept {
         static_assert(std::is_nothrow_destructible_v<T>,
                       "a retired object's destructor must not throw: its deleter runs in the "
                       "domain's noexcept free path and would end the program");
         deleter_ = std::move(deleter);
-        domain.tick_clock(tid);
+        domain.tick_clock(tid_of(self));
         // As an obj_base: domain.retire refuses the object's own type (above),
         // and core::entry_of finds smr_destroy on this one.
-        domain.retire(tid, this);
+        domain.retire(self, this);
     }
 
     /// How the domain destroys the object once it is safe (core::entry_of):
