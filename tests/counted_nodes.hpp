@@ -27,20 +27,20 @@ using counted_cell = std::atomic<counted_node<Domain>*>;
 /// ones, each counted into `counter` (if any) when it is freed; then a
 /// quiescent state (qsbr's end of operation).
 template <class Domain>
-void replace_counted(Domain& domain, int tid, counted_cell<Domain>& cell,
+void replace_counted(Domain& domain, context_ref<Domain> self, counted_cell<Domain>& cell,
                      std::atomic<std::uint64_t>* counter, int times = 1) {
     {
-        op_guard op(domain, tid);
-        SMR_READ_PHASE_BEGIN(domain, tid);
-        domain.read_phase_end(tid);
+        op_guard op(domain, self);
+        SMR_READ_PHASE_BEGIN(domain, self);
+        domain.read_phase_end(self);
         for (int i = 0; i < times; ++i) {
-            auto* fresh = domain.template allocate<counted_node<Domain>>(tid);
+            auto* fresh = domain.template allocate<counted_node<Domain>>(self);
             counted_node<Domain>* old = cell.exchange(fresh, std::memory_order_acq_rel);
             old->freed = counter;  // read only by its destructor, after the grace period
-            domain.retire(tid, old);
+            domain.retire(self, old);
         }
     }
-    domain.quiescent(tid);
+    domain.quiescent(self);
 }
 
 }  // namespace smr::test

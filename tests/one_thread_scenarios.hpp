@@ -70,7 +70,7 @@ inline domain_config eager_config() {
 /// One operation of a writer: replaces the cell's node with a fresh one and
 /// retires the old one; then a quiescent state (qsbr's end of operation).
 template <class Domain>
-void replace(Domain& domain, int writer, std::atomic<flagged_node<Domain>*>& cell) {
+void replace(Domain& domain, context_ref<Domain> writer, std::atomic<flagged_node<Domain>*>& cell) {
     {
         op_guard op(domain, writer);
         auto* fresh = domain.template allocate<flagged_node<Domain>>(writer, nullptr);
@@ -84,15 +84,15 @@ void replace(Domain& domain, int writer, std::atomic<flagged_node<Domain>*>& cel
 /// seal (T::intact until its destructor) was intact: the readers of the
 /// publish-and-retire tests.
 template <class Domain, class T>
-bool read_intact(Domain& domain, int tid, const std::atomic<T*>& cell) {
+bool read_intact(Domain& domain, context_ref<Domain> self, const std::atomic<T*>& cell) {
     std::uint64_t seal = 0;
     {
-        op_guard op(domain, tid);
-        SMR_READ_PHASE_BEGIN(domain, tid);
-        seal = domain.protect(tid, 0, cell)->seal;
-        domain.read_phase_end(tid);
+        op_guard op(domain, self);
+        SMR_READ_PHASE_BEGIN(domain, self);
+        seal = domain.protect(self, 0, cell)->seal;
+        domain.read_phase_end(self);
     }
-    domain.quiescent(tid);
+    domain.quiescent(self);
     return seal == T::intact;
 }
 

@@ -151,7 +151,7 @@ TEST(allocation_hook, queue_nodes_go_back_through_the_resource) {
         for (int round = 0; round < 50; ++round) {
             for (std::int64_t i = 0; i < 32; ++i) queue.enqueue(handle, i, i);
             for (std::int64_t i = 0; i < 32; ++i) (void)queue.dequeue(handle);
-            domain.quiescent(handle.tid());
+            domain.quiescent(handle);
         }
         EXPECT_GT(memory.deallocations, 0u);
     }
@@ -185,7 +185,7 @@ TEST(allocation_hook, over_aligned_nodes_keep_their_alignment_both_ways) {
     {
         smr::debra_domain domain(config_with(&memory));
         smr::thread_handle handle(domain);
-        auto* node = domain.allocate<over_aligned_node>(handle.tid());
+        auto* node = domain.allocate<over_aligned_node>(handle);
         EXPECT_EQ(reinterpret_cast<std::uintptr_t>(node) % 64, 0u);
         domain.free_unshared(node);
     }
@@ -210,16 +210,15 @@ TYPED_TEST(allocate_test, a_throwing_constructor_gives_the_memory_back) {
         };
         smr::thread_handle handle(domain);
         {
-            smr::op_guard op(domain, handle.tid());
-            EXPECT_THROW((void)domain.template allocate<node>(handle.tid(), true),
-                         std::runtime_error);
+            smr::op_guard op(domain, handle);
+            EXPECT_THROW((void)domain.template allocate<node>(handle, true), std::runtime_error);
         }
         EXPECT_EQ(domain.stats().allocated, 0u) << "a node that never existed was counted";
         EXPECT_EQ(in_use(), 0u) << "the memory of a node that never existed was kept";
         {
-            smr::op_guard op(domain, handle.tid());
-            node* made = domain.template allocate<node>(handle.tid(), false);
-            domain.discard(handle.tid(), made);
+            smr::op_guard op(domain, handle);
+            node* made = domain.template allocate<node>(handle, false);
+            domain.discard(handle, made);
         }
         EXPECT_EQ(domain.stats().allocated, 1u);
     }
@@ -240,10 +239,10 @@ TEST(allocation_hook, user_objects_never_reach_the_resource) {
         smr::debra_domain domain(config_with(&memory));
         smr::thread_handle handle(domain);
         for (int i = 0; i < 500; ++i) {
-            smr::op_guard op(domain, handle.tid());
+            smr::op_guard op(domain, handle);
             (new user_object)->retire(domain, handle);
         }
-        domain.barrier(handle.tid());
+        domain.barrier(handle);
         EXPECT_EQ(domain.garbage(), 0u);
     }
     EXPECT_EQ(memory.allocations, 0u);
@@ -264,7 +263,7 @@ TEST(allocation_hook, exhaustion_reaches_the_caller_as_bad_alloc) {
     empty_resource memory;
     smr::debra_domain domain(config_with(&memory));
     smr::thread_handle handle(domain);
-    EXPECT_THROW((void)domain.allocate<over_aligned_node>(handle.tid()), std::bad_alloc);
+    EXPECT_THROW((void)domain.allocate<over_aligned_node>(handle), std::bad_alloc);
     EXPECT_EQ(domain.stats().allocated, 0u);
 }
 
@@ -495,7 +494,7 @@ bool producer_waiting_under_qsbr_finishes(on_empty when_empty, int consumer_stat
             for (int i = 0; i < items; ++i) {
                 queue.enqueue(handle, i, i);
                 enqueued.fetch_add(1, std::memory_order_release);
-                domain.quiescent(handle.tid());
+                domain.quiescent(handle);
             }
         } catch (const std::bad_alloc&) {
             gave_up = true;
@@ -510,7 +509,7 @@ bool producer_waiting_under_qsbr_finishes(on_empty when_empty, int consumer_stat
         int idle_states = 0;
         while (enqueued.load(std::memory_order_acquire) < items && !gave_up) {
             idle_states = queue.dequeue(handle) ? 0 : idle_states + 1;
-            domain.quiescent(handle.tid());
+            domain.quiescent(handle);
             if (std::chrono::steady_clock::now() > deadline ||
                 (consumer_states > 0 && idle_states >= consumer_states)) {
                 pool.stop_waiting();

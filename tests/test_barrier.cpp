@@ -66,7 +66,7 @@ TYPED_TEST(barrier_test, frees_everything_retired_before_it_by_every_thread) {
     const int workers = smr::test::default_stress_threads();
     Domain domain(lazy_config(workers + 2));
     smr::thread_handle main_thread(domain);
-    const int m = main_thread.tid();
+    const auto m = main_thread.lent();
     smr::test::counted_cell<Domain> cell{domain.template allocate<counted_node<Domain>>(m)};
     std::atomic<std::uint64_t> before_freed{0};
     constexpr std::uint64_t per_worker = 500;
@@ -77,10 +77,10 @@ TYPED_TEST(barrier_test, frees_everything_retired_before_it_by_every_thread) {
         pool.emplace_back([&] {
             smr::thread_handle self(domain);
             for (std::uint64_t i = 0; i < per_worker; ++i)
-                smr::test::replace_counted(domain, self.tid(), cell, &before_freed);
+                smr::test::replace_counted(domain, self, cell, &before_freed);
             retired_batches.fetch_add(1, std::memory_order_release);
             while (!stop.load(std::memory_order_acquire)) {
-                smr::test::replace_counted(domain, self.tid(), cell, nullptr);
+                smr::test::replace_counted(domain, self, cell, nullptr);
                 std::this_thread::yield();
             }
         });
@@ -105,7 +105,7 @@ TYPED_TEST(barrier_test, frees_what_exited_and_offline_threads_left) {
     using Domain = TypeParam;
     Domain domain(lazy_config(4));
     smr::thread_handle main_thread(domain);
-    const int m = main_thread.tid();
+    const auto m = main_thread.lent();
     smr::test::counted_cell<Domain> cell{domain.template allocate<counted_node<Domain>>(m)};
     std::atomic<std::uint64_t> freed{0};
     std::atomic<bool> offline{false};
@@ -113,15 +113,15 @@ TYPED_TEST(barrier_test, frees_what_exited_and_offline_threads_left) {
     domain.thread_offline(m);
     std::thread([&] {
         smr::thread_handle self(domain);
-        for (int i = 0; i < 300; ++i) smr::test::replace_counted(domain, self.tid(), cell, &freed);
+        for (int i = 0; i < 300; ++i) smr::test::replace_counted(domain, self, cell, &freed);
     }).join();
     std::thread idle([&] {
         smr::thread_handle self(domain);
-        for (int i = 0; i < 300; ++i) smr::test::replace_counted(domain, self.tid(), cell, &freed);
-        domain.thread_offline(self.tid());
+        for (int i = 0; i < 300; ++i) smr::test::replace_counted(domain, self, cell, &freed);
+        domain.thread_offline(self);
         offline.store(true, std::memory_order_release);
         while (!done.load(std::memory_order_acquire)) std::this_thread::yield();
-        domain.thread_online(self.tid());
+        domain.thread_online(self);
     });
     while (!offline.load(std::memory_order_acquire)) std::this_thread::yield();
     domain.thread_online(m);
@@ -144,11 +144,11 @@ TYPED_TEST(barrier_test, counts_the_nodes_another_thread_allocated_as_remote_fre
     config.count_remote_frees = true;
     Domain domain(config);
     smr::thread_handle main_thread(domain);
-    const int m = main_thread.tid();
+    const auto m = main_thread.lent();
     std::vector<node*> theirs;
     std::thread([&] {
         smr::thread_handle other(domain);
-        for (int i = 0; i < 300; ++i) theirs.push_back(domain.template allocate<node>(other.tid()));
+        for (int i = 0; i < 300; ++i) theirs.push_back(domain.template allocate<node>(other));
     }).join();
     std::atomic<std::uint64_t> freed{0};
     {
@@ -177,7 +177,7 @@ TYPED_TEST(barrier_reader_test, waits_for_an_operation_that_holds_a_retired_node
     using Domain = TypeParam;
     Domain domain(lazy_config(4));
     smr::thread_handle main_thread(domain);
-    const int m = main_thread.tid();
+    const auto m = main_thread.lent();
     std::atomic<std::uint64_t> freed{0};
     smr::test::counted_cell<Domain> cell{domain.template allocate<counted_node<Domain>>(m)};
     std::atomic<bool> holding{false};
@@ -185,13 +185,13 @@ TYPED_TEST(barrier_reader_test, waits_for_an_operation_that_holds_a_retired_node
     std::thread reader([&] {
         smr::thread_handle self(domain);
         {
-            smr::op_guard op(domain, self.tid());
-            domain.protect(self.tid(), 0, cell);
+            smr::op_guard op(domain, self);
+            domain.protect(self, 0, cell);
             holding.store(true, std::memory_order_release);
             while (!release.load(std::memory_order_acquire)) std::this_thread::yield();
         }
-        domain.quiescent(self.tid());
-        domain.thread_offline(self.tid());  // answers, and stops being waited for
+        domain.quiescent(self);
+        domain.thread_offline(self);  // answers, and stops being waited for
         while (release.load(std::memory_order_acquire)) std::this_thread::yield();
     });
     while (!holding.load(std::memory_order_acquire)) std::this_thread::yield();
@@ -200,7 +200,7 @@ TYPED_TEST(barrier_reader_test, waits_for_an_operation_that_holds_a_retired_node
     std::atomic<bool> returned{false};
     std::thread flusher([&] {
         smr::thread_handle self(domain);
-        domain.barrier(self.tid());
+        domain.barrier(self);
         returned.store(true, std::memory_order_release);
     });
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
@@ -221,16 +221,16 @@ TYPED_TEST(barrier_test, two_barriers_at_once_both_return) {
     using Domain = TypeParam;
     Domain domain(lazy_config(4));
     smr::thread_handle main_thread(domain);
-    const int m = main_thread.tid();
+    const auto m = main_thread.lent();
     smr::test::counted_cell<Domain> cell{domain.template allocate<counted_node<Domain>>(m)};
     std::atomic<std::uint64_t> freed{0};
     std::atomic<int> ready{0};
     std::thread other([&] {
         smr::thread_handle self(domain);
-        for (int i = 0; i < 100; ++i) smr::test::replace_counted(domain, self.tid(), cell, &freed);
+        for (int i = 0; i < 100; ++i) smr::test::replace_counted(domain, self, cell, &freed);
         ready.fetch_add(1);
         while (ready.load() < 2) std::this_thread::yield();
-        domain.barrier(self.tid());
+        domain.barrier(self);
     });
     for (int i = 0; i < 100; ++i) smr::test::replace_counted(domain, m, cell, &freed);
     ready.fetch_add(1);
@@ -250,21 +250,21 @@ TYPED_TEST(barrier_test, a_retire_while_offline_is_covered_without_waiting) {
     using Domain = TypeParam;
     Domain domain(lazy_config(4));
     smr::thread_handle main_thread(domain);
-    const int m = main_thread.tid();
+    const auto m = main_thread.lent();
     smr::test::counted_cell<Domain> cell{domain.template allocate<counted_node<Domain>>(m)};
     std::atomic<std::uint64_t> freed{0};
     std::atomic<bool> retired{false};
     std::atomic<bool> done{false};
     std::thread idle([&] {
         smr::thread_handle self(domain);
-        domain.thread_offline(self.tid());
-        auto* fresh = domain.template allocate<counted_node<Domain>>(self.tid());
+        domain.thread_offline(self);
+        auto* fresh = domain.template allocate<counted_node<Domain>>(self);
         counted_node<Domain>* old = cell.exchange(fresh, std::memory_order_acq_rel);
         old->freed = &freed;
-        domain.retire(self.tid(), old);
+        domain.retire(self, old);
         retired.store(true, std::memory_order_release);
         while (!done.load(std::memory_order_acquire)) std::this_thread::yield();
-        domain.thread_online(self.tid());
+        domain.thread_online(self);
     });
     while (!retired.load(std::memory_order_acquire)) std::this_thread::yield();
     domain.barrier(m);

@@ -186,7 +186,7 @@ void expect_kept_until_the_operation_ends(Hold hold) {
     Domain domain(eager_config());
     auto reader = smr::attach(domain);
     auto writer = smr::attach(domain);
-    const int w = writer.tid();
+    const auto w = writer.lent();
     bool a_destroyed = false;
     bool b_destroyed = false;
     std::atomic<node*> a{domain.template allocate_outside_op<node>(w, &a_destroyed)};
@@ -255,7 +255,7 @@ struct hp_slots : ::testing::Test {
 
     hp_slots() {
         for (auto& cell : cells) {
-            cell.store(domain.allocate_outside_op<hp_node>(self.tid(), nullptr));
+            cell.store(domain.allocate_outside_op<hp_node>(self, nullptr));
         }
     }
     ~hp_slots() override {

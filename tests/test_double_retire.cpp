@@ -51,11 +51,11 @@ template <class Domain>
 void retire_twice() {
     Domain domain(config());
     smr::thread_handle self(domain);
-    auto* node = domain.template allocate_outside_op<flagged_node<Domain>>(self.tid(), nullptr);
+    auto* node = domain.template allocate_outside_op<flagged_node<Domain>>(self, nullptr);
     {
-        smr::op_guard op(domain, self.tid());
-        domain.retire(self.tid(), node);
-        domain.retire(self.tid(), node);
+        smr::op_guard op(domain, self);
+        domain.retire(self, node);
+        domain.retire(self, node);
     }
 }
 
@@ -70,13 +70,13 @@ TYPED_TEST(double_retire, a_freed_node_may_be_retired_again) {
     if (Domain::traits.family == smr::reclaimer_family::leak) GTEST_SKIP() << "frees nothing";
     Domain domain(config());
     smr::thread_handle self(domain);
-    auto* node = domain.template allocate_outside_op<flagged_node<Domain>>(self.tid(), nullptr);
+    auto* node = domain.template allocate_outside_op<flagged_node<Domain>>(self, nullptr);
     const void* address = static_cast<const smr::core::retired_node*>(node);
     {
-        smr::op_guard op(domain, self.tid());
-        domain.retire(self.tid(), node);
+        smr::op_guard op(domain, self);
+        domain.retire(self, node);
     }
-    domain.barrier(self.tid());        // frees it: the set forgets the address
+    domain.barrier(self);              // frees it: the set forgets the address
     smr::core::note_retired(address);  // as a retire of a node made there would
     smr::core::note_freed(address);
 }

@@ -104,19 +104,20 @@ constexpr int expected_after_stall(std::string_view scheme) {
     return -1;
 }
 
-/// One operation of `tid` that reads nothing and retires nothing.
+/// One operation of `self` that reads nothing and retires nothing.
 template <class Domain>
-void idle_operation(Domain& domain, int tid) {
-    { smr::op_guard op(domain, tid); }
-    domain.quiescent(tid);
+void idle_operation(Domain& domain, smr::context_ref<Domain> self) {
+    { smr::op_guard op(domain, self); }
+    domain.quiescent(self);
 }
 
 /// Runs b, a, b, a... (a, b, a, b... if `a_first`) until X is destroyed or
 /// `limit` steps; returns the step that freed X (1 = the first operation),
 /// or 0.
 template <class Domain>
-int steps_until_freed(Domain& domain, int a, int b, std::atomic<flagged_node<Domain>*>& churn,
-                      const bool& destroyed, bool a_first = false, int limit = 64) {
+int steps_until_freed(Domain& domain, smr::context_ref<Domain> a, smr::context_ref<Domain> b,
+                      std::atomic<flagged_node<Domain>*>& churn, const bool& destroyed,
+                      bool a_first = false, int limit = 64) {
     for (int step = 1; step <= limit; ++step) {
         if ((step % 2 == 1) != a_first) {
             idle_operation(domain, b);
@@ -137,8 +138,8 @@ struct two_slots {
     Domain domain{eager_config()};
     smr::thread_handle<Domain> first{domain};
     smr::thread_handle<Domain> second{domain};
-    const int a = first.tid();
-    const int b = second.tid();
+    const smr::context_ref<Domain> a = first;
+    const smr::context_ref<Domain> b = second;
     bool destroyed = false;
     std::atomic<node*> cell{domain.template allocate_outside_op<node>(a, &destroyed)};
     std::atomic<node*> churn{domain.template allocate_outside_op<node>(a, nullptr)};
@@ -188,12 +189,12 @@ TYPED_TEST(min_epoch_test, advances_no_sooner_than_the_minimum_and_still_does) {
     const auto made = std::chrono::steady_clock::now();
     TypeParam domain(config);
     smr::thread_handle writer(domain);
-    std::atomic<node*> cell{domain.template allocate<node>(writer.tid(), nullptr)};
+    std::atomic<node*> cell{domain.template allocate<node>(writer, nullptr)};
     constexpr std::uint64_t advances = 5;
     const auto deadline = made + std::chrono::seconds(30);
     std::uint64_t operations = 0;
     while (domain.stats().epochs < advances && std::chrono::steady_clock::now() < deadline) {
-        replace(domain, writer.tid(), cell);
+        replace(domain, writer, cell);
         ++operations;
     }
     const auto elapsed = std::chrono::steady_clock::now() - made;
@@ -225,14 +226,14 @@ TYPED_TEST(free_epoch_test, a_new_thread_is_protected_before_its_first_quiescent
     bool destroyed = false;  // outlives the domain, which may free X last
     TypeParam domain{eager_config()};
     smr::thread_handle<TypeParam> writer{domain};
-    const int a = writer.tid();
+    const auto a = writer.lent();
     std::atomic<node*> cell{domain.template allocate_outside_op<node>(a, &destroyed)};
     std::atomic<node*> churn{domain.template allocate_outside_op<node>(a, nullptr)};
     for (int op = 0; op < 8; ++op) replace(domain, a, churn);  // the epoch moves on
     {
         smr::thread_handle<TypeParam> reader{domain};
-        smr::op_guard reading(domain, reader.tid());  // may read X from here on
-        replace(domain, a, cell);                     // retires X
+        smr::op_guard reading(domain, reader);  // may read X from here on
+        replace(domain, a, cell);               // retires X
         for (int op = 0; op < 100; ++op) replace(domain, a, churn);
         EXPECT_FALSE(destroyed) << "freed under a new thread's first operation";
     }
@@ -266,10 +267,10 @@ TYPED_TEST(garbage_series_test, each_thread_records_its_own_garbage_as_it_begins
         smr::thread_handle<TypeParam> second{domain};
         a = first.tid();
         b = second.tid();
-        std::atomic<node*> churn{domain.template allocate_outside_op<node>(a, nullptr)};
+        std::atomic<node*> churn{domain.template allocate_outside_op<node>(first, nullptr)};
         for (int step = 0; step < steps; ++step) {
-            idle_operation(domain, b);
-            replace(domain, a, churn);
+            idle_operation(domain, second);
+            replace(domain, first, churn);
         }
         domain.free_unshared(churn.load(std::memory_order_relaxed));
     }

@@ -189,12 +189,12 @@ void protect_out_of_range(int index, bool through_a_reader_slot) {
     Domain domain(smr::domain_config{});
     smr::thread_handle self(domain);
     std::atomic<flagged_node<Domain>*> cell{nullptr};
-    smr::op_guard op(domain, self.tid());
+    smr::op_guard op(domain, self);
     if (through_a_reader_slot) {
-        const auto reader = domain.reader(self.tid());
+        const auto reader = domain.reader(self);
         (void)reader.protect(reader.slot(index), cell);
     } else {
-        (void)domain.protect(self.tid(), index, cell);
+        (void)domain.protect(self, index, cell);
     }
 }
 

@@ -85,8 +85,8 @@ TYPED_TEST(misuse, a_barrier_inside_an_operation) {
             {
                 TypeParam domain(small());
                 smr::thread_handle self(domain);
-                smr::op_guard op(domain, self.tid());
-                domain.barrier(self.tid());
+                smr::op_guard op(domain, self);
+                domain.barrier(self);
             },
             "inside an operation");
     }
@@ -97,13 +97,13 @@ TYPED_TEST(misuse, correct_use_passes_every_check) {
     {
         smr::thread_handle self(domain);
         {
-            smr::op_guard op(domain, self.tid());
+            smr::op_guard op(domain, self);
             std::atomic<flagged_node<TypeParam>*> cell{nullptr};
-            (void)domain.protect(self.tid(), smr::max_protect_slots - 1, cell);
+            (void)domain.protect(self, smr::max_protect_slots - 1, cell);
         }
-        domain.thread_offline(self.tid());
-        domain.thread_online(self.tid());
-        domain.barrier(self.tid());
+        domain.thread_offline(self);
+        domain.thread_online(self);
+        domain.barrier(self);
     }
     // Every thread gone: the domain may go.
 }
@@ -137,9 +137,8 @@ TEST(misuse_pool, a_pool_outliving_its_domain_is_fine) {
         smr::debra_domain first(config);
         smr::hp_domain second(config);  // two domains on one pool
         smr::thread_handle self(first);
-        smr::op_guard op(first, self.tid());
-        first.retire(self.tid(),
-                     first.template allocate<flagged_node<smr::debra_domain>>(self.tid(), nullptr));
+        smr::op_guard op(first, self);
+        first.retire(self, first.template allocate<flagged_node<smr::debra_domain>>(self, nullptr));
     }
 }
 

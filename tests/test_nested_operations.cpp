@@ -40,8 +40,8 @@ TYPED_TEST(nesting_test, an_inner_guard_keeps_the_outer_operation_protected) {
     Domain domain(eager_config());
     smr::thread_handle reader(domain);
     smr::thread_handle writer(domain);
-    const int r = reader.tid();
-    const int w = writer.tid();
+    const auto r = reader.lent();
+    const auto w = writer.lent();
     bool first_destroyed = false;
     std::atomic<node*> cell{domain.template allocate_outside_op<node>(w, &first_destroyed)};
     constexpr int rounds = 200;
@@ -74,9 +74,9 @@ TYPED_TEST(nesting_test, depth_returns_to_zero) {
     TypeParam domain(eager_config());
     smr::thread_handle reader(domain);
     {
-        smr::op_guard outer(domain, reader.tid());
+        smr::op_guard outer(domain, reader);
         {
-            smr::op_guard inner(domain, reader.tid());
+            smr::op_guard inner(domain, reader);
             EXPECT_EQ(domain.operation_depth(reader.tid()), 2u);
         }
         EXPECT_EQ(domain.operation_depth(reader.tid()), 1u);
@@ -97,8 +97,8 @@ TYPED_TEST(refused_nesting_test, a_nested_guard_stops_the_program) {
         {
             TypeParam domain(smr::domain_config{});
             smr::thread_handle thread(domain);
-            smr::op_guard outer(domain, thread.tid());
-            smr::op_guard inner(domain, thread.tid());
+            smr::op_guard outer(domain, thread);
+            smr::op_guard inner(domain, thread);
         },
         "nested op_guard");
 }

@@ -124,7 +124,7 @@ class cells {
     cells(Domain& domain, std::size_t count) : domain_(domain), cells_(count) {
         smr::thread_handle handle(domain);
         for (auto& cell : cells_) {
-            cell.store(domain.template allocate<node>(handle.tid(), 0), std::memory_order_release);
+            cell.store(domain.template allocate<node>(handle, 0), std::memory_order_release);
         }
     }
     ~cells() {
@@ -338,13 +338,13 @@ TYPED_TEST(pinning_test, stalled_thread_pins_garbage) {
         // A stall: begin_op without end_op. For qsbr it is a registered
         // (online) thread that declares no quiescent state; for nebr an online
         // thread that starts no more operations; begin_op is harmless there.
-        domain.begin_op(staller.tid());
+        domain.begin_op(staller);
         workers<D>(domain, shared, 3, 4'000).join();
         const std::uint64_t retired = shared.retired();
         ASSERT_EQ(retired, 12'000u);
         EXPECT_GE(domain.garbage() * 10, retired * 9)
             << "garbage " << domain.garbage() << " of " << retired << " retired";
-        domain.end_op(staller.tid());
+        domain.end_op(staller);
     }
     // Stall over: four workers take slots 0-3 (the staller's and the three
     // workers'), inherit their bags and free them.
@@ -394,9 +394,9 @@ TYPED_TEST(freeing_test, join_and_leave_while_running) {
                     const int ops = static_cast<int>(splitmix(rng) % 4);  // 0-3
                     for (int n = 0; n < ops; ++n) shared.operate(handle.tid(), rng);
                     if (splitmix(rng) % 2 == 0) {
-                        domain.thread_offline(handle.tid());
+                        domain.thread_offline(handle);
                         std::this_thread::yield();
-                        domain.thread_online(handle.tid());
+                        domain.thread_online(handle);
                         shared.operate(handle.tid(), rng);
                     }
                 }
@@ -424,13 +424,13 @@ TYPED_TEST(freeing_test, offline_thread_does_not_block) {
     D domain(TestFixture::config());
     cells<D> shared(domain, 64);
     smr::thread_handle idle(domain);
-    domain.thread_offline(idle.tid());
+    domain.thread_offline(idle);
     {
         workers<D> crew(domain, shared, 2);
         ASSERT_TRUE(eventually([&] { return shared.retired() >= 20'000; }));
         expect_reclaims<TypeParam>(domain, shared);
     }
-    domain.thread_online(idle.tid());
+    domain.thread_online(idle);
     EXPECT_EQ(shared.bad_reads(), 0u);
 }
 

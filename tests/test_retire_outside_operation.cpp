@@ -49,11 +49,11 @@ template <class Domain>
 class retire_outside_test : public ::testing::Test {};
 TYPED_TEST_SUITE(retire_outside_test, one_thread_domains, domain_names);
 
-/// One operation and quiescent state of `tid`, which does nothing else.
+/// One operation and quiescent state of `self`, which does nothing else.
 template <class Domain>
-void idle_operation(Domain& domain, int tid) {
-    { smr::op_guard op(domain, tid); }  // token schemes pass the token on here
-    domain.quiescent(tid);
+void idle_operation(Domain& domain, smr::context_ref<Domain> self) {
+    { smr::op_guard op(domain, self); }  // token schemes pass the token on here
+    domain.quiescent(self);
 }
 
 TYPED_TEST(retire_outside_test, a_stale_thread_keeps_the_node_from_a_later_reader) {
@@ -63,9 +63,9 @@ TYPED_TEST(retire_outside_test, a_stale_thread_keeps_the_node_from_a_later_reade
     smr::thread_handle retirer(domain);
     smr::thread_handle reader(domain);
     smr::thread_handle writer(domain);
-    const int a = retirer.tid();
-    const int r = reader.tid();
-    const int w = writer.tid();
+    const auto a = retirer.lent();
+    const auto r = reader.lent();
+    const auto w = writer.lent();
     bool destroyed = false;
     std::atomic<node*> cell{domain.template allocate_outside_op<node>(a, &destroyed)};
     std::atomic<node*> churn{domain.template allocate_outside_op<node>(w, nullptr)};
@@ -140,7 +140,7 @@ TYPED_TEST(retire_outside_concurrent_test, writers_retire_old_versions_between_o
     std::atomic<version<Domain>*> current{nullptr};
     {
         smr::thread_handle setup(domain);
-        current.store(domain.template allocate_outside_op<version<Domain>>(setup.tid(), 0));
+        current.store(domain.template allocate_outside_op<version<Domain>>(setup, 0));
     }
     constexpr int iterations = 20000;
     std::atomic<int> torn{0};
@@ -149,15 +149,14 @@ TYPED_TEST(retire_outside_concurrent_test, writers_retire_old_versions_between_o
     for (int t = 0; t < threads; ++t) {
         workers.emplace_back([&, t] {
             smr::thread_handle self(domain);
-            const int tid = self.tid();
             start.arrive_and_wait();
             for (int i = 0; i < iterations; ++i) {
-                if (!smr::test::read_intact(domain, tid, current)) torn.fetch_add(1);
+                if (!smr::test::read_intact(domain, self, current)) torn.fetch_add(1);
                 if (t % 2 == 0 && i % 4 == 0) {
                     // Publish and retire outside any operation.
                     auto* fresh = domain.template allocate_outside_op<version<Domain>>(
-                        tid, static_cast<std::uint64_t>(i));
-                    domain.retire(tid, current.exchange(fresh, std::memory_order_acq_rel));
+                        self, static_cast<std::uint64_t>(i));
+                    domain.retire(self, current.exchange(fresh, std::memory_order_acq_rel));
                 }
             }
         });

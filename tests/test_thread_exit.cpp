@@ -50,13 +50,14 @@ smr::domain_config config_for(int threads) {
 /// liburcu's call_rcu thread whenever its grace periods end, so for them the
 /// bound is a generous time instead (it only limits a failing run).
 template <class Domain>
-void operate_until(Domain& domain, int tid, smr::test::counted_cell<Domain>& cell,
-                   const std::atomic<std::uint64_t>& freed, std::uint64_t expected, int limit) {
+void operate_until(Domain& domain, smr::context_ref<Domain> self,
+                   smr::test::counted_cell<Domain>& cell, const std::atomic<std::uint64_t>& freed,
+                   std::uint64_t expected, int limit) {
     constexpr bool asynchronous = Domain::traits.family == smr::reclaimer_family::external;
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
     for (int ops = 0; freed.load() < expected; ++ops) {
         if (asynchronous ? std::chrono::steady_clock::now() > deadline : ops == limit) return;
-        smr::test::replace_counted(domain, tid, cell, nullptr);
+        smr::test::replace_counted(domain, self, cell, nullptr);
         if (asynchronous) std::this_thread::sleep_for(std::chrono::microseconds(100));
     }
 }
@@ -65,7 +66,7 @@ TYPED_TEST(thread_exit_test, a_remaining_thread_frees_what_an_exited_one_retired
     using Domain = TypeParam;
     Domain domain(config_for(4));
     smr::thread_handle main_thread(domain);
-    const int m = main_thread.tid();
+    const auto m = main_thread.lent();
     smr::test::counted_cell<Domain> cell{domain.template allocate<counted_node<Domain>>(m)};
     std::atomic<std::uint64_t> worker_freed{0};
     constexpr std::uint64_t worker_retires = 1000;
@@ -73,7 +74,7 @@ TYPED_TEST(thread_exit_test, a_remaining_thread_frees_what_an_exited_one_retired
     std::thread([&] {
         smr::thread_handle self(domain);
         for (std::uint64_t i = 0; i < worker_retires; ++i)
-            smr::test::replace_counted(domain, self.tid(), cell, &worker_freed);
+            smr::test::replace_counted(domain, self, cell, &worker_freed);
     }).join();
     ASSERT_LT(worker_freed.load(), worker_retires) << "nothing left to orphan: retire more";
     domain.thread_online(m);
@@ -93,7 +94,7 @@ TYPED_TEST(thread_exit_test, an_exited_threads_freeable_list_is_freed_too) {
     config.free.mode = smr::free_mode::amortized;
     Domain domain(config);
     smr::thread_handle main_thread(domain);
-    const int m = main_thread.tid();
+    const auto m = main_thread.lent();
     smr::test::counted_cell<Domain> cell{domain.template allocate<counted_node<Domain>>(m)};
     std::atomic<std::uint64_t> worker_freed{0};
     constexpr std::uint64_t worker_retires = 1000 * 8;
@@ -102,7 +103,7 @@ TYPED_TEST(thread_exit_test, an_exited_threads_freeable_list_is_freed_too) {
     std::thread([&] {
         smr::thread_handle self(domain);
         for (int i = 0; i < 1000; ++i)
-            smr::test::replace_counted(domain, self.tid(), cell, &worker_freed, 8);
+            smr::test::replace_counted(domain, self, cell, &worker_freed, 8);
         freeable_at_exit = domain.freeable_size(self.tid());
     }).join();
     // (The liburcu adapters get nodes back whenever liburcu's thread returns
@@ -121,7 +122,7 @@ TYPED_TEST(thread_exit_test, a_pool_that_shrinks_leaves_no_garbage_behind) {
     const int workers = smr::test::default_stress_threads();
     Domain domain(config_for(workers + 1));
     smr::thread_handle main_thread(domain);
-    const int m = main_thread.tid();
+    const auto m = main_thread.lent();
     smr::test::counted_cell<Domain> cell{domain.template allocate<counted_node<Domain>>(m)};
     std::atomic<std::uint64_t> exited_freed{0};
     constexpr std::uint64_t per_worker = 2000;
@@ -131,7 +132,7 @@ TYPED_TEST(thread_exit_test, a_pool_that_shrinks_leaves_no_garbage_behind) {
         pool.emplace_back([&] {
             smr::thread_handle self(domain);
             for (std::uint64_t i = 0; i < per_worker; ++i)
-                smr::test::replace_counted(domain, self.tid(), cell, &exited_freed);
+                smr::test::replace_counted(domain, self, cell, &exited_freed);
         });
     }
     for (auto& thread : pool) thread.join();

@@ -159,7 +159,7 @@ TYPED_TEST(user_object_test, readers_never_meet_a_deleted_object) {
                 smr::thread_handle self(domain);
                 start.arrive_and_wait();
                 for (int i = 0; i < iterations; ++i) {
-                    if (!smr::test::read_intact(domain, self.tid(), cell)) torn.fetch_add(1);
+                    if (!smr::test::read_intact(domain, self, cell)) torn.fetch_add(1);
                     if (t % 2 == 0 && i % 4 == 0) {
                         const auto tag = static_cast<std::uint64_t>(t) << 32 | i;
                         replace_object(domain, self, cell, counts, tag);

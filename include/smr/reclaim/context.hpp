@@ -88,6 +88,9 @@ class [[nodiscard]] context {
     /// The context lent to one call (smr::context_ref, below).
     using ref = typename detail::lent_context_key<typename detail::scheme_of<Domain>::type>::ref;
     operator ref() const noexcept { return ref{tid()}; }  // NOLINT: implicit by design
+    /// The same, named: for a thread that keeps its lent context in a local
+    /// and passes it to many calls while the context lives.
+    ref lent() const noexcept { return ref{tid()}; }
 
   private:
     /// The attachment is owned as a unique_ptr owns memory: moved, never
