@@ -516,16 +516,16 @@ TEST(thread_registry, concurrent_claims_are_exclusive) {
     for (int t = 0; t < threads; ++t) {
         pool.emplace_back([&] {
             for (int i = 0; i < 2'000; ++i) {
-                int tid = -1;
+                int slot = -1;
                 try {
-                    tid = registry.acquire();
+                    slot = registry.acquire();
                 } catch (const std::length_error&) {
                     continue;
                 }
-                if (holders[tid].fetch_add(1) != 0) violations.fetch_add(1);
+                if (holders[slot].fetch_add(1) != 0) violations.fetch_add(1);
                 claims.fetch_add(1);
-                holders[tid].fetch_sub(1);
-                registry.release(tid);
+                holders[slot].fetch_sub(1);
+                registry.release(slot);
             }
         });
     }
@@ -552,25 +552,25 @@ smr::domain_config one_thread_config(smr::free_mode mode) {
     return config;
 }
 
-void retire_in_one_op(smr::debra_domain& domain, int tid, int n) {
-    smr::op_guard guard(domain, tid);
-    for (int i = 0; i < n; ++i) domain.retire(tid, domain.allocate<node>(tid));
+void retire_in_one_op(smr::debra_domain& domain, smr::context_ref<smr::debra_domain> self, int n) {
+    smr::op_guard guard(domain, self);
+    for (int i = 0; i < n; ++i) domain.retire(self, domain.allocate<node>(self));
 }
 
 TEST(free_policy, batch_frees_a_safe_bag_at_once) {
     smr::debra_domain domain(one_thread_config(smr::free_mode::batch));
     smr::thread_handle handle(domain);
-    const int tid = handle.tid();
+    const auto self = handle.lent();
     constexpr int n = 5'000;
-    retire_in_one_op(domain, tid, n);
+    retire_in_one_op(domain, self, n);
     int ops = 0;
     while (domain.stats().freed == 0 && ops < 10) {
-        smr::op_guard guard(domain, tid);
+        smr::op_guard guard(domain, self);
         ++ops;
     }
     // All of it in the operation that found the bag safe (three epochs on).
     EXPECT_EQ(domain.stats().freed, static_cast<std::uint64_t>(n));
-    EXPECT_EQ(domain.freeable_size(tid), 0u);
+    EXPECT_EQ(domain.freeable_size(smr::tid_of(self)), 0u);
     EXPECT_EQ(domain.garbage(), 0u);
     EXPECT_EQ(domain.stats().free_latency.count(), static_cast<std::uint64_t>(n));
 }
@@ -579,20 +579,20 @@ TEST(free_policy, amortized_frees_k_plus_catch_up_per_operation) {
     const smr::domain_config config = one_thread_config(smr::free_mode::amortized);
     smr::debra_domain domain(config);
     smr::thread_handle handle(domain);
-    const int tid = handle.tid();
+    const auto self = handle.lent();
     constexpr int n = 5'000;
-    retire_in_one_op(domain, tid, n);
+    retire_in_one_op(domain, self, n);
 
     int short_ops = 0;  // list shorter than catchup_divisor: exactly k
     int long_ops = 0;   // longer: k + len / catchup_divisor
     bool spliced = false;
     for (int op = 0; op < 10'000 && domain.garbage() != 0; ++op) {
-        const std::size_t list_before = domain.freeable_size(tid);
+        const std::size_t list_before = domain.freeable_size(smr::tid_of(self));
         const std::uint64_t freed_before = domain.stats().freed;
-        domain.begin_op(tid);
+        domain.begin_op(self);
         const std::uint64_t freed_now = domain.stats().freed - freed_before;
-        const std::size_t list_after = domain.freeable_size(tid);
-        domain.end_op(tid);
+        const std::size_t list_after = domain.freeable_size(smr::tid_of(self));
+        domain.end_op(self);
         // The bag found safe in this begin_op is queued before the step frees.
         const std::size_t queued = list_after + freed_now - list_before;
         if (queued != 0) {
@@ -618,11 +618,11 @@ TEST(free_policy, every_free_of_garbage_is_counted_and_timed) {
     for (smr::free_mode mode : {smr::free_mode::batch, smr::free_mode::amortized}) {
         smr::debra_domain domain(one_thread_config(mode));
         smr::thread_handle handle(domain);
-        const int tid = handle.tid();
-        domain.discard(tid, domain.allocate<node>(tid));  // never published: freed at once
-        for (int round = 0; round < 20; ++round) retire_in_one_op(domain, tid, 50);
+        const auto self = handle.lent();
+        domain.discard(self, domain.allocate<node>(self));  // never published: freed at once
+        for (int round = 0; round < 20; ++round) retire_in_one_op(domain, self, 50);
         for (int op = 0; op < 2'000 && domain.garbage() != 0; ++op) {
-            smr::op_guard guard(domain, tid);
+            smr::op_guard guard(domain, self);
         }
         const smr::reclaimer_stats stats = domain.stats();
         EXPECT_EQ(stats.retired, 1'000u) << smr::to_string(mode);
@@ -645,11 +645,11 @@ struct disposing_domain : smr::debra_domain {
 TEST(free_policy, a_batch_counts_each_free_as_it_happens) {
     disposing_domain domain(one_thread_config(smr::free_mode::batch));
     smr::thread_handle handle(domain);
-    const int tid = handle.tid();
+    const auto self = handle.lent();
     smr::core::limbo_bag bag;
-    for (int i = 0; i < 50; ++i) bag.push_back(domain.allocate<node>(tid));
+    for (int i = 0; i < 50; ++i) bag.push_back(domain.allocate<node>(self));
     std::vector<std::uint64_t> seen;
-    domain.dispose_safe(tid, bag, 10, [&] { seen.push_back(domain.stats().freed); });
+    domain.dispose_safe(smr::tid_of(self), bag, 10, [&] { seen.push_back(domain.stats().freed); });
     EXPECT_EQ(seen, (std::vector<std::uint64_t>{10, 20, 30, 40, 50}));
     EXPECT_TRUE(bag.empty());
 }
@@ -660,11 +660,11 @@ TEST(free_policy, one_free_in_n_is_timed_and_the_time_is_scaled_to_all) {
         config.time_frees_every = 16;
         smr::debra_domain domain(config);
         smr::thread_handle handle(domain);
-        const int tid = handle.tid();
+        const auto self = handle.lent();
         constexpr int n = 16'000;
-        retire_in_one_op(domain, tid, n);
+        retire_in_one_op(domain, self, n);
         for (int op = 0; op < 20'000 && domain.garbage() != 0; ++op) {
-            smr::op_guard guard(domain, tid);
+            smr::op_guard guard(domain, self);
         }
         const smr::reclaimer_stats stats = domain.stats();
         ASSERT_EQ(stats.freed, static_cast<std::uint64_t>(n)) << smr::to_string(mode);
@@ -684,10 +684,10 @@ TEST(free_policy, frees_are_timed_only_when_asked) {
     config.time_frees = false;  // the library's default
     smr::debra_domain domain(config);
     smr::thread_handle handle(domain);
-    const int tid = handle.tid();
-    retire_in_one_op(domain, tid, 100);
+    const auto self = handle.lent();
+    retire_in_one_op(domain, self, 100);
     for (int op = 0; op < 10 && domain.garbage() != 0; ++op) {
-        smr::op_guard guard(domain, tid);
+        smr::op_guard guard(domain, self);
     }
     const smr::reclaimer_stats stats = domain.stats();
     EXPECT_EQ(stats.freed, 100u);
@@ -715,15 +715,16 @@ smr::domain_config counting_config(smr::free_mode mode) {
     return config;
 }
 
-/// Retires `nodes` in one operation of `tid` and runs operations until the
+/// Retires `nodes` in one operation of `self` and runs operations until the
 /// domain has freed them.
 template <class Node>
-void retire_and_free(smr::debra_domain& domain, int tid, const std::vector<Node*>& nodes) {
+void retire_and_free(smr::debra_domain& domain, smr::context_ref<smr::debra_domain> self,
+                     const std::vector<Node*>& nodes) {
     {
-        smr::op_guard guard(domain, tid);
-        for (Node* n : nodes) domain.retire(tid, n);
+        smr::op_guard guard(domain, self);
+        for (Node* n : nodes) domain.retire(self, n);
     }
-    for (int op = 0; op < 10'000 && domain.garbage() != 0; ++op) smr::op_guard guard(domain, tid);
+    for (int op = 0; op < 10'000 && domain.garbage() != 0; ++op) smr::op_guard guard(domain, self);
     ASSERT_EQ(domain.garbage(), 0u);
 }
 
@@ -735,13 +736,13 @@ TEST(remote_frees, a_node_of_an_earlier_registration_is_remote) {
         std::vector<node*> earlier;
         {
             smr::thread_handle handle(domain);
-            for (int i = 0; i < 70; ++i) earlier.push_back(domain.allocate<node>(handle.tid()));
+            for (int i = 0; i < 70; ++i) earlier.push_back(domain.allocate<node>(handle));
         }
         smr::thread_handle handle(domain);
-        const int tid = handle.tid();
+        const auto self = handle.lent();
         std::vector<node*> nodes = earlier;
-        for (int i = 0; i < 30; ++i) nodes.push_back(domain.allocate<node>(tid));
-        retire_and_free(domain, tid, nodes);
+        for (int i = 0; i < 30; ++i) nodes.push_back(domain.allocate<node>(self));
+        retire_and_free(domain, self, nodes);
         const smr::reclaimer_stats stats = domain.stats();
         EXPECT_EQ(stats.freed, 100u) << smr::to_string(mode);
         EXPECT_EQ(stats.remote_frees, 70u) << smr::to_string(mode);
@@ -753,10 +754,10 @@ TEST(remote_frees, are_not_counted_unless_asked) {
     std::vector<node*> earlier;
     {
         smr::thread_handle handle(domain);
-        for (int i = 0; i < 50; ++i) earlier.push_back(domain.allocate<node>(handle.tid()));
+        for (int i = 0; i < 50; ++i) earlier.push_back(domain.allocate<node>(handle));
     }
     smr::thread_handle handle(domain);
-    retire_and_free(domain, handle.tid(), earlier);
+    retire_and_free(domain, handle, earlier);
     EXPECT_EQ(domain.stats().freed, 50u);
     EXPECT_EQ(domain.stats().remote_frees, 0u);
 }
@@ -782,16 +783,16 @@ TEST(remote_frees, are_counted_through_a_pool_and_for_over_aligned_nodes) {
         {
             smr::thread_handle other(domain);
             for (int i = 0; i < 40; ++i) {
-                small.push_back(domain.allocate<node>(other.tid()));
-                wide.push_back(domain.allocate<wide_node>(other.tid()));
+                small.push_back(domain.allocate<node>(other));
+                wide.push_back(domain.allocate<wide_node>(other));
                 EXPECT_EQ(reinterpret_cast<std::uintptr_t>(wide.back()) % 64, 0u);
             }
         }
         smr::thread_handle handle(domain);
-        const int tid = handle.tid();
-        for (int i = 0; i < 10; ++i) small.push_back(domain.allocate<node>(tid));
-        retire_and_free(domain, tid, small);
-        retire_and_free(domain, tid, wide);
+        const auto self = handle.lent();
+        for (int i = 0; i < 10; ++i) small.push_back(domain.allocate<node>(self));
+        retire_and_free(domain, self, small);
+        retire_and_free(domain, self, wide);
         EXPECT_EQ(domain.stats().freed, 90u) << (memory ? "pool" : "malloc");
         EXPECT_EQ(domain.stats().remote_frees, 80u) << (memory ? "pool" : "malloc");
     }

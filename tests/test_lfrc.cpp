@@ -47,27 +47,28 @@ struct link_node : smr::lfrc_node_header {
 std::uint64_t in_use(lfrc_domain& domain) { return domain.pool().stats().in_use; }
 
 /// Pushes a node holding `value` in front of root's node (which it links to).
-void push(lfrc_domain& d, int tid, std::atomic<link_node*>& root, std::uint64_t value) {
-    smr::op_guard guard(d, tid);
+void push(lfrc_domain& d, smr::context_ref<lfrc_domain> self, std::atomic<link_node*>& root,
+          std::uint64_t value) {
+    smr::op_guard guard(d, self);
     for (;;) {
-        link_node* first = d.protect(tid, 0, root);
-        link_node* fresh = d.allocate<link_node>(tid, value, first);
-        if (d.compare_exchange_link(tid, root, first, fresh)) return;
-        d.discard(tid, fresh);
+        link_node* first = d.protect(self, 0, root);
+        link_node* fresh = d.allocate<link_node>(self, value, first);
+        if (d.compare_exchange_link(self, root, first, fresh)) return;
+        d.discard(self, fresh);
     }
 }
 
 /// Unlinks root's node and retires it; false when root is empty.
-bool pop(lfrc_domain& d, int tid, std::atomic<link_node*>& root) {
-    smr::op_guard guard(d, tid);
+bool pop(lfrc_domain& d, smr::context_ref<lfrc_domain> self, std::atomic<link_node*>& root) {
+    smr::op_guard guard(d, self);
     for (;;) {
-        link_node* first = d.protect(tid, 0, root);
+        link_node* first = d.protect(self, 0, root);
         if (first == nullptr) return false;
         EXPECT_EQ(first->canary, link_node::alive);
-        link_node* second = d.protect(tid, 1, first->next);
+        link_node* second = d.protect(self, 1, first->next);
         link_node* expected = first;
-        if (d.compare_exchange_link(tid, root, expected, second)) {
-            d.retire(tid, first);
+        if (d.compare_exchange_link(self, root, expected, second)) {
+            d.retire(self, first);
             return true;
         }
     }
@@ -98,19 +99,19 @@ TEST(lfrc, a_retire_after_the_operation_ended_fails_a_debug_assertion) {
         {
             lfrc_domain d{smr::domain_config{}};
             smr::thread_handle handle(d);
-            const int tid = handle.tid();
+            const auto self = handle.lent();
             std::atomic<link_node*> root{nullptr};
-            push(d, tid, root, 1);
-            push(d, tid, root, 2);
+            push(d, self, root, 1);
+            push(d, self, root, 2);
             link_node* two = nullptr;
             {
-                smr::op_guard guard(d, tid);
-                two = d.protect(tid, 0, root);
-                link_node* one = d.protect(tid, 1, two->next);
+                smr::op_guard guard(d, self);
+                two = d.protect(self, 0, root);
+                link_node* one = d.protect(self, 1, two->next);
                 link_node* expected = two;
-                if (!d.compare_exchange_link(tid, root, expected, one)) std::abort();
+                if (!d.compare_exchange_link(self, root, expected, one)) std::abort();
             }
-            d.retire(tid, two);  // two was freed when the operation ended
+            d.retire(self, two);  // two was freed when the operation ended
         },
         "caller does not hold");
 }
@@ -123,9 +124,9 @@ TEST(lfrc, a_fifth_allocation_in_one_operation_stops_the_program_in_every_build)
         {
             lfrc_domain d{smr::domain_config{}};
             smr::thread_handle handle(d);
-            const int tid = handle.tid();
-            smr::op_guard guard(d, tid);
-            for (std::uint64_t i = 0; i < 5; ++i) d.allocate<link_node>(tid, i);
+            const auto self = handle.lent();
+            smr::op_guard guard(d, self);
+            for (std::uint64_t i = 0; i < 5; ++i) d.allocate<link_node>(self, i);
         },
         "smr: lfrc: more than 4 allocations in one operation");
 }
@@ -133,21 +134,21 @@ TEST(lfrc, a_fifth_allocation_in_one_operation_stops_the_program_in_every_build)
 TEST(lfrc, links_hold_counts_and_the_last_release_frees) {
     lfrc_domain d{smr::domain_config{}};
     smr::thread_handle handle(d);
-    const int tid = handle.tid();
+    const auto self = handle.lent();
     std::atomic<link_node*> root{nullptr};
 
-    push(d, tid, root, 1);
-    push(d, tid, root, 2);  // root -> 2 -> 1
+    push(d, self, root, 1);
+    push(d, self, root, 2);  // root -> 2 -> 1
     EXPECT_EQ(in_use(d), 2u);
     EXPECT_EQ(d.stats().freed, 0u);
     {
         // Unlink 2 while holding it: freed only when this operation ends.
-        smr::op_guard guard(d, tid);
-        link_node* two = d.protect(tid, 0, root);
-        link_node* one = d.protect(tid, 1, two->next);
+        smr::op_guard guard(d, self);
+        link_node* two = d.protect(self, 0, root);
+        link_node* one = d.protect(self, 1, two->next);
         link_node* expected = two;
-        ASSERT_TRUE(d.compare_exchange_link(tid, root, expected, one));
-        d.retire(tid, two);
+        ASSERT_TRUE(d.compare_exchange_link(self, root, expected, one));
+        d.retire(self, two);
         EXPECT_EQ(in_use(d), 2u) << "held by this thread's protect slot";
         EXPECT_EQ(d.garbage(), 1u);
     }
@@ -156,8 +157,8 @@ TEST(lfrc, links_hold_counts_and_the_last_release_frees) {
     EXPECT_EQ(d.garbage(), 0u);
     EXPECT_EQ(root.load()->value, 1u) << "1 kept its count from root when 2's link to it went";
 
-    ASSERT_TRUE(pop(d, tid, root));
-    EXPECT_FALSE(pop(d, tid, root));
+    ASSERT_TRUE(pop(d, self, root));
+    EXPECT_FALSE(pop(d, self, root));
     EXPECT_EQ(in_use(d), 0u);
     const smr::reclaimer_stats s = d.stats();
     EXPECT_EQ(s.allocated, 2u);
@@ -169,20 +170,20 @@ TEST(lfrc, links_hold_counts_and_the_last_release_frees) {
 TEST(lfrc, a_discarded_node_is_freed_at_once_and_returns_its_links_counts) {
     lfrc_domain d{smr::domain_config{}};
     smr::thread_handle handle(d);
-    const int tid = handle.tid();
+    const auto self = handle.lent();
     std::atomic<link_node*> root{nullptr};
-    push(d, tid, root, 1);
+    push(d, self, root, 1);
     {
-        smr::op_guard guard(d, tid);
-        link_node* one = d.protect(tid, 0, root);
-        link_node* fresh = d.allocate<link_node>(tid, 2, one);  // counts a link to 1
+        smr::op_guard guard(d, self);
+        link_node* one = d.protect(self, 0, root);
+        link_node* fresh = d.allocate<link_node>(self, 2, one);  // counts a link to 1
         EXPECT_EQ(in_use(d), 2u);
-        d.discard(tid, fresh);
+        d.discard(self, fresh);
         EXPECT_EQ(in_use(d), 1u) << "no grace period: it was never shared";
     }
     EXPECT_EQ(d.stats().discarded, 1u);
     // 1's count is back to its root link alone: unlinking frees it.
-    ASSERT_TRUE(pop(d, tid, root));
+    ASSERT_TRUE(pop(d, self, root));
     EXPECT_EQ(in_use(d), 0u);
     EXPECT_EQ(d.stats().freed, 1u);
 }
@@ -196,17 +197,17 @@ TEST(lfrc, a_held_node_keeps_its_unlinked_successors_and_frees_them_iteratively)
     smr::thread_handle writer(d);
     smr::thread_handle reader(d);
     std::atomic<link_node*> root{nullptr};
-    for (std::uint64_t i = 1; i <= n; ++i) push(d, writer.tid(), root, i);
+    for (std::uint64_t i = 1; i <= n; ++i) push(d, writer, root, i);
 
-    d.begin_op(reader.tid());
-    link_node* held = d.protect(reader.tid(), 0, root);
+    d.begin_op(reader);
+    link_node* held = d.protect(reader, 0, root);
     ASSERT_EQ(held->value, n);
-    while (pop(d, writer.tid(), root)) {
+    while (pop(d, writer, root)) {
     }
     EXPECT_EQ(d.garbage(), n) << "every unlinked node is reachable from the held one";
     EXPECT_EQ(in_use(d), n);
     EXPECT_EQ(held->canary, link_node::alive);
-    d.end_op(reader.tid());
+    d.end_op(reader);
 
     EXPECT_EQ(d.garbage(), 0u);
     EXPECT_EQ(d.stats().freed, n);
@@ -247,26 +248,26 @@ TEST(lfrc, stray_increments_on_reused_nodes_never_free_a_held_node) {
     std::atomic<link_node*> root{nullptr};
     {
         smr::thread_handle handle(d);
-        push(d, handle.tid(), root, 0);
+        push(d, handle, root, 0);
     }
     std::atomic<std::uint64_t> bad{0};
     std::vector<std::thread> workers;
     for (int t = 0; t < threads; ++t) {
         workers.emplace_back([&, t] {
             smr::thread_handle handle(d);
-            const int tid = handle.tid();
+            const auto self = handle.lent();
             for (int i = 0; i < rounds; ++i) {
-                smr::op_guard guard(d, tid);
-                link_node* seen = d.protect(tid, 0, root);
+                smr::op_guard guard(d, self);
+                link_node* seen = d.protect(self, 0, root);
                 if (seen->canary != link_node::alive) bad.fetch_add(1);
                 if (t % 2 == 0) {
                     // Writer: replace the root's node with a fresh one.
-                    link_node* fresh = d.allocate<link_node>(tid, seen->value + 1);
+                    link_node* fresh = d.allocate<link_node>(self, seen->value + 1);
                     link_node* expected = seen;
-                    if (d.compare_exchange_link(tid, root, expected, fresh)) {
-                        d.retire(tid, seen);
+                    if (d.compare_exchange_link(self, root, expected, fresh)) {
+                        d.retire(self, seen);
                     } else {
-                        d.discard(tid, fresh);
+                        d.discard(self, fresh);
                     }
                 }
                 if (seen->canary != link_node::alive) bad.fetch_add(1);
@@ -278,7 +279,7 @@ TEST(lfrc, stray_increments_on_reused_nodes_never_free_a_held_node) {
     EXPECT_EQ(d.garbage(), 0u);
     EXPECT_EQ(in_use(d), 1u) << "only the root's node is alive";
     smr::thread_handle handle(d);
-    ASSERT_TRUE(pop(d, handle.tid(), root));
+    ASSERT_TRUE(pop(d, handle, root));
     EXPECT_EQ(in_use(d), 0u);
 }
 

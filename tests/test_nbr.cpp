@@ -111,8 +111,8 @@ void retire_until_broadcast(Domain& domain) {
         const std::uint64_t before = domain.stats().signals;
         const std::size_t n = domain.high_watermark() + 2;
         for (std::size_t i = 0; i < n; ++i) {
-            smr::op_guard guard(domain, handle.tid());
-            domain.retire(handle.tid(), domain.template allocate<test_node<Domain>>(handle.tid()));
+            smr::op_guard guard(domain, handle);
+            domain.retire(handle, domain.template allocate<test_node<Domain>>(handle));
         }
         EXPECT_GT(domain.stats().signals, before);
     }).join();
@@ -127,10 +127,10 @@ TYPED_TEST(nbr_phases, reader_in_read_phase_is_restarted) {
     std::atomic<bool> in_read_phase{false};
     std::thread reader([&] {
         smr::thread_handle handle(domain);
-        const int tid = handle.tid();
-        smr::op_guard guard(domain, tid);
+        const auto self = handle.lent();
+        smr::op_guard guard(domain, self);
         for (;;) {
-            SMR_READ_PHASE_BEGIN(domain, tid);
+            SMR_READ_PHASE_BEGIN(domain, self);
             // Only atomics outside the frame change here (test bookkeeping).
             if (attempts.fetch_add(1) == 0) {
                 in_read_phase.store(true);
@@ -139,7 +139,7 @@ TYPED_TEST(nbr_phases, reader_in_read_phase_is_restarted) {
                 // which to run the deferred handler.
                 for (;;) std::this_thread::sleep_for(100us);
             }
-            domain.read_phase_end(tid);
+            domain.read_phase_end(self);
             break;
         }
     });
@@ -159,7 +159,7 @@ TYPED_TEST(nbr_phases, writer_is_not_restarted_and_keeps_its_reservation) {
     std::atomic<node*> cell{nullptr};
     {
         smr::thread_handle setup(domain);
-        cell.store(domain.template allocate<node>(setup.tid()));
+        cell.store(domain.template allocate<node>(setup));
     }
     std::atomic<int> attempts{0};
     std::atomic<bool> writing{false};
@@ -167,13 +167,13 @@ TYPED_TEST(nbr_phases, writer_is_not_restarted_and_keeps_its_reservation) {
     std::atomic<std::uint64_t> canary_seen{0};
     std::thread writer([&] {
         smr::thread_handle handle(domain);
-        const int tid = handle.tid();
-        smr::op_guard guard(domain, tid);
+        const auto self = handle.lent();
+        smr::op_guard guard(domain, self);
         for (;;) {
-            SMR_READ_PHASE_BEGIN(domain, tid);
+            SMR_READ_PHASE_BEGIN(domain, self);
             attempts.fetch_add(1);
-            node* mine = domain.protect(tid, 0, cell);
-            domain.read_phase_end(tid, mine);
+            node* mine = domain.protect(self, 0, cell);
+            domain.read_phase_end(self, mine);
             // Write phase: signals are ignored from here on.
             writing.store(true);
             while (!reclaimed.load()) std::this_thread::yield();
@@ -185,18 +185,18 @@ TYPED_TEST(nbr_phases, writer_is_not_restarted_and_keeps_its_reservation) {
     const std::uint64_t freed_before = domain.stats().freed;
     std::thread([&] {
         smr::thread_handle handle(domain);
-        const int tid = handle.tid();
+        const auto self = handle.lent();
         {
-            smr::op_guard guard(domain, tid);
-            node* old = cell.exchange(domain.template allocate<node>(tid));
-            domain.retire(tid, old);  // first in the bag: the reserved node
+            smr::op_guard guard(domain, self);
+            node* old = cell.exchange(domain.template allocate<node>(self));
+            domain.retire(self, old);  // first in the bag: the reserved node
         }
         const std::size_t n = domain.high_watermark() + 2;
         for (std::size_t i = 0; i < n; ++i) {
-            smr::op_guard guard(domain, tid);
-            domain.retire(tid, domain.template allocate<node>(tid));
+            smr::op_guard guard(domain, self);
+            domain.retire(self, domain.template allocate<node>(self));
         }
-        EXPECT_GE(domain.bag_size(tid), 1u);
+        EXPECT_GE(domain.bag_size(smr::tid_of(self)), 1u);
     }).join();
     const smr::reclaimer_stats stats = domain.stats();
     EXPECT_GT(stats.signals, 0u);
@@ -220,13 +220,13 @@ TYPED_TEST(nbr_phases, stalled_reader_keeps_garbage_bounded) {
     std::atomic<bool> stalled{false};
     std::thread staller([&] {
         smr::thread_handle handle(domain);
-        const int tid = handle.tid();
-        smr::op_guard guard(domain, tid);
+        const auto self = handle.lent();
+        smr::op_guard guard(domain, self);
         for (;;) {
-            SMR_READ_PHASE_BEGIN(domain, tid);
+            SMR_READ_PHASE_BEGIN(domain, self);
             stalled.store(true);
             while (!stop.load()) std::this_thread::sleep_for(1ms);
-            domain.read_phase_end(tid);
+            domain.read_phase_end(self);
             break;
         }
     });
@@ -279,22 +279,22 @@ TEST(nbrplus_watermarks, low_waits_for_a_broadcast_high_signals) {
     D domain(cfg);
     ASSERT_EQ(domain.low_watermark(), 8u);
     ASSERT_EQ(domain.high_watermark(), 16u);
-    const int a = domain.register_thread();
-    const int b = domain.register_thread();
-    auto retire = [&](int tid, int n) {
+    smr::context<D> a(domain);
+    smr::context<D> b(domain);
+    auto retire = [&](smr::context_ref<D> self, int n) {
         for (int i = 0; i < n; ++i) {
-            domain.begin_op(tid);
-            domain.retire(tid, domain.allocate<node>(tid));
-            domain.end_op(tid);
+            domain.begin_op(self);
+            domain.retire(self, domain.allocate<node>(self));
+            domain.end_op(self);
         }
     };
     // Below the low watermark: nothing happens.
     retire(a, 8);
-    EXPECT_EQ(domain.bag_size(a), 8u);
+    EXPECT_EQ(domain.bag_size(a.tid()), 8u);
     EXPECT_EQ(domain.stats().freed, 0u);
     // Past it: a bookmarks 8 nodes and watches, but nobody has broadcast.
     retire(a, 5);
-    EXPECT_EQ(domain.bag_size(a), 13u);
+    EXPECT_EQ(domain.bag_size(a.tid()), 13u);
     EXPECT_EQ(domain.stats().freed, 0u);
     EXPECT_EQ(domain.stats().signals, 0u);
     // b reaches its high watermark: it signals (a's slot: this same thread,
@@ -302,23 +302,23 @@ TEST(nbrplus_watermarks, low_waits_for_a_broadcast_high_signals) {
     retire(b, 17);
     EXPECT_EQ(domain.stats().signals, 1u);
     EXPECT_EQ(domain.stats().freed, 16u);
-    EXPECT_EQ(domain.bag_size(b), 1u);
+    EXPECT_EQ(domain.bag_size(b.tid()), 1u);
     // a's next retire sees b's completed broadcast: it frees its 8
     // bookmarked nodes without a signal of its own.
     retire(a, 1);
     EXPECT_EQ(domain.stats().signals, 1u);
     EXPECT_EQ(domain.stats().freed, 24u);
-    EXPECT_EQ(domain.bag_size(a), 14u - 8u);
+    EXPECT_EQ(domain.bag_size(a.tid()), 14u - 8u);
     // a at its own high watermark: watches again (no broadcast by others), then
     // signals itself.
     retire(a, 10);  // bag 16
     EXPECT_EQ(domain.stats().signals, 1u);
     retire(a, 1);
     EXPECT_EQ(domain.stats().signals, 2u);
-    EXPECT_EQ(domain.bag_size(a), 1u);
+    EXPECT_EQ(domain.bag_size(a.tid()), 1u);
     EXPECT_EQ(domain.stats().freed, 24u + 16u);
-    domain.unregister_thread(b);
-    domain.unregister_thread(a);
+    b.detach();
+    a.detach();
 }
 
 TEST(nbr_config, rejects_bad_signals_and_watermarks) {

@@ -116,7 +116,7 @@ class cells {
     cells(Domain& domain, std::size_t count) : domain_(domain), cells_(count) {
         smr::thread_handle handle(domain);
         for (auto& cell : cells_) {
-            cell.store(domain.template allocate<node>(handle.tid(), 0), std::memory_order_release);
+            cell.store(domain.template allocate<node>(handle, 0), std::memory_order_release);
         }
     }
     ~cells() {
@@ -127,26 +127,26 @@ class cells {
 
     /// One operation: protect a cell's node, replace another cell's node and
     /// retire the old one, protect a third, and re-check the first.
-    void operate(int tid, std::uint64_t& rng) {
-        smr::op_guard guard(domain_, tid);
-        node* first = domain_.protect(tid, 0, pick(rng));
+    void operate(smr::context_ref<Domain> self, std::uint64_t& rng) {
+        smr::op_guard guard(domain_, self);
+        node* first = domain_.protect(self, 0, pick(rng));
         check(first);
-        node* fresh = domain_.template allocate<node>(tid, rng);
+        node* fresh = domain_.template allocate<node>(self, rng);
         // acq_rel: acquire pairs with the release that published the old
         // node; release publishes fresh.
         node* old = pick(rng).exchange(fresh, std::memory_order_acq_rel);
         check(old);  // ours alone now: only we retire it
-        domain_.retire(tid, old);
-        node* third = domain_.protect(tid, 1, pick(rng));
+        domain_.retire(self, old);
+        node* third = domain_.protect(self, 1, pick(rng));
         check(third);
         check(first);  // still protected by slot 0
         retired_.fetch_add(1, std::memory_order_relaxed);
     }
 
     /// Protect one node per slot and keep them (the stalled thread).
-    void hold(int tid) {
+    void hold(smr::context_ref<Domain> self) {
         for (int slot = 0; slot < smr::max_protect_slots; ++slot) {
-            check(domain_.protect(tid, slot, cells_[static_cast<std::size_t>(slot) % size()]));
+            check(domain_.protect(self, slot, cells_[static_cast<std::size_t>(slot) % size()]));
         }
     }
 
@@ -168,7 +168,7 @@ void run_workers(Domain& domain, cells<Domain>& shared, int threads, std::uint64
         crew.emplace_back([&, i] {
             smr::thread_handle handle(domain);
             std::uint64_t rng = 0x1234 + static_cast<std::uint64_t>(i) * 7919;
-            for (std::uint64_t n = 0; n < ops; ++n) shared.operate(handle.tid(), rng);
+            for (std::uint64_t n = 0; n < ops; ++n) shared.operate(handle, rng);
         });
     }
     for (auto& t : crew) t.join();
@@ -219,7 +219,7 @@ TYPED_TEST(reservation_test, each_asymmetric_scan_issues_one_heavy_barrier) {
     {
         smr::thread_handle handle(domain);
         for (int i = 0; i < 12; ++i) {
-            domain.retire(handle.tid(), domain.template allocate<node>(handle.tid(), 0));
+            domain.retire(handle, domain.template allocate<node>(handle, 0));
         }
         if (TypeParam::mode == smr::free_mode::batch) {
             EXPECT_EQ(domain.stats().freed, 12u);
@@ -259,7 +259,7 @@ void run_round_robin(Domain& domain, cells<Domain>& shared, int workers, std::ui
     }
     for (std::uint64_t round = 0; round < rounds; ++round) {
         for (int i = 0; i < workers; ++i) {
-            shared.operate(handles[i].tid(), rngs[i]);
+            shared.operate(handles[i], rngs[i]);
             domain.sample_garbage();  // the peak is what samples see: after every step here
         }
     }
@@ -294,12 +294,12 @@ TYPED_TEST(reservation_test, stalled_thread_keeps_garbage_bounded) {
         cells<D> shared(domain, cell_count);
         smr::thread_handle staller(domain);
         if (stall) {
-            domain.begin_op(staller.tid());
-            shared.hold(staller.tid());
+            domain.begin_op(staller);
+            shared.hold(staller);
         }
         run_round_robin(domain, shared, workers, rounds);
         const auto stats = domain.stats();
-        if (stall) domain.end_op(staller.tid());
+        if (stall) domain.end_op(staller);
         EXPECT_EQ(shared.retired(), workers * rounds);
         expect_consistent_counts(domain, shared.retired(), shared.size());
         return stats.garbage_peak;
@@ -438,9 +438,9 @@ class treiber_stack {
         }
     }
 
-    void push(int tid, std::uint64_t value) {
-        smr::op_guard guard(domain_, tid);
-        node* fresh = domain_.template allocate<node>(tid, value);
+    void push(smr::context_ref<Domain> self, std::uint64_t value) {
+        smr::op_guard guard(domain_, self);
+        node* fresh = domain_.template allocate<node>(self, value);
         node* top = top_.load(std::memory_order_relaxed);
         do {
             fresh->next.store(top, std::memory_order_relaxed);
@@ -450,10 +450,10 @@ class treiber_stack {
     }
 
     /// Returns false when empty.
-    bool pop(int tid, std::uint64_t& value) {
-        smr::op_guard guard(domain_, tid);
+    bool pop(smr::context_ref<Domain> self, std::uint64_t& value) {
+        smr::op_guard guard(domain_, self);
         for (;;) {
-            node* top = domain_.protect(tid, 0, top_);
+            node* top = domain_.protect(self, 0, top_);
             if (top == nullptr) return false;
             check(top);
             // Safe to read: top is protected (and ABA-free: it cannot be freed
@@ -464,7 +464,7 @@ class treiber_stack {
             if (top_.compare_exchange_strong(top, next, std::memory_order_acquire,
                                              std::memory_order_relaxed)) {
                 value = top->payload;
-                domain_.retire(tid, top);
+                domain_.retire(self, top);
                 return true;
             }
         }
@@ -494,12 +494,12 @@ TYPED_TEST(reservation_test, treiber_stack_push_pop) {
                 for (std::uint64_t n = 0; n < ops; ++n) {
                     if (splitmix(rng) % 2 == 0) {
                         const std::uint64_t v = splitmix(rng) % 1000;
-                        stack.push(handle.tid(), v);
+                        stack.push(handle, v);
                         ++pushed[i];
                         sum_in[i] += v;
                     } else {
                         std::uint64_t v = 0;
-                        if (stack.pop(handle.tid(), v)) {
+                        if (stack.pop(handle, v)) {
                             ++popped[i];
                             sum_out[i] += v;
                         }
@@ -511,7 +511,7 @@ TYPED_TEST(reservation_test, treiber_stack_push_pop) {
         // Drain what is left; every value pushed comes out exactly once.
         smr::thread_handle handle(domain);
         std::uint64_t rest = 0, rest_sum = 0, v = 0;
-        while (stack.pop(handle.tid(), v)) {
+        while (stack.pop(handle, v)) {
             ++rest;
             rest_sum += v;
         }
@@ -584,16 +584,17 @@ TEST(wfe, helpers_answer_preempted_slow_paths) {
         for (int i = 0; i < readers + 2; ++i) {
             crew.emplace_back([&, i] {
                 smr::thread_handle handle(domain);
-                const int tid = handle.tid();
+                const auto self = handle.lent();
                 std::uint64_t rng = 4242 + static_cast<std::uint64_t>(i);
                 while (!stop.load(std::memory_order_relaxed)) {
                     if (i >= readers) {
-                        shared.operate(tid, rng);  // allocates: advances eras and helps
+                        shared.operate(self, rng);  // allocates: advances eras and helps
                         written.fetch_add(1, std::memory_order_relaxed);
                         continue;
                     }
-                    smr::op_guard guard(domain, tid);
-                    for (int k = 0; k < 8; ++k) check(domain.protect(tid, k % 2, shared.pick(rng)));
+                    smr::op_guard guard(domain, self);
+                    for (int k = 0; k < 8; ++k)
+                        check(domain.protect(self, k % 2, shared.pick(rng)));
                 }
             });
         }

@@ -82,15 +82,15 @@ std::uint64_t retire_and_wait(D& domain, int count) {
     std::uint64_t left = 0;
     std::thread worker([&] {
         smr::thread_handle handle(domain);
-        const int tid = handle.tid();
+        const auto self = handle.lent();
         for (int i = 0; i < count; ++i) {
-            smr::op_guard guard(domain, tid);
-            domain.retire(tid, domain.template allocate<test_node<D>>(tid));
+            smr::op_guard guard(domain, self);
+            domain.retire(self, domain.template allocate<test_node<D>>(self));
         }
         const auto deadline = std::chrono::steady_clock::now() + 5s;
         while (domain.garbage() != 0 && std::chrono::steady_clock::now() < deadline) {
-            { smr::op_guard guard(domain, tid); }  // returned nodes are freed here
-            domain.quiescent(tid);
+            { smr::op_guard guard(domain, self); }  // returned nodes are freed here
+            domain.quiescent(self);
             std::this_thread::sleep_for(1ms);
         }
         left = domain.garbage();
@@ -106,26 +106,26 @@ TYPED_TEST(Urcu, StalledReaderPinsGarbageUntilItLeaves) {
         // A reader inside a read-side critical section (qsbr: online and
         // announcing no quiescent state) for the whole retire phase.
         smr::thread_handle staller(domain);
-        domain.begin_op(staller.tid());
+        domain.begin_op(staller);
         std::thread probe([&] {
             smr::thread_handle handle(domain);
-            const int tid = handle.tid();
+            const auto self = handle.lent();
             for (int i = 0; i < 200; ++i) {
-                smr::op_guard guard(domain, tid);
-                domain.retire(tid, domain.template allocate<test_node<TypeParam>>(tid));
+                smr::op_guard guard(domain, self);
+                domain.retire(self, domain.template allocate<test_node<TypeParam>>(self));
             }
-            domain.quiescent(tid);
+            domain.quiescent(self);
         });
         probe.join();
         std::this_thread::sleep_for(100ms);  // ample time for a grace period, were one possible
         EXPECT_EQ(domain.garbage(), 200u) << "a grace period ended under a stalled reader";
-        domain.end_op(staller.tid());
-        domain.thread_offline(staller.tid());
+        domain.end_op(staller);
+        domain.thread_offline(staller);
         // The staller has left its critical section (and, for qsbr, gone
         // offline): grace periods resume and the nodes come back. The probe's
         // slot is free, so the next worker takes it and frees them.
         EXPECT_EQ(retire_and_wait(domain, 100), 0u);
-        domain.thread_online(staller.tid());
+        domain.thread_online(staller);
     }
     EXPECT_EQ(domain.stats().freed, 300u);
 }

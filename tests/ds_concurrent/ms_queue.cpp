@@ -88,7 +88,7 @@ queue_stress_result run_queue_stress(const queue_stress_options& o) {
                 bool arrived = false;
                 try {
                     smr::thread_handle handle(domain);
-                    const int tid = handle.tid();
+                    const auto self = handle.lent();
                     thread_state& me = states[t];
                     me.values.reserve(o.ops_per_thread);
                     std::vector<std::uint64_t> last_seen(o.threads, 0);
@@ -131,7 +131,7 @@ queue_stress_result run_queue_stress(const queue_stress_options& o) {
                         } else {
                             ++me.empty;
                         }
-                        domain.quiescent(tid);  // QSBR frees nothing without it
+                        domain.quiescent(self);  // QSBR frees nothing without it
                     }
                 } catch (const std::exception& e) {
                     if (!arrived) ready.count_down();

@@ -100,12 +100,13 @@ int main() { return 0; }
 // stats() failed on a sign conversion no structure instantiated), for every
 // reclaimer.
 template <class Domain>
-void user_calls(Domain& domain, int tid) {
+void user_calls(Domain& domain, smr::context_ref<Domain> self) {
     (void)domain.stats();
-    domain.barrier(tid);
-    domain.thread_offline(tid);
-    domain.thread_online(tid);
+    domain.barrier(self);
+    domain.thread_offline(self);
+    domain.thread_online(self);
 }
-#define SMR_USER_CALLS(DS, Domain) template void user_calls<Domain>(Domain&, int);
+#define SMR_USER_CALLS(DS, Domain) \
+    template void user_calls<Domain>(Domain&, smr::context_ref<Domain>);
 SMR_EVERY_UNCOUNTED_RECLAIMER(SMR_USER_CALLS, unused)
-template void user_calls<smr::lfrc_domain>(smr::lfrc_domain&, int);
+template void user_calls<smr::lfrc_domain>(smr::lfrc_domain&, smr::context_ref<smr::lfrc_domain>);
