@@ -184,7 +184,6 @@ stress_result run_stress(const stress_options& options) {
                 bool arrived = false;
                 try {
                     auto self = smr::attach(domain);
-                    const int tid = self.tid();
                     detail::xorshift64 rng(
                         detail::mix_seed(options.seed ^ (static_cast<std::uint64_t>(round) << 32) ^
                                          static_cast<std::uint64_t>(t)));
@@ -205,7 +204,7 @@ stress_result run_stress(const stress_options& options) {
                         ++mine.operations;
                         // An application quiescent state between operations, as
                         // smrbench's workers do (QSBR frees nothing without it).
-                        domain.quiescent(tid);
+                        domain.quiescent(self);
                     }
                     if (options.stop_together) round_over.store(true, std::memory_order_relaxed);
                     // A transactional structure hands its thread's pending

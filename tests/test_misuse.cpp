@@ -42,13 +42,13 @@ TYPED_TEST(misuse, a_tid_never_registered) {
     EXPECT_DEATH(
         {
             TypeParam domain(small());
-            domain.barrier(7);  // beyond max_threads, too
+            domain.barrier(typename TypeParam::lent{7});  // beyond max_threads, too
         },
         message);
     EXPECT_DEATH(
         {
             TypeParam domain(small());
-            domain.thread_offline(-1);
+            domain.thread_offline(typename TypeParam::lent{-1});
         },
         message);
 }
@@ -59,7 +59,7 @@ TYPED_TEST(misuse, an_operation_of_a_tid_never_registered_fails_a_debug_assertio
     EXPECT_DEATH(
         {
             TypeParam domain(small());
-            smr::op_guard op(domain, 1);
+            smr::op_guard op(domain, typename TypeParam::lent{1});
         },
         "not a registered thread");
 }

@@ -235,7 +235,7 @@ void queue_on_pool() {
                         ++out;
                         out_sum += item->key;
                     }
-                    domain.quiescent(handle.tid());
+                    domain.quiescent(handle);
                 }
                 std::lock_guard lock(totals);
                 enqueued += in;

@@ -134,29 +134,29 @@ class cells {
     cells& operator=(const cells&) = delete;
 
     /// One operation: read, replace and retire, re-read. Then a quiescent state.
-    void operate(int tid, std::uint64_t& rng) {
+    void operate(smr::context_ref<Domain> self, std::uint64_t& rng) {
         {
-            smr::op_guard guard(domain_, tid);
+            smr::op_guard guard(domain_, self);
             // The NBR shape (guards.hpp): read phase, then reserve `first`.
             // For every other scheme the checkpoint and read_phase_end are
             // empty and protect is an acquire load (or a hazard pointer).
             node* first = nullptr;
             for (;;) {
-                SMR_READ_PHASE_BEGIN(domain_, tid);
+                SMR_READ_PHASE_BEGIN(domain_, self);
                 const std::size_t index = splitmix(rng) % cells_.size();
-                first = domain_.protect(tid, 0, cells_[index]);
+                first = domain_.protect(self, 0, cells_[index]);
                 check(first);
-                domain_.read_phase_end(tid, first);
+                domain_.read_phase_end(self, first);
                 break;
             }
             auto& cell = cells_[splitmix(rng) % cells_.size()];
-            node* fresh = domain_.template allocate<node>(tid, rng);
+            node* fresh = domain_.template allocate<node>(self, rng);
             node* old = cell.exchange(fresh, std::memory_order_acq_rel);
             check(old);
-            domain_.retire(tid, old);
+            domain_.retire(self, old);
             check(first);  // still protected: this operation began before its unlink
         }
-        domain_.quiescent(tid);
+        domain_.quiescent(self);
         retired_.fetch_add(1, std::memory_order_relaxed);
     }
 
@@ -189,7 +189,7 @@ class workers {
                 std::uint64_t rng = 0x1234 + static_cast<std::uint64_t>(i) * 7919;
                 for (std::uint64_t n = 0; ops == 0 || n < ops; ++n) {
                     if (ops == 0 && stop_.load(std::memory_order_relaxed)) break;
-                    shared_.operate(handle.tid(), rng);
+                    shared_.operate(handle, rng);
                 }
             });
         }
@@ -392,12 +392,12 @@ TYPED_TEST(freeing_test, join_and_leave_while_running) {
                 for (int i = 0; i < 150; ++i) {
                     smr::thread_handle handle(domain);
                     const int ops = static_cast<int>(splitmix(rng) % 4);  // 0-3
-                    for (int n = 0; n < ops; ++n) shared.operate(handle.tid(), rng);
+                    for (int n = 0; n < ops; ++n) shared.operate(handle, rng);
                     if (splitmix(rng) % 2 == 0) {
                         domain.thread_offline(handle);
                         std::this_thread::yield();
                         domain.thread_online(handle);
-                        shared.operate(handle.tid(), rng);
+                        shared.operate(handle, rng);
                     }
                 }
             });
@@ -453,43 +453,43 @@ TYPED_TEST(token_ring_test, passes_in_slot_order_and_survives_leavers) {
     smr::domain_config config = test_config(smr::free_mode::batch);
     D domain(config);
     EXPECT_EQ(domain.token_holder(), -1);
-    const int a = domain.register_thread();
-    EXPECT_EQ(domain.token_holder(), a);  // the first joiner takes the token
-    const int b = domain.register_thread();
-    const int c = domain.register_thread();
-    ASSERT_EQ(std::vector<int>({a, b, c}), std::vector<int>({0, 1, 2}));
+    smr::context<D> a(domain);
+    EXPECT_EQ(domain.token_holder(), a.tid());  // the first joiner takes the token
+    smr::context<D> b(domain);
+    smr::context<D> c(domain);
+    ASSERT_EQ(std::vector<int>({a.tid(), b.tid(), c.tid()}), std::vector<int>({0, 1, 2}));
 
-    auto op = [&](int tid) {
-        domain.begin_op(tid);
-        domain.end_op(tid);
+    auto op = [&](smr::context_ref<D> self) {
+        domain.begin_op(self);
+        domain.end_op(self);
     };
     op(c);  // not the holder: nothing happens
-    EXPECT_EQ(domain.token_holder(), a);
+    EXPECT_EQ(domain.token_holder(), a.tid());
     op(a);
-    EXPECT_EQ(domain.token_holder(), b);
+    EXPECT_EQ(domain.token_holder(), b.tid());
     op(b);
-    EXPECT_EQ(domain.token_holder(), c);
+    EXPECT_EQ(domain.token_holder(), c.tid());
     EXPECT_EQ(domain.stats().epochs, 0u);
 
-    domain.unregister_thread(c);  // leaves holding the token: passes it on, wrapping
-    EXPECT_EQ(domain.token_holder(), a);
+    c.detach();  // leaves holding the token: passes it on, wrapping
+    EXPECT_EQ(domain.token_holder(), a.tid());
     EXPECT_EQ(domain.stats().epochs, 1u);
-    domain.unregister_thread(b);  // leaves without it
-    EXPECT_EQ(domain.token_holder(), a);
+    b.detach();  // leaves without it
+    EXPECT_EQ(domain.token_holder(), a.tid());
     op(a);  // a lone member passes to itself: every receipt is a round
-    EXPECT_EQ(domain.token_holder(), a);
+    EXPECT_EQ(domain.token_holder(), a.tid());
     EXPECT_EQ(domain.stats().epochs, 2u);
 
     domain.thread_offline(a);  // the last member leaves: the token names nobody
     EXPECT_EQ(domain.token_holder(), -1);
-    const int d = domain.register_thread();  // takes the free slot 1 and the token
-    EXPECT_EQ(d, 1);
-    EXPECT_EQ(domain.token_holder(), d);
+    smr::context<D> d(domain);  // takes the free slot 1 and the token
+    EXPECT_EQ(d.tid(), 1);
+    EXPECT_EQ(domain.token_holder(), d.tid());
     domain.thread_online(a);
     op(d);
-    EXPECT_EQ(domain.token_holder(), a);  // 1 -> 0 wraps
-    domain.unregister_thread(d);
-    domain.unregister_thread(a);
+    EXPECT_EQ(domain.token_holder(), a.tid());  // 1 -> 0 wraps
+    d.detach();
+    a.detach();
     EXPECT_EQ(domain.token_holder(), -1);
 }
 
@@ -498,15 +498,15 @@ TYPED_TEST(token_ring_test, passes_in_slot_order_and_survives_leavers) {
 TYPED_TEST(token_ring_test, frees_at_the_second_receipt) {
     using D = TypeParam;
     D domain(test_config(smr::free_mode::batch));
-    const int a = domain.register_thread();
-    const int b = domain.register_thread();
-    auto op = [&](int tid, bool retire) {
-        domain.begin_op(tid);
-        if (retire) domain.retire(tid, domain.template allocate<test_node<D>>(tid, 1));
-        domain.end_op(tid);
+    smr::context<D> a(domain);
+    smr::context<D> b(domain);
+    auto op = [&](smr::context_ref<D> self, bool retire) {
+        domain.begin_op(self);
+        if (retire) domain.retire(self, domain.template allocate<test_node<D>>(self, 1));
+        domain.end_op(self);
     };
     op(a, true);  // receipt 1 of a (empty bags), then retire x: current = {x}
-    EXPECT_EQ(domain.token_holder(), b);
+    EXPECT_EQ(domain.token_holder(), b.tid());
     EXPECT_EQ(domain.garbage(), 1u);
     op(b, false);  // b's receipt; b has nothing
     op(a, false);  // receipt 2 of a: x moves to previous; b began an op since x's unlink
@@ -516,8 +516,8 @@ TYPED_TEST(token_ring_test, frees_at_the_second_receipt) {
     op(a, false);  // receipt 3 of a: x is safe and freed
     EXPECT_EQ(domain.garbage(), 0u);
     EXPECT_EQ(domain.stats().freed, 1u);
-    domain.unregister_thread(b);
-    domain.unregister_thread(a);
+    b.detach();
+    a.detach();
 }
 
 // Periodic: while freeing a large bag, a thread that gets the token back
@@ -529,8 +529,8 @@ TEST(token_periodic, passes_again_while_freeing) {
     smr::domain_config config = test_config(smr::free_mode::batch);
     config.token_check_every = 10;
     D domain(config);
-    const int a = domain.register_thread();  // the only member: passes to itself
-    domain.begin_op(a);                      // receipt 1
+    smr::context<D> a(domain);  // the only member: passes to itself
+    domain.begin_op(a);         // receipt 1
     for (int i = 0; i < 1000; ++i) domain.retire(a, domain.allocate<test_node<D>>(a, 1));
     domain.end_op(a);
     domain.begin_op(a);  // receipt 2: the 1000 nodes become previous
@@ -545,7 +545,7 @@ TEST(token_periodic, passes_again_while_freeing) {
     domain.begin_op(a);  // receipt 104: the 5 were previous since receipt 3
     domain.end_op(a);
     EXPECT_EQ(domain.stats().freed, 1005u);
-    domain.unregister_thread(a);
+    a.detach();
 }
 
 // Hart's QSBR: every quiescent state tries to advance the epoch (a fuzzy
@@ -555,10 +555,10 @@ TEST(token_periodic, passes_again_while_freeing) {
 TEST(qsbr, every_quiescent_state_tries_to_advance) {
     using D = smr::qsbr_domain;
     D domain(test_config(smr::free_mode::batch));
-    const int a = domain.register_thread();
-    const auto state = [&](int tid, bool retire) {
-        if (retire) domain.retire(tid, domain.template allocate<test_node<D>>(tid, 1));
-        domain.quiescent(tid);
+    smr::context<D> a(domain);
+    const auto state = [&](smr::context_ref<D> self, bool retire) {
+        if (retire) domain.retire(self, domain.template allocate<test_node<D>>(self, 1));
+        domain.quiescent(self);
     };
     const std::uint64_t start = domain.stats().epochs;
     state(a, true);
@@ -570,8 +570,8 @@ TEST(qsbr, every_quiescent_state_tries_to_advance) {
     EXPECT_EQ(domain.garbage(), 0u);
     EXPECT_EQ(domain.stats().epochs, start + 4);
 
-    const int b = domain.register_thread();  // online, in the current epoch
-    state(a, false);                         // the epoch moves once: b announced it
+    smr::context<D> b(domain);  // online, in the current epoch
+    state(a, false);            // the epoch moves once: b announced it
     state(a, false);
     state(a, false);
     EXPECT_EQ(domain.stats().epochs, start + 5) << "b lags and holds a up";
@@ -582,8 +582,8 @@ TEST(qsbr, every_quiescent_state_tries_to_advance) {
     state(a, false);
     EXPECT_EQ(domain.stats().epochs, start + 8) << "an offline thread holds up nobody";
     domain.thread_online(b);
-    domain.unregister_thread(b);
-    domain.unregister_thread(a);
+    b.detach();
+    a.detach();
 }
 
 // Brown's DEBRA frees a bag at the third epoch change its owner observes,
@@ -595,12 +595,12 @@ TEST(debra, frees_at_the_third_epoch_change_it_observes) {
     smr::domain_config config = test_config(smr::free_mode::batch);
     config.check_every = 1;  // b, checking a (quiescent) each operation, advances each time
     D domain(config);
-    const int a = domain.register_thread();
-    const int b = domain.register_thread();
-    const auto op = [&](int tid, bool retire) {
-        domain.begin_op(tid);
-        if (retire) domain.retire(tid, domain.template allocate<test_node<D>>(tid, 1));
-        domain.end_op(tid);
+    smr::context<D> a(domain);
+    smr::context<D> b(domain);
+    const auto op = [&](smr::context_ref<D> self, bool retire) {
+        domain.begin_op(self);
+        if (retire) domain.retire(self, domain.template allocate<test_node<D>>(self, 1));
+        domain.end_op(self);
     };
     const auto advance_to = [&](std::uint64_t target) {
         for (int i = 0; i < 100 && domain.global_epoch() < target; ++i) op(b, false);
@@ -616,8 +616,8 @@ TEST(debra, frees_at_the_third_epoch_change_it_observes) {
     advance_to(domain.global_epoch() + 1);
     op(a, false);  // change 3
     EXPECT_EQ(domain.garbage(), 0u);
-    domain.unregister_thread(b);
-    domain.unregister_thread(a);
+    b.detach();
+    a.detach();
 }
 
 // ---- the list itself ----------------------------------------------------------

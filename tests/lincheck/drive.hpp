@@ -125,7 +125,6 @@ run_result run_set(const run_options& o) {
     run_result out;
     const auto started = std::chrono::steady_clock::now();
     out.error = detail::run_threads(domain, set, o, [&](int t, auto& self, auto& rng) {
-        const int tid = self.tid();
         for (std::uint64_t i = 0; i < o.ops_per_thread; ++i) {
             const std::uint64_t r = rng.next();
             const auto key = static_cast<std::int64_t>(r % static_cast<std::uint64_t>(o.key_range));
@@ -141,7 +140,7 @@ run_result run_set(const run_options& o) {
                 rec.record(t, op_kind::contains, k,
                            [&] { return std::uint64_t{set.contains(self, key)}; });
             }
-            domain.quiescent(tid);  // an application quiescent state (QSBR)
+            domain.quiescent(self);  // an application quiescent state (QSBR)
         }
     });
     const auto recorded = std::chrono::steady_clock::now();
@@ -178,7 +177,7 @@ run_result run_queue(const run_options& o) {
                     return item ? static_cast<std::uint64_t>(item->key) : empty_queue;
                 });
             }
-            domain.quiescent(self.tid());
+            domain.quiescent(self);
         }
     });
     const auto recorded = std::chrono::steady_clock::now();
