@@ -1,8 +1,8 @@
 // Rules of the domain API that every build checks, where a check costs
 // nothing per operation (docs/library.md, "Rules"): each misuse stops the
 // program with one line instead of undefined behaviour at -O2. The checks on
-// an operation's own path (a tid inside op_guard) are debug assertions, and
-// are tested where the assertions are compiled in.
+// an operation's own path (an unregistered context inside op_guard) are debug
+// assertions, and are tested where the assertions are compiled in.
 #include <gtest/gtest.h>
 
 #include <atomic>
