@@ -101,10 +101,10 @@ struct ran {
     std::array<std::int64_t, 3> added{};
 
     ran() {
-        smr::thread_handle<smr::debra_domain> handle(domain);
-        initial = manager.populate(handle.tid(), params.relations);
+        const smr::context<smr::debra_domain> self(domain);
+        initial = manager.populate(self, params.relations);
         const std::atomic<bool> stop{false};
-        added = manager.run_client(handle.tid(), 0, params, params.tasks, stop);
+        added = manager.run_client(self, 0, params, params.tasks, stop);
     }
 
     smr::ds::validation_result validate() const { return manager.validate(params, initial, added); }

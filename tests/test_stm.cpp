@@ -120,12 +120,11 @@ TEST(OrecTable, ClassifiesConflicts) {
 
 TYPED_TEST(StmTest, ReadsItsOwnWritesAndCommits) {
     smr::stm::stm<TypeParam> stm(this->domain, small_table);
-    smr::thread_handle<TypeParam> handle(this->domain);
-    const int tid = handle.tid();
+    const smr::context<TypeParam> self(this->domain);
     std::int64_t x = 1;
     node* link = nullptr;
 
-    const std::int64_t seen = stm.atomically(tid, [&](transaction& tx) {
+    const std::int64_t seen = stm.atomically(self, [&](transaction& tx) {
         EXPECT_TRUE(tx.read_only());
         EXPECT_EQ(tx.load(&x), 1);
         tx.store(&x, 2);
@@ -143,7 +142,7 @@ TYPED_TEST(StmTest, ReadsItsOwnWritesAndCommits) {
     ASSERT_NE(link, nullptr);
     EXPECT_EQ(link->value, 7);
 
-    stm.atomically(tid, [&](transaction& tx) {
+    stm.atomically(self, [&](transaction& tx) {
         EXPECT_EQ(tx.load(&x), 3);
         const node* n = tx.load(&link);
         EXPECT_EQ(tx.load(&n->check), -7);
@@ -159,8 +158,7 @@ TYPED_TEST(StmTest, ReadsItsOwnWritesAndCommits) {
 
 TYPED_TEST(StmTest, BodyExceptionRollsBackAndPropagates) {
     smr::stm::stm<TypeParam> stm(this->domain, small_table);
-    smr::thread_handle<TypeParam> handle(this->domain);
-    const int tid = handle.tid();
+    const smr::context<TypeParam> self(this->domain);
     std::int64_t x = 1;
     node* link = nullptr;
     node* kept = malloc_node(5);
@@ -173,7 +171,7 @@ TYPED_TEST(StmTest, BodyExceptionRollsBackAndPropagates) {
         tx.free(kept);                          // forgotten by the rollback
         throw std::runtime_error("body failed");
     };
-    EXPECT_THROW(stm.atomically(tid, failing), std::runtime_error);
+    EXPECT_THROW(stm.atomically(self, failing), std::runtime_error);
     EXPECT_EQ(attempts, 1);  // not retried
     EXPECT_EQ(x, 1);
     EXPECT_EQ(link, nullptr);
@@ -183,20 +181,19 @@ TYPED_TEST(StmTest, BodyExceptionRollsBackAndPropagates) {
     EXPECT_EQ(stm.stats().commits, 0u);
     EXPECT_EQ(stm.stats().aborts, 0u);
 
-    stm.atomically(tid, [&](transaction& tx) { tx.store(&x, tx.load(&x) + 10); });
+    stm.atomically(self, [&](transaction& tx) { tx.store(&x, tx.load(&x) + 10); });
     EXPECT_EQ(x, 11);
     std::free(kept);
 }
 
 TYPED_TEST(StmTest, AbortFreesAllocationsAndForgetsFrees) {
     smr::stm::stm<TypeParam> stm(this->domain, small_table);
-    smr::thread_handle<TypeParam> handle(this->domain);
-    const int tid = handle.tid();
+    const smr::context<TypeParam> self(this->domain);
     node* link = nullptr;
     node* kept = malloc_node(5);
     int attempts = 0;
 
-    stm.atomically(tid, [&](transaction& tx) {
+    stm.atomically(self, [&](transaction& tx) {
         const int attempt = ++attempts;
         tx.store(&link, tx.make<node>(attempt, -attempt));  // aborted attempts free theirs
         if (attempt < 3) {
@@ -221,13 +218,12 @@ TYPED_TEST(StmTest, AbortFreesAllocationsAndForgetsFrees) {
 TEST(StmDeferredFree, RetiresOnePointerBlockPerSixtyFrees) {
     smr::leak_domain domain(small_domain());
     smr::stm::stm<smr::leak_domain> stm(domain, small_table);
-    smr::thread_handle<smr::leak_domain> handle(domain);
-    const int tid = handle.tid();
+    const smr::context<smr::leak_domain> self(domain);
     constexpr std::size_t per_block = smr::stm::stm<smr::leak_domain>::pointers_per_block;
     const auto free_some = [&](std::size_t n) {
         std::vector<void*> blocks(n);
         for (void*& block : blocks) block = std::malloc(16);
-        stm.atomically(tid, [&](transaction& tx) {
+        stm.atomically(self, [&](transaction& tx) {
             for (void* block : blocks) tx.free(block);
         });
     };
@@ -238,9 +234,9 @@ TEST(StmDeferredFree, RetiresOnePointerBlockPerSixtyFrees) {
     EXPECT_EQ(domain.stats().retired, 1u);  // retired by the commit that filled it
     free_some(2 * per_block + 1);           // one commit fills two blocks and starts a third
     EXPECT_EQ(domain.stats().retired, 3u);
-    stm.flush(tid);
+    stm.flush(self);
     EXPECT_EQ(domain.stats().retired, 4u);
-    stm.flush(tid);
+    stm.flush(self);
     EXPECT_EQ(domain.stats().retired, 4u);  // nothing left to hand over
     free_some(3);  // not flushed: the stm's destructor frees these (else LSan reports them)
 }
@@ -264,13 +260,13 @@ TYPED_TEST(StmTest, TransfersNeverShowAnInconsistentTotal) {
     std::vector<std::thread> workers;
     for (int t = 0; t < threads; ++t) {
         workers.emplace_back([&, t] {
-            smr::thread_handle<TypeParam> handle(this->domain);
+            const smr::context<TypeParam> self(this->domain);
             std::mt19937_64 rng(static_cast<std::uint64_t>(t) + 1);
             for (int i = 0; i < per_thread; ++i) {
                 const std::size_t from = rng() % accounts;
                 const std::size_t to = rng() % accounts;
                 const auto amount = static_cast<std::int64_t>(rng() % 100);
-                stm.atomically(handle.tid(), [&](transaction& tx) {
+                stm.atomically(self, [&](transaction& tx) {
                     std::int64_t sum = 0;
                     for (const std::int64_t& account : balance) sum += tx.load(&account);
                     if (sum != total) inconsistent.store(true, std::memory_order_relaxed);
@@ -278,7 +274,7 @@ TYPED_TEST(StmTest, TransfersNeverShowAnInconsistentTotal) {
                     tx.store(&balance[to], tx.load(&balance[to]) + amount);
                 });
             }
-            stm.flush(handle.tid());
+            stm.flush(self);
         });
     }
     for (std::thread& worker : workers) worker.join();
@@ -309,30 +305,30 @@ TYPED_TEST(StmTest, DeferredFreesOutlastConcurrentReaders) {
     std::vector<std::thread> threads;
     for (int t = 0; t < writers; ++t) {
         threads.emplace_back([&] {
-            smr::thread_handle<TypeParam> handle(this->domain);
+            const smr::context<TypeParam> self(this->domain);
             for (int i = 0; i < per_thread; ++i) {
-                stm.atomically(handle.tid(), [&](transaction& tx) {
+                stm.atomically(self, [&](transaction& tx) {
                     node* old = tx.load(&shared);
                     const std::int64_t next = tx.load(&old->value) + 1;
                     tx.store(&shared, tx.make<node>(next, -next));
                     tx.free(old);
                 });
             }
-            stm.flush(handle.tid());
+            stm.flush(self);
         });
     }
     for (int t = 0; t < readers; ++t) {
         threads.emplace_back([&] {
-            smr::thread_handle<TypeParam> handle(this->domain);
+            const smr::context<TypeParam> self(this->domain);
             for (int i = 0; i < per_thread; ++i) {
-                stm.atomically(handle.tid(), [&](transaction& tx) {
+                stm.atomically(self, [&](transaction& tx) {
                     const node* n = tx.load(&shared);
                     if (tx.load(&n->value) != -tx.load(&n->check)) {
                         torn.store(true, std::memory_order_relaxed);
                     }
                 });
             }
-            stm.flush(handle.tid());
+            stm.flush(self);
         });
     }
     for (std::thread& thread : threads) thread.join();
@@ -357,16 +353,16 @@ TYPED_TEST(StmTest, ConflictingAllocationsAreFreedOnce) {
     std::vector<std::thread> workers;
     for (int t = 0; t < threads; ++t) {
         workers.emplace_back([&] {
-            smr::thread_handle<TypeParam> handle(this->domain);
+            const smr::context<TypeParam> self(this->domain);
             for (int i = 0; i < per_thread; ++i) {
-                stm.atomically(handle.tid(), [&](transaction& tx) {
+                stm.atomically(self, [&](transaction& tx) {
                     const std::int64_t seen = tx.load(&counter);
                     node* scratch = tx.make<node>(seen, -seen);
                     tx.store(&counter, tx.load(&scratch->value) + 1);
                     tx.free(scratch);
                 });
             }
-            stm.flush(handle.tid());
+            stm.flush(self);
         });
     }
     for (std::thread& worker : workers) worker.join();
@@ -383,17 +379,17 @@ TYPED_TEST(StmTest, ConflictingAllocationsAreFreedOnce) {
 /// commit, in the first attempt only.
 TYPED_TEST(StmTest, ACommitRevalidatesReadsThatAnotherCommitOverwrote) {
     smr::stm::stm<TypeParam> stm(this->domain, stm_config{.ort_bits = 20, .shift = 5});
-    smr::thread_handle<TypeParam> first(this->domain);
-    smr::thread_handle<TypeParam> second(this->domain);
+    const smr::context<TypeParam> first(this->domain);
+    const smr::context<TypeParam> second(this->domain);
     alignas(64) std::int64_t x = 1;
     alignas(64) std::int64_t y = 0;
     ASSERT_NE(stm.orecs().index_of(&x), stm.orecs().index_of(&y));
 
     int attempts = 0;
-    stm.atomically(first.tid(), [&](transaction& tx) {
+    stm.atomically(first, [&](transaction& tx) {
         const std::int64_t seen = tx.load(&x);
         if (++attempts == 1) {
-            stm.atomically(second.tid(), [&](transaction& other) { other.store(&x, 10); });
+            stm.atomically(second, [&](transaction& other) { other.store(&x, 10); });
         }
         tx.store(&y, seen + 1);  // y = x + 1, as of the snapshot
     });
@@ -405,13 +401,18 @@ TYPED_TEST(StmTest, ACommitRevalidatesReadsThatAnotherCommitOverwrote) {
 
 // ---- false aborts --------------------------------------------------------------
 
-/// Runs `victim` once as a transaction of tid `second` while a transaction of
-/// tid `first` holds the lock of the entry of every word in `owned` (it stored
-/// to them and has not committed): two thread ids of one test thread, so the
+/// The context an Stm's transactions are lent.
+template <class Stm>
+using lent_by = smr::context_ref<typename Stm::domain_type>;
+
+/// Runs `victim` once as a transaction of context `second` while a transaction of
+/// context `first` holds the lock of the entry of every word in `owned` (it stored
+/// to them and has not committed): two contexts of one test thread, so the
 /// owner's transaction stays open without any waiting. The victim's later
 /// attempts do nothing. Returns the victim's number of attempts.
 template <class Stm, class Owner, class Victim>
-int attempts_against(Stm& stm, int first, int second, Owner owner_body, Victim victim) {
+int attempts_against(Stm& stm, lent_by<Stm> first, lent_by<Stm> second, Owner owner_body,
+                     Victim victim) {
     int attempts = 0;
     stm.atomically(first, [&](transaction& owner) {
         owner_body(owner);
@@ -424,8 +425,8 @@ int attempts_against(Stm& stm, int first, int second, Owner owner_body, Victim v
 }
 
 template <class Stm, class Victim>
-int attempts_against_owner(Stm& stm, int first, int second, std::vector<std::int64_t*> owned,
-                           Victim victim) {
+int attempts_against_owner(Stm& stm, lent_by<Stm> first, lent_by<Stm> second,
+                           std::vector<std::int64_t*> owned, Victim victim) {
     return attempts_against(
         stm, first, second,
         [&](transaction& owner) {
@@ -437,8 +438,8 @@ int attempts_against_owner(Stm& stm, int first, int second, std::vector<std::int
 template <class Domain>
 struct two_threads {
     explicit two_threads(Domain& domain) : first(domain), second(domain) {}
-    smr::thread_handle<Domain> first;
-    smr::thread_handle<Domain> second;
+    smr::context<Domain> first;
+    smr::context<Domain> second;
 };
 
 /// Figure 5b: two words 16 bytes apart in one 32-byte stripe share a lock.
@@ -450,7 +451,7 @@ TYPED_TEST(StmTest, AnotherWordOfTheStripeIsAFalseConflict) {
     std::int64_t* b = &block[2];
     ASSERT_EQ(stm.orecs().index_of(a), stm.orecs().index_of(b));
 
-    const int reads = attempts_against_owner(stm, ids.first.tid(), ids.second.tid(), {a},
+    const int reads = attempts_against_owner(stm, ids.first, ids.second, {a},
                                              [&](transaction& tx) { (void)tx.load(b); });
     EXPECT_EQ(reads, 2);
     smr::stm::stm_stats stats = stm.stats();
@@ -459,7 +460,7 @@ TYPED_TEST(StmTest, AnotherWordOfTheStripeIsAFalseConflict) {
     EXPECT_EQ(stats.false_aborts, 1u);
     EXPECT_EQ(stats.false_aborts_collision, 0u);  // same stripe: not a table collision
 
-    const int writes = attempts_against_owner(stm, ids.first.tid(), ids.second.tid(), {a},
+    const int writes = attempts_against_owner(stm, ids.first, ids.second, {a},
                                               [&](transaction& tx) { tx.store(b, 9); });
     EXPECT_EQ(writes, 2);
     stats = stm.stats();
@@ -478,7 +479,7 @@ TYPED_TEST(StmTest, TheOwnersWordIsATrueConflict) {
     std::int64_t* a = &block[0];
     std::int64_t* b = &block[2];
 
-    EXPECT_EQ(attempts_against_owner(stm, ids.first.tid(), ids.second.tid(), {a},
+    EXPECT_EQ(attempts_against_owner(stm, ids.first, ids.second, {a},
                                      [&](transaction& tx) { (void)tx.load(a); }),
               2);
     smr::stm::stm_stats stats = stm.stats();
@@ -487,7 +488,7 @@ TYPED_TEST(StmTest, TheOwnersWordIsATrueConflict) {
 
     // An owner of two words of the stripe: which one it writes is not
     // recorded, so a conflict on either counts as true (best effort).
-    EXPECT_EQ(attempts_against_owner(stm, ids.first.tid(), ids.second.tid(), {a, b},
+    EXPECT_EQ(attempts_against_owner(stm, ids.first, ids.second, {a, b},
                                      [&](transaction& tx) { (void)tx.load(&block[1]); }),
               2);
     stats = stm.stats();
@@ -511,7 +512,7 @@ struct node_pair {
 TYPED_TEST(StmTest, AFreeLocksTheBlockUntilItsCommit) {
     smr::stm::stm<TypeParam> stm(this->domain, stm_config{.ort_bits = 20, .shift = 5});
     two_threads<TypeParam> ids(this->domain);
-    const int t1 = ids.first.tid(), t2 = ids.second.tid();
+    const auto t1 = ids.first.lent(), t2 = ids.second.lent();
 
     const node_pair own;
     EXPECT_EQ(attempts_against(
@@ -565,7 +566,7 @@ TYPED_TEST(StmTest, AFreeLocksTheBlockUntilItsCommit) {
 TYPED_TEST(StmTest, AStoreThatNamesItsObjectClassifiesByIt) {
     smr::stm::stm<TypeParam> stm(this->domain, stm_config{.ort_bits = 20, .shift = 5});
     two_threads<TypeParam> ids(this->domain);
-    const int t1 = ids.first.tid(), t2 = ids.second.tid();
+    const auto t1 = ids.first.lent(), t2 = ids.second.lent();
     alignas(64) std::array<std::int64_t, 12> words{};  // two 48-byte objects
     const transaction::object_extent first{&words[0], 48};
     const transaction::object_extent second{&words[6], 48};
@@ -605,7 +606,7 @@ TYPED_TEST(StmTest, NarrowStripesDoNotConflict) {
     std::int64_t* b = &block[2];
     ASSERT_NE(stm.orecs().index_of(a), stm.orecs().index_of(b));
 
-    EXPECT_EQ(attempts_against_owner(stm, ids.first.tid(), ids.second.tid(), {a},
+    EXPECT_EQ(attempts_against_owner(stm, ids.first, ids.second, {a},
                                      [&](transaction& tx) { tx.store(b, tx.load(b) + 1); }),
               1);
     EXPECT_EQ(stm.stats().aborts, 0u);
@@ -624,7 +625,7 @@ TYPED_TEST(StmTest, CollidingStripesAreAFalseConflict) {
     std::int64_t* far = &words[8];  // 64 bytes on: two stripes later, the same entry
     ASSERT_EQ(stm.orecs().index_of(a), stm.orecs().index_of(far));
 
-    EXPECT_EQ(attempts_against_owner(stm, ids.first.tid(), ids.second.tid(), {a},
+    EXPECT_EQ(attempts_against_owner(stm, ids.first, ids.second, {a},
                                      [&](transaction& tx) { (void)tx.load(far); }),
               2);
     smr::stm::stm_stats stats = stm.stats();
@@ -633,7 +634,7 @@ TYPED_TEST(StmTest, CollidingStripesAreAFalseConflict) {
 
     // An owner that wrote both stripes under the entry: a conflict on either
     // is true, and is counted so.
-    EXPECT_EQ(attempts_against_owner(stm, ids.first.tid(), ids.second.tid(), {a, far},
+    EXPECT_EQ(attempts_against_owner(stm, ids.first, ids.second, {a, far},
                                      [&](transaction& tx) { (void)tx.load(far); }),
               2);
     stats = stm.stats();
@@ -641,13 +642,14 @@ TYPED_TEST(StmTest, CollidingStripesAreAFalseConflict) {
     EXPECT_EQ(stats.false_aborts, 1u);
 }
 
-/// Reads `read`, lets a transaction of another tid store to every word of
+/// Reads `read`, lets a transaction of another context store to every word of
 /// `written` and commit, then writes `out`, so that its own commit validates
 /// the read after the other's commit moved the version of `read`'s entry.
 /// Returns the number of attempts.
 template <class Stm>
-int read_then_validate(Stm& stm, int first, int second, std::vector<std::int64_t*> read,
-                       std::vector<std::int64_t*> written, std::int64_t* out) {
+int read_then_validate(Stm& stm, lent_by<Stm> first, lent_by<Stm> second,
+                       std::vector<std::int64_t*> read, std::vector<std::int64_t*> written,
+                       std::int64_t* out) {
     int attempts = 0;
     stm.atomically(first, [&](transaction& tx) {
         std::int64_t sum = 0;
@@ -669,7 +671,7 @@ int read_then_validate(Stm& stm, int first, int second, std::vector<std::int64_t
 TYPED_TEST(StmTest, AValidationAbortOnANeighboursCommitIsFalse) {
     smr::stm::stm<TypeParam> stm(this->domain, stm_config{.ort_bits = 20, .shift = 5});
     two_threads<TypeParam> ids(this->domain);
-    const int t1 = ids.first.tid(), t2 = ids.second.tid();
+    const auto t1 = ids.first.lent(), t2 = ids.second.lent();
     alignas(32) std::array<std::int64_t, 4> block{};  // one stripe, two granules
     alignas(32) std::array<std::int64_t, 4> other{};  // another stripe
     std::int64_t out = 0;
@@ -706,7 +708,7 @@ TYPED_TEST(StmTest, AValidationAbortOnACollidingStripeIsFalse) {
     ASSERT_EQ(stm.orecs().index_of(a), stm.orecs().index_of(far));
     ASSERT_NE(stm.orecs().index_of(a), stm.orecs().index_of(out));
 
-    EXPECT_EQ(read_then_validate(stm, ids.first.tid(), ids.second.tid(), {a}, {far}, out), 2);
+    EXPECT_EQ(read_then_validate(stm, ids.first, ids.second, {a}, {far}, out), 2);
     const smr::stm::stm_stats stats = stm.stats();
     EXPECT_EQ(stats.false_aborts_validation, 1u);
     EXPECT_EQ(stats.false_aborts_collision, 1u);

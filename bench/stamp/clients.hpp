@@ -1,5 +1,5 @@
 // The client phase every STAMP application shares: `clients` threads, each
-// registered with the domain, started together; only their phase is timed
+// attached to the domain, started together; only their phase is timed
 // (STAMP's TIMER_READ around thread_start .. thread_join). A client that
 // throws (an application's "cannot happen", or the STM's) records why and
 // raises `stop`, which the others poll between tasks, so that a run that met
@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "smr/ds/validation.hpp"
+#include "smr/reclaim/context.hpp"
 #include "smr/reclaim/guards.hpp"
 #include "smr/stm/stm.hpp"
 
@@ -46,10 +47,10 @@ struct client_phase {
     }
 };
 
-/// Runs body(tid, client, stop) on `clients` threads, client numbers 0..n-1,
-/// each registered with `domain` for the call; returns the phase's wall time
+/// Runs body(self, client, stop) on `clients` threads, client numbers 0..n-1,
+/// each attached to `domain` for the call; returns the phase's wall time
 /// and each client's error. A client's exception flushes its deferred frees
-/// (stm.flush) before its handle unregisters. Throws what thread creation
+/// (stm.flush) before its context detaches. Throws what thread creation
 /// throws, after the clients already started have stopped and joined.
 template <class Domain, class Body>
 client_phase run_clients(Domain& domain, smr::stm::stm<Domain>& stm, int clients, Body body) {
@@ -71,12 +72,12 @@ client_phase run_clients(Domain& domain, smr::stm::stm<Domain>& stm, int clients
             threads.emplace_back([&, client] {
                 std::string& error = phase.errors[static_cast<std::size_t>(client)];
                 try {
-                    smr::thread_handle<Domain> handle(domain);
+                    const smr::context<Domain> self(domain);
                     go.wait(false, std::memory_order_acquire);
                     try {
-                        body(handle.tid(), client, stop);
+                        body(self, client, stop);
                     } catch (...) {
-                        stm.flush(handle.tid());
+                        stm.flush(self);
                         throw;
                     }
                 } catch (const std::exception& e) {

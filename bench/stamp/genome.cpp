@@ -343,36 +343,37 @@ void genome_sequencer<Domain>::free_all() noexcept {
 template <class Domain>
 client_phase genome_sequencer<Domain>::run(int clients) {
     phases meet(clients);
-    return run_clients(stm_.domain(), stm_, clients,
-                       [&](int tid, int client, const std::atomic<bool>& stop) {
-                           run_client(tid, client, clients, meet, stop);
-                       });
+    return run_clients(
+        stm_.domain(), stm_, clients,
+        [&](smr::context_ref<Domain> self, int client, const std::atomic<bool>& stop) {
+            run_client(self, client, clients, meet, stop);
+        });
 }
 
 template <class Domain>
-void genome_sequencer<Domain>::run_client(int tid, int client, int clients, phases& meet,
-                                          const std::atomic<bool>& stop) {
+void genome_sequencer<Domain>::run_client(smr::context_ref<Domain> self, int client, int clients,
+                                          phases& meet, const std::atomic<bool>& stop) {
     struct member {  // leaves the barrier however the client ends
         phases& meet;
         bool finished;
         ~member() { meet.leave(!finished); }
     } in{meet, false};
-    in.finished = run_steps(tid, client, clients, meet, stop);
-    stm_.flush(tid);
+    in.finished = run_steps(self, client, clients, meet, stop);
+    stm_.flush(self);
 }
 
 /// STAMP's sequencer_run; false if the run stopped early.
 template <class Domain>
-bool genome_sequencer<Domain>::run_steps(int tid, int client, int clients, phases& meet,
-                                         const std::atomic<bool>& stop) {
+bool genome_sequencer<Domain>::run_steps(smr::context_ref<Domain> self, int client, int clients,
+                                         phases& meet, const std::atomic<bool>& stop) {
     if (stop.load(std::memory_order_relaxed)) return false;
-    remove_duplicates(tid, client, clients);
+    remove_duplicates(self, client, clients);
     if (!meet.wait(stop)) return false;
     const long unique = count_unique();
-    index_segments(tid, client, clients, unique);
+    index_segments(self, client, clients, unique);
     if (!meet.wait(stop)) return false;
     for (long overlap = length_ - 1; overlap > 0; --overlap) {
-        match_ends(tid, client, clients, unique, overlap);
+        match_ends(self, client, clients, unique, overlap);
         if (!meet.wait(stop)) return false;
         if (client == 0 && overlap > 1) next_ends(unique, overlap);
         if (!meet.wait(stop)) return false;
@@ -383,11 +384,12 @@ bool genome_sequencer<Domain>::run_steps(int tid, int client, int clients, phase
 
 /// Step 1: the client's share of the segments, genome_chunk per transaction.
 template <class Domain>
-void genome_sequencer<Domain>::remove_duplicates(int tid, int client, int clients) {
+void genome_sequencer<Domain>::remove_duplicates(smr::context_ref<Domain> self, int client,
+                                                 int clients) {
     const share mine = share_of(sample_.count, clients, client);
     for (long first = mine.begin; first < mine.end; first += genome_chunk) {
         const long last = std::min(mine.end, first + genome_chunk);
-        stm_.atomically(tid, [&](transaction& tx) {
+        stm_.atomically(self, [&](transaction& tx) {
             tx_view view{*this, tx};
             for (long i = first; i != last; ++i) view.insert_unique(sample_.segment(i));
         });
@@ -412,18 +414,19 @@ long genome_sequencer<Domain>::count_unique() const {
 /// into the start tables. A client looks for free entries from its share
 /// of them on (STAMP's approximate share).
 template <class Domain>
-void genome_sequencer<Domain>::index_segments(int tid, int client, int clients, long unique) {
+void genome_sequencer<Domain>::index_segments(smr::context_ref<Domain> self, int client,
+                                              int clients, long unique) {
     const share buckets = share_of(buckets_, clients, client);
     long next = share_of(unique, clients, client).begin % unique;
     for (long b = buckets.begin; b != buckets.end; ++b) {
         const chain* c = unique_[static_cast<std::size_t>(b)];
         for (const chain_node* n = c->head.next; n != nullptr; n = n->next) {
             const char* segment = key_of(n->data);
-            const long index = stm_.atomically(tid, [&](transaction& tx) {
+            const long index = stm_.atomically(self, [&](transaction& tx) {
                 return tx_view{*this, tx}.claim(next, unique, segment);
             });
             next = (index + 1) % unique;
-            index_entry(tid, entry(index), segment);
+            index_entry(self, entry(index), segment);
         }
     }
 }
@@ -432,7 +435,8 @@ void genome_sequencer<Domain>::index_segments(int tid, int client, int clients, 
 /// hash into its start table and the whole segment's into STAMP's last
 /// table, one transaction each.
 template <class Domain>
-void genome_sequencer<Domain>::index_entry(int tid, construct_entry& slot, const char* segment) {
+void genome_sequencer<Domain>::index_entry(smr::context_ref<Domain> self, construct_entry& slot,
+                                           const char* segment) {
     slot.end_hash = sdbm(segment + 1, length_ - 1);  // plain: nobody else's until the barrier
     std::uint64_t hash = 0;
     for (long j = 1; j <= length_; ++j) {
@@ -440,7 +444,7 @@ void genome_sequencer<Domain>::index_entry(int tid, construct_entry& slot, const
         const std::vector<chain*>& table =
             j < length_ ? starts_[static_cast<std::size_t>(j)] : whole_;
         chain* c = table[static_cast<std::size_t>(bucket_of(hash))];
-        const bool added = stm_.atomically(tid, [&](transaction& tx) {
+        const bool added = stm_.atomically(self, [&](transaction& tx) {
             return tx_view{*this, tx}.insert_entry(c, &slot);
         });
         if (!added) impossible("a construct entry twice in one start table");
@@ -451,8 +455,8 @@ void genome_sequencer<Domain>::index_entry(int tid, construct_entry& slot, const
 /// candidates of its suffix's chain, one transaction each, until one links.
 /// The tables are constant since step 2: their chains are read plainly.
 template <class Domain>
-void genome_sequencer<Domain>::match_ends(int tid, int client, int clients, long unique,
-                                          long overlap) {
+void genome_sequencer<Domain>::match_ends(smr::context_ref<Domain> self, int client, int clients,
+                                          long unique, long overlap) {
     const share mine = share_of(unique, clients, client);
     const std::vector<chain*>& table = starts_[static_cast<std::size_t>(overlap)];
     for (long i = mine.begin; i < mine.end; i += end_at(i).jump) {
@@ -461,7 +465,7 @@ void genome_sequencer<Domain>::match_ends(int tid, int client, int clients, long
         const chain* candidates = table[static_cast<std::size_t>(bucket_of(end->end_hash))];
         for (const chain_node* n = candidates->head.next; n != nullptr; n = n->next) {
             auto* start = static_cast<construct_entry*>(n->data);
-            const bool linked = stm_.atomically(tid, [&](transaction& tx) {
+            const bool linked = stm_.atomically(self, [&](transaction& tx) {
                 return tx_view{*this, tx}.link(end, start, overlap);
             });
             if (linked) {

@@ -213,13 +213,16 @@ class genome_sequencer {
     class tx_view;
     class phases;
 
-    void run_client(int tid, int client, int clients, phases& meet, const std::atomic<bool>& stop);
-    bool run_steps(int tid, int client, int clients, phases& meet, const std::atomic<bool>& stop);
-    void remove_duplicates(int tid, int client, int clients);
+    void run_client(smr::context_ref<Domain> self, int client, int clients, phases& meet,
+                    const std::atomic<bool>& stop);
+    bool run_steps(smr::context_ref<Domain> self, int client, int clients, phases& meet,
+                   const std::atomic<bool>& stop);
+    void remove_duplicates(smr::context_ref<Domain> self, int client, int clients);
     long count_unique() const;
-    void index_segments(int tid, int client, int clients, long unique);
-    void index_entry(int tid, construct_entry& slot, const char* segment);
-    void match_ends(int tid, int client, int clients, long unique, long overlap);
+    void index_segments(smr::context_ref<Domain> self, int client, int clients, long unique);
+    void index_entry(smr::context_ref<Domain> self, construct_entry& slot, const char* segment);
+    void match_ends(smr::context_ref<Domain> self, int client, int clients, long unique,
+                    long overlap);
     void next_ends(long unique, long overlap);
     void rehash(long index, long from);
     void assemble(long unique);

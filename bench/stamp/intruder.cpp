@@ -428,25 +428,26 @@ client_phase intruder_sensor<Domain>::run(int clients) {
     if (ran_) throw std::logic_error("intruder: a sensor runs once");
     ran_ = true;
     logs_ = std::vector<intruder_log>(static_cast<std::size_t>(clients));
-    return run_clients(stm_.domain(), stm_, clients,
-                       [&](int tid, int client, const std::atomic<bool>& stop) {
-                           run_client(tid, logs_[static_cast<std::size_t>(client)], stop);
-                       });
+    return run_clients(
+        stm_.domain(), stm_, clients,
+        [&](smr::context_ref<Domain> self, int client, const std::atomic<bool>& stop) {
+            run_client(self, logs_[static_cast<std::size_t>(client)], stop);
+        });
 }
 
 /// STAMP's processPackets: capture, reassembly, then detection outside
 /// transactions, until the packet queue is empty.
 template <class Domain>
-void intruder_sensor<Domain>::run_client(int tid, intruder_log& log,
+void intruder_sensor<Domain>::run_client(smr::context_ref<Domain> self, intruder_log& log,
                                          const std::atomic<bool>& stop) {
     while (!stop.load(std::memory_order_relaxed)) {
-        const intruder_packet* p = stm_.atomically(tid, [&](transaction& tx) {
+        const intruder_packet* p = stm_.atomically(self, [&](transaction& tx) {
             return tx_view{*this, tx}.pop(packets_);
         });
         if (p == nullptr) break;
         ++log.packets;
-        stm_.atomically(tid, [&](transaction& tx) { tx_view{*this, tx}.decode(*p); });
-        const decoded_flow d = stm_.atomically(tid, [&](transaction& tx) {
+        stm_.atomically(self, [&](transaction& tx) { tx_view{*this, tx}.decode(*p); });
+        const decoded_flow d = stm_.atomically(self, [&](transaction& tx) {
             return tx_view{*this, tx}.take_decoded();
         });
         if (d.data == nullptr) continue;
@@ -455,7 +456,7 @@ void intruder_sensor<Domain>::run_client(int tid, intruder_log& log,
         log.add(d.flow, {data.get(), length});  // before the detector lowercases it
         if (intruder_detect({data.get(), length})) log.attacks.push_back(d.flow);
     }
-    stm_.flush(tid);
+    stm_.flush(self);
 }
 
 template <class Domain>

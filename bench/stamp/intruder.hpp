@@ -258,7 +258,8 @@ class intruder_sensor {
         std::int64_t comparator_unused;
     };
 
-    void run_client(int tid, intruder_log& log, const std::atomic<bool>& stop);
+    void run_client(smr::context_ref<Domain> self, intruder_log& log,
+                    const std::atomic<bool>& stop);
     void check_flows(smr::ds::validation_result& result) const;
     void check_attacks(smr::ds::validation_result& result) const;
     void check_queues(smr::ds::validation_result& result) const;

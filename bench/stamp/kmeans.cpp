@@ -333,8 +333,9 @@ client_phase kmeans_clustering<Domain>::run(int clients) {
     std::vector<long> committed(static_cast<std::size_t>(clients), 0);
     iteration_barrier barrier(clients, iteration_end{this});
     client_phase phase = run_clients(
-        stm_.domain(), stm_, clients, [&](int tid, int client, const std::atomic<bool>& stop) {
-            committed[static_cast<std::size_t>(client)] = run_client(tid, client, barrier, stop);
+        stm_.domain(), stm_, clients,
+        [&](smr::context_ref<Domain> self, int client, const std::atomic<bool>& stop) {
+            committed[static_cast<std::size_t>(client)] = run_client(self, client, barrier, stop);
         });
     for (const long c : committed) assignments_ += c;
     return phase;
@@ -343,7 +344,8 @@ client_phase kmeans_clustering<Domain>::run(int clients) {
 /// One client's iterations, until the completion step says done. Returns its
 /// point transactions.
 template <class Domain>
-long kmeans_clustering<Domain>::run_client(int tid, int client, iteration_barrier& barrier,
+long kmeans_clustering<Domain>::run_client(smr::context_ref<Domain> self, int client,
+                                           iteration_barrier& barrier,
                                            const std::atomic<bool>& stop) {
     long committed = 0;
     try {
@@ -352,7 +354,7 @@ long kmeans_clustering<Domain>::run_client(int tid, int client, iteration_barrie
                 barrier.arrive_and_drop();
                 break;
             }
-            const client_counts counts = assign_share(tid, client);
+            const client_counts counts = assign_share(self, client);
             counts_[static_cast<std::size_t>(client)] = counts;
             committed += static_cast<long>(counts.assigned);
             barrier.arrive_and_wait();
@@ -362,14 +364,15 @@ long kmeans_clustering<Domain>::run_client(int tid, int client, iteration_barrie
         barrier.arrive_and_drop();  // so that the others' iteration ends without us
         throw;
     }
-    stm_.flush(tid);
+    stm_.flush(self);
     return committed;
 }
 
 /// STAMP's work(): the client's first chunk, then chunks from the shared
 /// index until the points run out; then its changes added to the delta.
 template <class Domain>
-auto kmeans_clustering<Domain>::assign_share(int tid, int client) -> client_counts {
+auto kmeans_clustering<Domain>::assign_share(smr::context_ref<Domain> self, int client)
+    -> client_counts {
     client_counts counts;
     const long n = points_.count;
     for (long start = client * kmeans_chunk; start < n;) {
@@ -380,25 +383,25 @@ auto kmeans_clustering<Domain>::assign_share(int tid, int client) -> client_coun
             int& member = membership_[static_cast<std::size_t>(point)];  // ours this iteration
             if (member != nearest) ++counts.changed;
             member = nearest;
-            add_point(tid, point, nearest);
+            add_point(self, point, nearest);
             ++counts.assigned;
         }
         if (start + kmeans_chunk >= n) break;  // as STAMP: no chunk taken past the last
-        start = static_cast<long>(take_chunk(tid));
+        start = static_cast<long>(take_chunk(self));
     }
-    add_delta(tid, counts.changed);
+    add_delta(self, counts.changed);
     return counts;
 }
 
 /// The point's transaction: its cluster's count and each of its sums.
 template <class Domain>
-void kmeans_clustering<Domain>::add_point(int tid, long point, long cluster) {
+void kmeans_clustering<Domain>::add_point(smr::context_ref<Domain> self, long point, long cluster) {
     std::int64_t* const count = count_word(cluster);
     std::int64_t* const sums = count + 1;
     const std::int64_t* const quanta = points_.quanta_row(point);
     const auto d = static_cast<std::size_t>(points_.dimensions);
     const transaction::object_extent block{count, (d + 1) * sizeof(std::int64_t)};
-    stm_.atomically(tid, [&](transaction& tx) {
+    stm_.atomically(self, [&](transaction& tx) {
         // Mutant: the count read without the transaction. A commit to this
         // cluster between that read and our lock on the word is not in our
         // read set, so nothing aborts us, and our store overwrites its count.
@@ -412,8 +415,8 @@ void kmeans_clustering<Domain>::add_point(int tid, long point, long cluster) {
 }
 
 template <class Domain>
-std::int64_t kmeans_clustering<Domain>::take_chunk(int tid) {
-    return stm_.atomically(tid, [&](transaction& tx) {
+std::int64_t kmeans_clustering<Domain>::take_chunk(smr::context_ref<Domain> self) {
+    return stm_.atomically(self, [&](transaction& tx) {
         const std::int64_t start = tx.load(&next_chunk_);
         tx.store(&next_chunk_, start + kmeans_chunk, {&next_chunk_, sizeof next_chunk_});
         return start;
@@ -421,8 +424,8 @@ std::int64_t kmeans_clustering<Domain>::take_chunk(int tid) {
 }
 
 template <class Domain>
-void kmeans_clustering<Domain>::add_delta(int tid, std::int64_t changed) {
-    stm_.atomically(tid, [&](transaction& tx) {  // even when 0, as STAMP
+void kmeans_clustering<Domain>::add_delta(smr::context_ref<Domain> self, std::int64_t changed) {
+    stm_.atomically(self, [&](transaction& tx) {  // even when 0, as STAMP
         tx.store(&delta_, tx.load(&delta_) + changed, {&delta_, sizeof delta_});
     });
 }

@@ -196,11 +196,12 @@ class kmeans_clustering {
     };
     using iteration_barrier = std::barrier<iteration_end>;
 
-    long run_client(int tid, int client, iteration_barrier& barrier, const std::atomic<bool>& stop);
-    client_counts assign_share(int tid, int client);
-    void add_point(int tid, long point, long cluster);
-    std::int64_t take_chunk(int tid);
-    void add_delta(int tid, std::int64_t changed);
+    long run_client(smr::context_ref<Domain> self, int client, iteration_barrier& barrier,
+                    const std::atomic<bool>& stop);
+    client_counts assign_share(smr::context_ref<Domain> self, int client);
+    void add_point(smr::context_ref<Domain> self, long point, long cluster);
+    std::int64_t take_chunk(smr::context_ref<Domain> self);
+    void add_delta(smr::context_ref<Domain> self, std::int64_t changed);
     void end_iteration() noexcept;
     void update_centers(iteration_record& record) noexcept;
 

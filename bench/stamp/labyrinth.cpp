@@ -261,35 +261,36 @@ client_phase labyrinth_router<Domain>::run(int clients) {
     if (ran_) throw std::logic_error("labyrinth: a router runs once");
     ran_ = true;
     counts_ = std::vector<client_counts>(static_cast<std::size_t>(clients));
-    return run_clients(stm_.domain(), stm_, clients,
-                       [&](int tid, int client, const std::atomic<bool>& stop) {
-                           run_client(tid, counts_[static_cast<std::size_t>(client)], stop);
-                       });
+    return run_clients(
+        stm_.domain(), stm_, clients,
+        [&](smr::context_ref<Domain> self, int client, const std::atomic<bool>& stop) {
+            run_client(self, counts_[static_cast<std::size_t>(client)], stop);
+        });
 }
 
 /// STAMP's router_solve: pop a pair, route it, until the queue is empty.
 template <class Domain>
-void labyrinth_router<Domain>::run_client(int tid, client_counts& counts,
+void labyrinth_router<Domain>::run_client(smr::context_ref<Domain> self, client_counts& counts,
                                           const std::atomic<bool>& stop) {
     labyrinth_scratch scratch;
     scratch.distance.resize(static_cast<std::size_t>(maze_.cells()));
     while (!stop.load(std::memory_order_relaxed)) {
-        const std::int64_t pair = take_pair(tid);
+        const std::int64_t pair = take_pair(self);
         if (pair < 0) break;
-        if (route(tid, pair, scratch)) {
+        if (route(self, pair, scratch)) {
             ++counts.routed;
         } else {
             ++counts.failed;
         }
     }
-    stm_.flush(tid);
+    stm_.flush(self);
 }
 
 /// The queue's next pair, or -1 once every pair is taken.
 template <class Domain>
-std::int64_t labyrinth_router<Domain>::take_pair(int tid) {
+std::int64_t labyrinth_router<Domain>::take_pair(smr::context_ref<Domain> self) {
     const auto pairs = static_cast<std::int64_t>(maze_.pairs.size());
-    return stm_.atomically(tid, [&](transaction& tx) -> std::int64_t {
+    return stm_.atomically(self, [&](transaction& tx) -> std::int64_t {
         const std::int64_t next = tx.load(&next_pair_);
         if (next == pairs) return -1;
         tx.store(&next_pair_, next + 1, {&next_pair_, sizeof next_pair_});
@@ -300,10 +301,11 @@ std::int64_t labyrinth_router<Domain>::take_pair(int tid) {
 /// The routing transaction. A restart runs it all again, copy included, as
 /// STAMP's TM_RESTART does. False: no way through (a read-only commit).
 template <class Domain>
-bool labyrinth_router<Domain>::route(int tid, std::int64_t pair, labyrinth_scratch& scratch) {
+bool labyrinth_router<Domain>::route(smr::context_ref<Domain> self, std::int64_t pair,
+                                     labyrinth_scratch& scratch) {
     const labyrinth_pair& ends = maze_.pairs[static_cast<std::size_t>(pair)];
     const std::int64_t id = pair + 1;
-    return stm_.atomically(tid, [&](transaction& tx) {
+    return stm_.atomically(self, [&](transaction& tx) {
         copy_grid(scratch);
         if (!expand(maze_, scratch, ends) || !trace_back(maze_, scratch, ends)) return false;
         claim(tx, scratch.path, id);

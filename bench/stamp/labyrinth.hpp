@@ -226,9 +226,10 @@ class labyrinth_router {
         long failed = 0;
     };
 
-    void run_client(int tid, client_counts& counts, const std::atomic<bool>& stop);
-    std::int64_t take_pair(int tid);
-    bool route(int tid, std::int64_t pair, labyrinth_scratch& scratch);
+    void run_client(smr::context_ref<Domain> self, client_counts& counts,
+                    const std::atomic<bool>& stop);
+    std::int64_t take_pair(smr::context_ref<Domain> self);
+    bool route(smr::context_ref<Domain> self, std::int64_t pair, labyrinth_scratch& scratch);
     void copy_grid(labyrinth_scratch& scratch);
     void claim(smr::stm::transaction& tx, const std::vector<std::int64_t>& path, std::int64_t id);
     void publish(smr::stm::transaction& tx, const std::vector<std::int64_t>& path, std::int64_t id);

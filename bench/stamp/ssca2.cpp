@@ -312,10 +312,11 @@ client_phase ssca2_graph<Domain>::run(int clients) {
     clients_ = clients;
     shares_.assign(static_cast<std::size_t>(clients), client_share{});
     step_barrier barrier(clients, step_end{this});
-    client_phase phase = run_clients(stm_.domain(), stm_, clients,
-                                     [&](int tid, int client, const std::atomic<bool>& stop) {
-                                         run_client(tid, client, barrier, stop);
-                                     });
+    client_phase phase =
+        run_clients(stm_.domain(), stm_, clients,
+                    [&](smr::context_ref<Domain> self, int client, const std::atomic<bool>& stop) {
+                        run_client(self, client, barrier, stop);
+                    });
     if (!step_error_.empty()) {
         std::string& first = phase.errors.front();
         first += (first.empty() ? "" : "; ") + step_error_;
@@ -326,8 +327,8 @@ client_phase ssca2_graph<Domain>::run(int clients) {
 /// The six steps, a barrier after each. A client that fails leaves the
 /// barrier so that the others reach the next step, see failed_ and leave too.
 template <class Domain>
-void ssca2_graph<Domain>::run_client(int tid, int client, step_barrier& barrier,
-                                     const std::atomic<bool>& stop) {
+void ssca2_graph<Domain>::run_client(smr::context_ref<Domain> self, int client,
+                                     step_barrier& barrier, const std::atomic<bool>& stop) {
     try {
         for (int step = 0; step != steps; ++step) {
             // failed_: set before its setter's arrival, which the barrier publishes.
@@ -335,7 +336,7 @@ void ssca2_graph<Domain>::run_client(int tid, int client, step_barrier& barrier,
                 barrier.arrive_and_drop();
                 break;
             }
-            run_step(step, tid, client);
+            run_step(step, self, client);
             barrier.arrive_and_wait();
         }
     } catch (...) {
@@ -343,22 +344,22 @@ void ssca2_graph<Domain>::run_client(int tid, int client, step_barrier& barrier,
         barrier.arrive_and_drop();
         throw;
     }
-    stm_.flush(tid);
+    stm_.flush(self);
 }
 
 template <class Domain>
-void ssca2_graph<Domain>::run_step(int step, int tid, int client) {
+void ssca2_graph<Domain>::run_step(int step, smr::context_ref<Domain> self, int client) {
     switch (step) {
         case 0:
-            return find_max_vertex(tid, client);
+            return find_max_vertex(self, client);
         case 1:
             return count_out_edges(client);
         case 2:
-            return add_list_size(tid, client);
+            return add_list_size(self, client);
         case 3:
             return fill_out_lists(client);
         case 4:
-            return add_implied_edges(tid, client);
+            return add_implied_edges(self, client);
         default:
             return fill_in_lists(client);
     }
@@ -423,13 +424,13 @@ void ssca2_graph<Domain>::prepare(int finished) {
 /// Step 0: the largest vertex of the client's edges, folded into the shared
 /// maximum (STAMP's first transaction).
 template <class Domain>
-void ssca2_graph<Domain>::find_max_vertex(int tid, int client) {
+void ssca2_graph<Domain>::find_max_vertex(smr::context_ref<Domain> self, int client) {
     const auto [first, last] = share(data_.edges(), client, clients_);
     std::int64_t local = -1;
     for (std::int64_t j = first; j != last; ++j) {
         local = std::max({local, data_.start[at(j)], data_.end[at(j)]});
     }
-    stm_.atomically(tid, [&](transaction& tx) {
+    stm_.atomically(self, [&](transaction& tx) {
         const std::int64_t seen = tx.load(&max_vertex_);
         tx.store(&max_vertex_, std::max(seen, local), {&max_vertex_, sizeof max_vertex_});
     });
@@ -454,9 +455,9 @@ void ssca2_graph<Domain>::count_out_edges(int client) {
 
 /// Step 2: STAMP's second transaction, the client's total into the shared size.
 template <class Domain>
-void ssca2_graph<Domain>::add_list_size(int tid, int client) {
+void ssca2_graph<Domain>::add_list_size(smr::context_ref<Domain> self, int client) {
     const std::int64_t mine = shares_[static_cast<std::size_t>(client)].out_list_size;
-    stm_.atomically(tid, [&](transaction& tx) {
+    stm_.atomically(self, [&](transaction& tx) {
         tx.store(&list_size_, tx.load(&list_size_) + mine, {&list_size_, sizeof list_size_});
     });
 }
@@ -480,14 +481,14 @@ void ssca2_graph<Domain>::fill_out_lists(int client) {
 /// Step 4: for every edge u -> v without v -> u, u appended to v's in-edges,
 /// one transaction each (STAMP's transactional heart of kernel 1).
 template <class Domain>
-void ssca2_graph<Domain>::add_implied_edges(int tid, int client) {
+void ssca2_graph<Domain>::add_implied_edges(smr::context_ref<Domain> self, int client) {
     const auto [first, last] = vertex_share(client);
     for (std::int64_t u = first; u != last; ++u) {
         const std::int64_t begin = out_index_[at(u)];
         for (std::int64_t k = begin; k != begin + out_degree_[at(u)]; ++k) {
             const std::int64_t v = out_list_[at(k)];
             if (has_out_neighbour(v, u)) continue;
-            stm_.atomically(tid, [&](transaction& tx) { append_in_edge(tx, v, u); });
+            stm_.atomically(self, [&](transaction& tx) { append_in_edge(tx, v, u); });
         }
     }
 }

@@ -186,15 +186,16 @@ class ssca2_graph {
         std::int64_t out_list_size = 0;
     };
 
-    void run_client(int tid, int client, step_barrier& barrier, const std::atomic<bool>& stop);
-    void run_step(int step, int tid, int client);
+    void run_client(smr::context_ref<Domain> self, int client, step_barrier& barrier,
+                    const std::atomic<bool>& stop);
+    void run_step(int step, smr::context_ref<Domain> self, int client);
     void end_step() noexcept;
     void prepare(int finished);
-    void find_max_vertex(int tid, int client);
+    void find_max_vertex(smr::context_ref<Domain> self, int client);
     void count_out_edges(int client);
-    void add_list_size(int tid, int client);
+    void add_list_size(smr::context_ref<Domain> self, int client);
     void fill_out_lists(int client);
-    void add_implied_edges(int tid, int client);
+    void add_implied_edges(smr::context_ref<Domain> self, int client);
     void append_in_edge(smr::stm::transaction& tx, std::int64_t v, std::int64_t u);
     void fill_in_lists(int client);
     void free_overflow(std::int64_t v) noexcept;

@@ -307,8 +307,8 @@ void vacation_manager<Domain>::free_all() noexcept {
 }
 
 template <class Domain>
-std::vector<std::vector<initial_record>> vacation_manager<Domain>::populate(int tid,
-                                                                            long relations) {
+std::vector<std::vector<initial_record>> vacation_manager<Domain>::populate(
+    smr::context_ref<Domain> self, long relations) {
     std::mt19937 g(0);
     std::vector<std::int64_t> ids(static_cast<std::size_t>(relations));
     for (std::size_t i = 0; i != ids.size(); ++i) ids[i] = static_cast<std::int64_t>(i) + 1;
@@ -323,7 +323,7 @@ std::vector<std::vector<initial_record>> vacation_manager<Domain>::populate(int 
         for (const std::int64_t id : ids) {
             const std::int64_t places = (draw(g, 5) + 1) * 100;
             const std::int64_t price = draw_price(g);  // drawn for customers too, as STAMP
-            stm_.atomically(tid, [&](transaction& tx) {
+            stm_.atomically(self, [&](transaction& tx) {
                 tx_view view{*this, tx};
                 if (table == reservation_kinds) return view.add_customer(id);
                 return view.add_places(table, id, places, price);
@@ -334,12 +334,13 @@ std::vector<std::vector<initial_record>> vacation_manager<Domain>::populate(int 
             }
         }
     }
-    stm_.flush(tid);
+    stm_.flush(self);
     return initial;
 }
 
 template <class Domain>
-std::array<std::int64_t, 3> vacation_manager<Domain>::run_client(int tid, long client,
+std::array<std::int64_t, 3> vacation_manager<Domain>::run_client(smr::context_ref<Domain> self,
+                                                                 long client,
                                                                  const vacation_params& params,
                                                                  long tasks,
                                                                  const std::atomic<bool>& stop) {
@@ -357,7 +358,7 @@ std::array<std::int64_t, 3> vacation_manager<Domain>::run_client(int tid, long c
                 kinds[i] = draw(g, reservation_kinds);
                 ids[i] = draw(g, range) + 1;
             }
-            stm_.atomically(tid, [&](transaction& tx) {
+            stm_.atomically(self, [&](transaction& tx) {
                 tx_view view{*this, tx};
                 std::array<std::int64_t, reservation_kinds> dearest{-1, -1, -1};
                 std::array<std::int64_t, reservation_kinds> chosen{-1, -1, -1};
@@ -380,7 +381,7 @@ std::array<std::int64_t, 3> vacation_manager<Domain>::run_client(int tid, long c
             });
         } else if ((action & 1) != 0) {
             const std::int64_t customer_id = draw(g, range) + 1;
-            stm_.atomically(tid, [&](transaction& tx) {
+            stm_.atomically(self, [&](transaction& tx) {
                 tx_view view{*this, tx};
                 if (view.bill(customer_id) >= 0) view.delete_customer(customer_id);
             });
@@ -392,7 +393,7 @@ std::array<std::int64_t, 3> vacation_manager<Domain>::run_client(int tid, long c
                 adds[i] = draw(g, 2);
                 prices[i] = adds[i] != 0 ? draw_price(g) : -1;
             }
-            const auto change = stm_.atomically(tid, [&](transaction& tx) {
+            const auto change = stm_.atomically(self, [&](transaction& tx) {
                 tx_view view{*this, tx};
                 std::array<std::int64_t, reservation_kinds> places{};  // this attempt's
                 for (std::size_t i = 0; i != updates; ++i) {
@@ -410,7 +411,7 @@ std::array<std::int64_t, 3> vacation_manager<Domain>::run_client(int tid, long c
             for (std::size_t kind = 0; kind != added.size(); ++kind) added[kind] += change[kind];
         }
     }
-    stm_.flush(tid);
+    stm_.flush(self);
     return added;
 }
 
@@ -539,8 +540,8 @@ vacation_run run_vacation(const vacation_params& params, int clients,
     vacation_manager<smr::debra_domain> manager(domain, stm_config);
     std::vector<std::vector<initial_record>> initial;
     {
-        smr::thread_handle<smr::debra_domain> handle(domain);
-        initial = manager.populate(handle.tid(), params.relations);
+        const smr::context<smr::debra_domain> self(domain);
+        initial = manager.populate(self, params.relations);
     }
     auto& stm = manager.transactional_memory();
     const smr::stm::stm_stats before = stm.stats();
@@ -548,10 +549,11 @@ vacation_run run_vacation(const vacation_params& params, int clients,
     std::vector<std::array<std::int64_t, reservation_kinds>> added(
         static_cast<std::size_t>(clients));
     const long tasks = params.tasks_per_client(clients);
-    const client_phase phase =
-        run_clients(domain, stm, clients, [&](int tid, int client, const std::atomic<bool>& stop) {
+    const client_phase phase = run_clients(
+        domain, stm, clients,
+        [&](smr::context_ref<smr::debra_domain> self, int client, const std::atomic<bool>& stop) {
             added[static_cast<std::size_t>(client)] =
-                manager.run_client(tid, client, params, tasks, stop);
+                manager.run_client(self, client, params, tasks, stop);
         });
     vacation_run run;
     run.seconds = phase.seconds;

@@ -158,19 +158,21 @@ class vacation_manager {
     vacation_manager(const vacation_manager&) = delete;
     vacation_manager& operator=(const vacation_manager&) = delete;
 
-    /// STAMP's initialization, by the calling thread (registered as tid):
+    /// STAMP's initialization, by the calling thread (attached as self):
     /// ids 1..r of each table in a shuffled order (one generator seeded 0 for
     /// all four tables, the shuffle continuing from the last), each record
     /// with (1..5) x 100 places at 50..90, each customer with an empty list.
     /// One transaction per insert. Returns each table's initial records,
     /// indexed [kind][id].
-    std::vector<std::vector<initial_record>> populate(int tid, long relations);
+    std::vector<std::vector<initial_record>> populate(smr::context_ref<Domain> self,
+                                                      long relations);
 
-    /// One client's tasks (registered as tid, client number `client`), until
+    /// One client's tasks (attached as self, client number `client`), until
     /// `stop` is set. Returns the places its committed tasks added to each
     /// table, less those they removed (the verification's balance).
-    std::array<std::int64_t, 3> run_client(int tid, long client, const vacation_params& params,
-                                           long tasks, const std::atomic<bool>& stop);
+    std::array<std::int64_t, 3> run_client(smr::context_ref<Domain> self, long client,
+                                           const vacation_params& params, long tasks,
+                                           const std::atomic<bool>& stop);
 
     /// Quiescent only: the checks of docs/smrbench.md ("stamp"); `added` is
     /// the sum of the clients' run_client results.

@@ -824,21 +824,21 @@ void yada_refiner<Domain>::queue_initial_bad(const std::vector<yada_element*>& b
     initial_bad_ = static_cast<long>(n);
 }
 
-/// The boundary set, one transaction per segment, by a thread registered for
+/// The boundary set, one transaction per segment, by a thread attached for
 /// the call (stm_rb_core has no plain insert).
 template <class Domain>
 void yada_refiner<Domain>::fill_boundary(Domain& domain, const std::vector<yada_element*>& built) {
-    smr::thread_handle<Domain> handle(domain);
+    const smr::context<Domain> self(domain);
     for (yada_element* e : built) {
         if (!is_segment(*e)) continue;
-        stm_.atomically(handle.tid(), [&](transaction& tx) {
+        stm_.atomically(self, [&](transaction& tx) {
             stm_rb_view boundary{mesh_->boundary->root, tx};
             if (!boundary.insert(boundary_key(e->corners[0]), as_value(e))) {
                 impossible("two boundary segments start at " + describe(e->corners[0]));
             }
         });
     }
-    stm_.flush(handle.tid());
+    stm_.flush(self);
 }
 
 /// Quiescent: every element linked from the root, breadth first (STAMP's
@@ -893,9 +893,9 @@ void yada_refiner<Domain>::free_all(std::vector<yada_element*> elements) noexcep
 /// that attempt's element counts go into `tally`.
 template <class Domain>
 template <class Body>
-auto yada_refiner<Domain>::committed(int tid, yada_tally& tally, Body body) {
+auto yada_refiner<Domain>::committed(smr::context_ref<Domain> self, yada_tally& tally, Body body) {
     yada_tally attempt;
-    auto result = stm_.atomically(tid, [&](transaction& tx) {
+    auto result = stm_.atomically(self, [&](transaction& tx) {
         attempt = yada_tally{};
         tx_view view{*this, tx, attempt};
         return body(view);
@@ -907,38 +907,40 @@ auto yada_refiner<Domain>::committed(int tid, yada_tally& tally, Body body) {
 /// STAMP's process(): the five transactions per element until the heap is
 /// empty (bench/stamp/yada.hpp).
 template <class Domain>
-yada_tally yada_refiner<Domain>::run_client(int tid, const std::atomic<bool>& stop) {
+yada_tally yada_refiner<Domain>::run_client(smr::context_ref<Domain> self,
+                                            const std::atomic<bool>& stop) {
     region r;
     yada_tally mine;
     while (!stop.load(std::memory_order_relaxed)) {
-        yada_element* e = committed(tid, mine, [](tx_view& v) { return v.pop(); });
+        yada_element* e = committed(self, mine, [](tx_view& v) { return v.pop(); });
         if (e == nullptr) break;
-        if (committed(tid, mine, [&](tx_view& v) { return v.drop_if_garbage(e); })) continue;
-        const bool refined = committed(tid, mine, [&](tx_view& v) {
+        if (committed(self, mine, [&](tx_view& v) { return v.drop_if_garbage(e); })) continue;
+        const bool refined = committed(self, mine, [&](tx_view& v) {
             r.bad.clear();  // each attempt starts afresh (STAMP's PREGION_CLEARBAD)
             return v.refine(e, r);
         });
         if (refined) ++mine.refined;
-        committed(tid, mine, [&](tx_view& v) {
+        committed(self, mine, [&](tx_view& v) {
             v.release(e);
             return true;
         });
-        committed(tid, mine, [&](tx_view& v) {
+        committed(self, mine, [&](tx_view& v) {
             v.transfer(r.bad);
             return true;
         });
     }
-    stm_.flush(tid);
+    stm_.flush(self);
     return mine;
 }
 
 template <class Domain>
 client_phase yada_refiner<Domain>::run(int clients) {
     std::vector<yada_tally> tallies(static_cast<std::size_t>(clients));
-    const client_phase phase = run_clients(
-        stm_.domain(), stm_, clients, [&](int tid, int client, const std::atomic<bool>& stop) {
-            tallies[static_cast<std::size_t>(client)] = run_client(tid, stop);
-        });
+    const client_phase phase =
+        run_clients(stm_.domain(), stm_, clients,
+                    [&](smr::context_ref<Domain> self, int client, const std::atomic<bool>& stop) {
+                        tallies[static_cast<std::size_t>(client)] = run_client(self, stop);
+                    });
     for (const yada_tally& t : tallies) totals_ += t;
     return phase;
 }

@@ -304,8 +304,8 @@ class yada_refiner {
     struct region;
 
     template <class Body>
-    auto committed(int tid, yada_tally& tally, Body body);
-    yada_tally run_client(int tid, const std::atomic<bool>& stop);
+    auto committed(smr::context_ref<Domain> self, yada_tally& tally, Body body);
+    yada_tally run_client(smr::context_ref<Domain> self, const std::atomic<bool>& stop);
 
     void build(const yada_input_mesh& input, std::vector<yada_element*>& built);
     void queue_initial_bad(const std::vector<yada_element*>& built);

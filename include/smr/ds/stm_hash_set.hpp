@@ -115,7 +115,7 @@ class stm_hash_set : public detail::stm_structure<Domain> {
     bool insert(smr::context_ref<Domain> self, key_type key,
                 std::int64_t /*value: not stored*/ = 0) {
         detail::check_key(key, min_key, max_key);
-        return this->stm_.atomically(smr::tid_of(self), [&](stm::transaction& tx) {
+        return this->stm_.atomically(self, [&](stm::transaction& tx) {
             node** head = &buckets_[bucket_of(key)];
             node* first = tx.load(head);
             if (find(tx, head, first, key).curr != nullptr) return false;
@@ -126,7 +126,7 @@ class stm_hash_set : public detail::stm_structure<Domain> {
 
     bool erase(smr::context_ref<Domain> self, key_type key) {
         detail::check_key(key, min_key, max_key);
-        return this->stm_.atomically(smr::tid_of(self), [&](stm::transaction& tx) {
+        return this->stm_.atomically(self, [&](stm::transaction& tx) {
             node** head = &buckets_[bucket_of(key)];
             const found f = find(tx, head, tx.load(head), key);
             if (f.curr == nullptr) return false;
@@ -142,7 +142,7 @@ class stm_hash_set : public detail::stm_structure<Domain> {
 
     bool contains(smr::context_ref<Domain> self, key_type key) {
         detail::check_key(key, min_key, max_key);
-        return this->stm_.atomically(smr::tid_of(self), [&](stm::transaction& tx) {
+        return this->stm_.atomically(self, [&](stm::transaction& tx) {
             node** head = &buckets_[bucket_of(key)];
             return find(tx, head, tx.load(head), key).curr != nullptr;
         });

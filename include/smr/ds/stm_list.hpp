@@ -114,7 +114,7 @@ class stm_list : public detail::stm_structure<Domain> {
     bool insert(smr::context_ref<Domain> self, key_type key,
                 std::int64_t /*value: not stored*/ = 0) {
         detail::check_key(key, min_key, max_key);
-        return this->stm_.atomically(smr::tid_of(self), [&](stm::transaction& tx) {
+        return this->stm_.atomically(self, [&](stm::transaction& tx) {
             const window w = locate(tx, key);
             if (w.curr_key == key) return false;
             tx.store(&w.pred->next, tx.make<node>(key, w.curr), {w.pred, sizeof(node)});
@@ -124,7 +124,7 @@ class stm_list : public detail::stm_structure<Domain> {
 
     bool erase(smr::context_ref<Domain> self, key_type key) {
         detail::check_key(key, min_key, max_key);
-        return this->stm_.atomically(smr::tid_of(self), [&](stm::transaction& tx) {
+        return this->stm_.atomically(self, [&](stm::transaction& tx) {
             const window w = locate(tx, key);
             if (w.curr_key != key) return false;
             tx.store(&w.pred->next, tx.load(&w.curr->next), {w.pred, sizeof(node)});
@@ -135,9 +135,8 @@ class stm_list : public detail::stm_structure<Domain> {
 
     bool contains(smr::context_ref<Domain> self, key_type key) {
         detail::check_key(key, min_key, max_key);
-        return this->stm_.atomically(smr::tid_of(self), [&](stm::transaction& tx) {
-            return locate(tx, key).curr_key == key;
-        });
+        return this->stm_.atomically(
+            self, [&](stm::transaction& tx) { return locate(tx, key).curr_key == key; });
     }
 
     /// Quiescent only (no operation on the set runs): how many keys it

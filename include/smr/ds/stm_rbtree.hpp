@@ -72,21 +72,21 @@ class stm_rbtree : public detail::stm_structure<Domain> {
 
     bool insert(smr::context_ref<Domain> self, key_type key, value_type value) {
         detail::check_key(key, min_key, max_key);
-        return this->stm_.atomically(smr::tid_of(self), [&](stm::transaction& tx) {
+        return this->stm_.atomically(self, [&](stm::transaction& tx) {
             return stm_rb_view{root_, tx}.insert(key, value);
         });
     }
 
     bool erase(smr::context_ref<Domain> self, key_type key) {
         detail::check_key(key, min_key, max_key);
-        return this->stm_.atomically(smr::tid_of(self), [&](stm::transaction& tx) {
+        return this->stm_.atomically(self, [&](stm::transaction& tx) {
             return stm_rb_view{root_, tx}.erase(key);
         });
     }
 
     bool contains(smr::context_ref<Domain> self, key_type key) {
         detail::check_key(key, min_key, max_key);
-        return this->stm_.atomically(smr::tid_of(self), [&](stm::transaction& tx) {
+        return this->stm_.atomically(self, [&](stm::transaction& tx) {
             return stm_rb_view{root_, tx}.find(key) != nullptr;
         });
     }

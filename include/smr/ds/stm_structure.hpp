@@ -55,7 +55,7 @@ class stm_structure {
     /// Outside any operation of the thread: hands its pending frees to the
     /// domain. Call it before the thread's context detaches, or those frees
     /// wait for the slot's next user (or the structure's destruction).
-    void flush(smr::context_ref<Domain> self) { stm_.flush(smr::tid_of(self)); }
+    void flush(smr::context_ref<Domain> self) { stm_.flush(self); }
 
     /// Commits and aborts by cause, over all threads (exact once they are
     /// done).

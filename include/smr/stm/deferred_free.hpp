@@ -38,6 +38,7 @@
 #include <vector>
 
 #include "smr/core/padded.hpp"
+#include "smr/reclaim/context.hpp"
 #include "smr/reclaim/guards.hpp"
 
 namespace smr::stm {
@@ -81,41 +82,41 @@ class deferred_frees {
     }
 
     /// Before a commit point: makes room for `frees` more pointers in thread
-    /// tid's blocks. May throw std::bad_alloc (nothing committed yet).
-    void reserve(int tid, std::size_t frees) {
-        slot& s = slot_of(tid);
+    /// self's blocks. May throw std::bad_alloc (nothing committed yet).
+    void reserve(context_ref<Domain> self, std::size_t frees) {
+        slot& s = slot_of(self);
         std::size_t room = s.spares * pointers_per_block;
         if (s.current != nullptr) room += pointers_per_block - s.current->count;
         for (; room < frees; room += pointers_per_block) {
-            push_spare(s, domain_.template allocate<pointer_block>(tid));
+            push_spare(s, domain_.template allocate<pointer_block>(self));
         }
     }
 
     /// After the commit point, inside the transaction's operation (op_guard):
     /// records `blocks`, retiring each pointer block as it fills. Never
     /// allocates: reserve made the room.
-    void append(int tid, const std::vector<void*>& blocks) noexcept {
-        slot& s = slot_of(tid);
+    void append(context_ref<Domain> self, const std::vector<void*>& blocks) noexcept {
+        slot& s = slot_of(self);
         for (void* block : blocks) {
             if (s.current == nullptr) s.current = pop_spare(s);
             s.current->pointers[s.current->count++] = block;
             if (s.current->count == pointers_per_block) {
-                domain_.retire(tid, s.current);
+                domain_.retire(self, s.current);
                 s.current = nullptr;
             }
         }
     }
 
-    /// Outside any operation of tid: retires tid's partly filled block and
+    /// Outside any operation of self: retires self's partly filled block and
     /// discards its spares, so its frees do not wait for the slot's next user.
-    void flush(int tid) {
-        slot& s = slot_of(tid);
+    void flush(context_ref<Domain> self) {
+        slot& s = slot_of(self);
         // current is never empty: append fills a block as soon as it takes it.
         if (s.current != nullptr) {
-            smr::op_guard guard(domain_, tid);  // epoch schemes label a retire with its operation
-            domain_.retire(tid, std::exchange(s.current, nullptr));
+            smr::op_guard guard(domain_, self);  // epoch schemes label a retire with its operation
+            domain_.retire(self, std::exchange(s.current, nullptr));
         }
-        while (s.spare != nullptr) domain_.discard(tid, pop_spare(s));
+        while (s.spare != nullptr) domain_.discard(self, pop_spare(s));
     }
 
   private:
@@ -140,7 +141,9 @@ class deferred_frees {
         return block;
     }
 
-    slot& slot_of(int tid) noexcept { return *slots_[static_cast<std::size_t>(tid)]; }
+    slot& slot_of(context_ref<Domain> self) noexcept {
+        return *slots_[static_cast<std::size_t>(tid_of(self))];
+    }
 
     Domain& domain_;
     std::unique_ptr<core::padded<slot>[]> slots_;

@@ -56,10 +56,10 @@
 //
 // ---- Rules for callers --------------------------------------------------------
 //
-// - A thread registers with the domain (smr::thread_handle<Domain>) and passes
-//   its tid; at most one transaction per tid at a time (two tids in one thread
-//   may nest, as the tests do to hold a lock open). Calls flush(tid) before it
-//   releases its handle, or its last frees wait for the slot's next user (or
+// - A thread attaches to the domain (smr::attach) and passes its context; at
+//   most one transaction per context at a time (two contexts in one thread
+//   may nest, as the tests do to hold a lock open). Calls flush(self) before
+//   its context detaches, or its last frees wait for the slot's next user (or
 //   the destructor).
 // - Transactional words are 8-byte aligned and, while transactions may run,
 //   accessed only through load and store (initialization before publication
@@ -83,6 +83,7 @@
 
 #include "smr/core/compiler.hpp"
 #include "smr/core/padded.hpp"
+#include "smr/reclaim/context.hpp"
 #include "smr/reclaim/guards.hpp"
 #include "smr/reclaim/traits.hpp"
 #include "smr/stm/deferred_free.hpp"
@@ -138,20 +139,20 @@ class stm {
     /// returns its result. An exception of the body rolls the attempt back and
     /// propagates (nothing committed).
     template <class F>
-    auto atomically(int tid, F&& body) -> std::invoke_result_t<F&, transaction&> {
+    auto atomically(context_ref<Domain> self, F&& body) -> std::invoke_result_t<F&, transaction&> {
         using result = std::invoke_result_t<F&, transaction&>;
-        smr::op_guard guard(domain_, tid);  // nothing read by any attempt is freed before it ends
-        transaction& tx = descriptor(tid);
+        smr::op_guard guard(domain_, self);  // nothing read by any attempt is freed before it ends
+        transaction& tx = descriptor(self);
         for (std::uint32_t failures = 0;; ++failures) {
             tx.begin();
             try {
                 if constexpr (std::is_void_v<result>) {
                     body(tx);
-                    finish(tid, tx);
+                    finish(self, tx);
                     return;
                 } else {
                     result value = body(tx);
-                    finish(tid, tx);
+                    finish(self, tx);
                     return value;
                 }
             } catch (const transaction::abort_signal&) {
@@ -164,9 +165,9 @@ class stm {
         }
     }
 
-    /// Outside any transaction of tid: hands tid's pending frees to the domain
-    /// now. Call it before tid's thread_handle is released.
-    void flush(int tid) { frees_.flush(tid); }
+    /// Outside any transaction of self: hands self's pending frees to the
+    /// domain now. Call it before the context detaches.
+    void flush(context_ref<Domain> self) { frees_.flush(self); }
 
     /// Totals over all threads: relaxed reads, exact once threads are done.
     stm_stats stats() const noexcept {
@@ -190,16 +191,16 @@ class stm {
         return n;
     }
 
-    transaction& descriptor(int tid) noexcept {
-        return descriptors_[static_cast<std::size_t>(tid)];
+    transaction& descriptor(context_ref<Domain> self) noexcept {
+        return descriptors_[static_cast<std::size_t>(tid_of(self))];
     }
 
     /// The attempt's commit, with its frees handed to reclamation. Room for
     /// them is made first: bad_alloc there still rolls back cleanly.
-    void finish(int tid, transaction& tx) {
-        frees_.reserve(tid, tx.deferred_frees().size());
+    void finish(context_ref<Domain> self, transaction& tx) {
+        frees_.reserve(self, tx.deferred_frees().size());
         tx.commit();  // throws abort_signal if validation fails
-        frees_.append(tid, tx.deferred_frees());
+        frees_.append(self, tx.deferred_frees());
         tx.end_committed();
     }
 
@@ -220,7 +221,7 @@ class stm {
     core::padded<std::atomic<std::uint64_t>> clock_;  // alone on its lines: every commit writes it
     orec_table orecs_;
     std::size_t max_threads_;
-    std::unique_ptr<transaction[]> descriptors_;  // per tid, each on its own cache lines
+    std::unique_ptr<transaction[]> descriptors_;  // per slot, each on its own cache lines
     deferred_frees<Domain> frees_;
 };
 
