@@ -120,17 +120,17 @@ TYPED_TEST(scan_test, retire_and_the_scan_it_runs_allocate_nothing) {
         smr::domain_config config = smr::test::eager_config();
         config.max_threads = 4;
         Domain domain(config);
-        std::vector<int> tids;
-        for (int i = 0; i < 4; ++i) tids.push_back(domain.register_thread());
-        const int writer = tids[0];
+        std::vector<smr::context<Domain>> threads;
+        for (int i = 0; i < 4; ++i) threads.emplace_back(domain);
+        const auto writer = threads[0].lent();
         constexpr int slots = smr::max_protect_slots;
         std::vector<std::atomic<node*>> cells(slots);
         for (auto& cell : cells)
             cell.store(domain.template allocate_outside_op<node>(writer, nullptr));
-        for (std::size_t r = 1; r < tids.size(); ++r) {
-            domain.begin_op(tids[r]);
+        for (std::size_t r = 1; r < threads.size(); ++r) {
+            domain.begin_op(threads[r]);
             for (int s = 0; s < (Domain::traits.protect_uses_slots ? slots : 1); ++s)
-                (void)domain.protect(tids[r], s, cells[static_cast<std::size_t>(s)]);
+                (void)domain.protect(threads[r], s, cells[static_cast<std::size_t>(s)]);
         }
         std::atomic<node*> churn{domain.template allocate_outside_op<node>(writer, nullptr)};
         std::size_t seen = 0;
@@ -148,8 +148,8 @@ TYPED_TEST(scan_test, retire_and_the_scan_it_runs_allocate_nothing) {
         EXPECT_EQ(seen, 0u) << "operator new was called inside begin_op/retire/end_op";
         // The domain frees what is still retired when it is destroyed (a
         // barrier would wait for the other slots' next operations).
-        for (std::size_t r = 1; r < tids.size(); ++r) domain.end_op(tids[r]);
-        for (int tid : tids) domain.unregister_thread(tid);
+        for (std::size_t r = 1; r < threads.size(); ++r) domain.end_op(threads[r]);
+        threads.clear();  // detaches
         for (auto& cell : cells) domain.free_unshared(cell.load());
         domain.free_unshared(churn.load());
     }
@@ -162,21 +162,16 @@ TYPED_TEST(signature_test, a_registration_that_throws_gives_its_slot_back) {
     smr::domain_config config;
     config.max_threads = 3;
     Domain domain(config);
+    std::vector<smr::context<Domain>> threads;
+    threads.reserve(config.max_threads);  // so that only attaching can fail below
     fail_allocations = true;
-    bool threw = false;
-    int tid = -1;
     try {
-        tid = domain.register_thread();
+        threads.emplace_back(domain);  // a scheme that allocates nothing there attaches
     } catch (const std::bad_alloc&) {
-        threw = true;
     }
     fail_allocations = false;
-    std::vector<int> tids;
-    if (!threw) tids.push_back(tid);  // a scheme that allocates nothing there
-    for (std::size_t i = tids.size(); i < config.max_threads; ++i)
-        tids.push_back(domain.register_thread());
-    EXPECT_EQ(tids.size(), config.max_threads);
-    for (int t : tids) domain.unregister_thread(t);
+    for (std::size_t i = threads.size(); i < config.max_threads; ++i) threads.emplace_back(domain);
+    EXPECT_EQ(threads.size(), config.max_threads);
 }
 
 // hp, he, wfe and lfrc index a fixed array of hazard slots with the caller's

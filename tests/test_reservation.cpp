@@ -336,8 +336,8 @@ TYPED_TEST(reservation_test, protected_node_survives_until_end_op) {
     // retires inside an operation is pinned by that operation itself and
     // freed by the writer's next scan.
     const std::uint64_t own = std::is_same_v<D, smr::ibr_domain> ? 1 : 0;
-    const int reader = domain.register_thread();
-    const int writer = domain.register_thread();
+    const smr::context<D> reader(domain);
+    const smr::context<D> writer(domain);
     std::atomic<node*> cell{domain.template allocate<node>(writer, 1)};
     // Allocations (discarded) that move the era on at least once.
     auto move_era = [&] {
@@ -381,8 +381,6 @@ TYPED_TEST(reservation_test, protected_node_survives_until_end_op) {
     }
     EXPECT_EQ(domain.stats().freed, 24u - own);  // now `held` too
     domain.free_unshared(cell.load());
-    domain.unregister_thread(writer);
-    domain.unregister_thread(reader);
 }
 
 // Deterministic: a node born after the reader's operation began, and read
@@ -398,8 +396,8 @@ TYPED_TEST(reservation_test, node_born_during_the_operation_survives) {
     config.epoch_freq = 1;
     D domain(config);
     using node = test_node<D>;
-    const int reader = domain.register_thread();
-    const int writer = domain.register_thread();
+    const smr::context<D> reader(domain);
+    const smr::context<D> writer(domain);
     std::atomic<node*> cell{domain.template allocate<node>(writer, 1)};
     auto replace = [&](std::uint64_t payload) {
         domain.begin_op(writer);
@@ -417,8 +415,6 @@ TYPED_TEST(reservation_test, node_born_during_the_operation_survives) {
     EXPECT_EQ(bad_reads.load(), 0u);
     domain.end_op(reader);
     domain.free_unshared(cell.load());
-    domain.unregister_thread(writer);
-    domain.unregister_thread(reader);
 }
 
 // ---- Treiber stack: the textbook hazard-pointer client ------------------------

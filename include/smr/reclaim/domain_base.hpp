@@ -149,8 +149,6 @@ class domain_base {
     /// which pairs them and counts nested guards.
     void begin_op(lent self) noexcept { derived().on_begin_op(tid_of(self)); }
     void end_op(lent self) noexcept { derived().on_end_op(tid_of(self)); }
-    void begin_op(int tid) noexcept { derived().on_begin_op(tid); }
-    void end_op(int tid) noexcept { derived().on_end_op(tid); }
 
     /// Reads a shared pointer that will be dereferenced, reserved in the
     /// thread's protect slot `index` (0 to max_protect_slots - 1) where the
@@ -160,10 +158,6 @@ class domain_base {
     T* protect(lent self, int index, const std::atomic<T*>& source) noexcept {
         return derived().on_protect(tid_of(self), index, source);
     }
-    template <class T>
-    T* protect(int tid, int index, const std::atomic<T*>& source) noexcept {
-        return derived().on_protect(tid, index, source);
-    }
     /// The thread's protect for one traversal: reader(self).protect(slot,
     /// source) is protect(self, slot, source). A traversal takes it once and
     /// protects each node through it, so what a reservation scheme's protect
@@ -172,7 +166,6 @@ class domain_base {
     /// slots (reader.slot(index), reclaim/reader.hpp) name a reservation once
     /// per traversal. Valid in its operation.
     auto reader(lent self) noexcept { return derived().make_reader(tid_of(self)); }
-    auto reader(int tid) noexcept { return derived().make_reader(tid); }
 
     /// Hands over `node`, which the caller has unlinked: the scheme frees it
     /// once no thread can still hold it.
@@ -180,30 +173,20 @@ class domain_base {
     void retire(lent self, T* node) noexcept {
         derived().on_retire(tid_of(self), node);
     }
-    template <class T>
-    void retire(int tid, T* node) noexcept {
-        derived().on_retire(tid, node);
-    }
 
     /// Where a restartable read phase begins (SMR_READ_PHASE_BEGIN in
     /// guards.hpp) and where it ends, reserving the nodes the write phase
     /// will touch: NBR's, and nothing for every other scheme.
     void read_phase_begin(lent self) noexcept { derived().on_read_phase_begin(tid_of(self)); }
-    void read_phase_begin(int tid) noexcept { derived().on_read_phase_begin(tid); }
     template <class... Reserved>
     void read_phase_end(lent self, Reserved*... reserved) noexcept {
         derived().on_read_phase_end(tid_of(self), reserved...);
-    }
-    template <class... Reserved>
-    void read_phase_end(int tid, Reserved*... reserved) noexcept {
-        derived().on_read_phase_end(tid, reserved...);
     }
 
     /// A point between operations where the thread holds no shared node:
     /// what ends grace periods under qsbr, qsbr_ibr and urcu_qsbr
     /// (reclaimer_traits::needs_quiescent_states); nothing elsewhere.
     void quiescent(lent self) noexcept { derived().on_quiescent(tid_of(self)); }
-    void quiescent(int tid) noexcept { derived().on_quiescent(tid); }
 
     // ---- hooks with defaults (a reclaimer hides the ones it needs) -----------
 
@@ -225,7 +208,9 @@ class domain_base {
     /// The reader protect's callers get by default: each protect is the
     /// domain's protect. A scheme that writes on_protect may write a reader
     /// that keeps what its protect needs per node.
-    detail::forwarding_reader<Derived> make_reader(int tid) noexcept { return {derived(), tid}; }
+    detail::forwarding_reader<Derived> make_reader(int tid) noexcept {
+        return {derived(), lent{tid}};
+    }
     void on_read_phase_begin(int) noexcept {}
     template <class... Reserved>
     void on_read_phase_end(int, Reserved*...) noexcept {}
@@ -233,14 +218,14 @@ class domain_base {
     /// Extended quiescent states, as in liburcu: an offline thread does not
     /// hold up grace periods and must not touch shared nodes. Going offline
     /// hands the thread's garbage over, so barrier() need not wait for it.
-    void thread_online(lent self) noexcept { thread_online(tid_of(self)); }
-    void thread_offline(lent self) noexcept { thread_offline(tid_of(self)); }
-    void thread_online(int tid) noexcept {
+    void thread_online(lent self) noexcept {
+        const int tid = tid_of(self);
         check_registered(tid);
         mark_online(tid);
         derived().come_online(tid);
     }
-    void thread_offline(int tid) noexcept {
+    void thread_offline(lent self) noexcept {
+        const int tid = tid_of(self);
         check_registered(tid);
         derived().go_offline(tid);
         mark_offline(tid);
@@ -287,8 +272,8 @@ class domain_base {
     /// stretches with thread_offline (which hands the thread's garbage over)
     /// or unregister. Barriers of one domain run one at a time. Under none
     /// (which frees nothing while the domain lives) it returns at once.
-    void barrier(lent self) { barrier(tid_of(self)); }
-    void barrier(int tid) {
+    void barrier(lent self) {
+        const int tid = tid_of(self);
         check_registered(tid);
         // It would free nodes the caller's own operation may still hold.
         SMR_CHECK(slot_of(tid).op_depth == 0,
@@ -298,9 +283,9 @@ class domain_base {
             if (!barriers.try_lock()) {
                 // Another barrier runs and waits for us: offline (our garbage
                 // handed over, no grace period held up) until our turn.
-                derived().thread_offline(tid);
+                derived().thread_offline(self);
                 barriers.lock();
-                derived().thread_online(tid);
+                derived().thread_online(self);
             }
             const std::lock_guard<std::mutex> one_at_a_time(barriers, std::adopt_lock);
             orphans_.reserve_for(tid);
@@ -336,20 +321,10 @@ class domain_base {
         return derived().on_compare_exchange_link(tid_of(self), link, expected, desired, success,
                                                   failure);
     }
-    template <class T>
-    bool compare_exchange_link(int tid, std::atomic<T*>& link, T*& expected, T* desired,
-                               std::memory_order success = std::memory_order_acq_rel,
-                               std::memory_order failure = std::memory_order_acquire) noexcept {
-        return derived().on_compare_exchange_link(tid, link, expected, desired, success, failure);
-    }
     /// A store into a link of a node no other thread can see yet.
     template <class T>
     void store_private_link(lent self, std::atomic<T*>& link, T* value) noexcept {
         derived().on_store_private_link(tid_of(self), link, value);
-    }
-    template <class T>
-    void store_private_link(int tid, std::atomic<T*>& link, T* value) noexcept {
-        derived().on_store_private_link(tid, link, value);
     }
     template <class T>
     bool on_compare_exchange_link(int, std::atomic<T*>& link, T*& expected, T* desired,
@@ -368,10 +343,6 @@ class domain_base {
     template <class T, class... Args>
     T* allocate(lent self, Args&&... args) {
         return derived().template allocate_node<T>(tid_of(self), std::forward<Args>(args)...);
-    }
-    template <class T, class... Args>
-    T* allocate(int tid, Args&&... args) {
-        return derived().template allocate_node<T>(tid, std::forward<Args>(args)...);
     }
     /// What allocate does, unless a scheme hides it (lfrc: counted links).
     template <class T, class... Args>
@@ -420,15 +391,11 @@ class domain_base {
     /// operation's protection.
     template <class T, class... Args>
     T* allocate_outside_op(lent self, Args&&... args) {
-        return allocate_outside_op<T>(tid_of(self), std::forward<Args>(args)...);
-    }
-    template <class T, class... Args>
-    T* allocate_outside_op(int tid, Args&&... args) {
         if (config_.memory == nullptr) [[likely]]
-            return derived().template allocate_node<T>(tid, std::forward<Args>(args)...);
-        idle_while_waiting idle(derived(), lent{tid});
+            return derived().template allocate_node<T>(tid_of(self), std::forward<Args>(args)...);
+        idle_while_waiting idle(derived(), self);
         alloc::observe_waits scope(idle);
-        return derived().template allocate_node<T>(tid, std::forward<Args>(args)...);
+        return derived().template allocate_node<T>(tid_of(self), std::forward<Args>(args)...);
     }
 
     /// Frees a node that was allocated but never made reachable (a failed
@@ -439,10 +406,6 @@ class domain_base {
     template <class T>
     void discard(lent self, T* node) noexcept {
         derived().on_discard(tid_of(self), node);
-    }
-    template <class T>
-    void discard(int tid, T* node) noexcept {
-        derived().on_discard(tid, node);
     }
     template <class T>
     void on_discard(int tid, T* node) noexcept {
@@ -464,10 +427,7 @@ class domain_base {
     /// counters still say how many nodes left the structure.
     template <class T>
     void free_exclusive(lent self, T* node) noexcept {
-        free_exclusive(tid_of(self), node);
-    }
-    template <class T>
-    void free_exclusive(int tid, T* node) noexcept {
+        const int tid = tid_of(self);
         slot& s = slot_of(tid);
         s.counts.retired.add();
         s.counts.freed.add();

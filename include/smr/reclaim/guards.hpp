@@ -40,6 +40,7 @@
 #include <atomic>
 #include <bit>
 #include <cassert>
+#include <concepts>
 #include <csetjmp>
 #include <cstddef>
 #include <cstdint>
@@ -69,14 +70,11 @@ namespace smr {
 ///
 /// `self` must be the caller's registered context: checked in debug builds only,
 /// since the guard is on every operation's path (docs/library.md, "Rules").
+/// Only a context makes a guard: a slot number is refused at compile time.
 ///
-/// A guard made from the caller's context (smr::op_guard guard(domain,
-/// self), with a context or the context_ref an operation was lent) also
-/// hands out protect slots to guarded pointers (protect below):
-/// HandsOutSlots, which the deduction guide sets. One made from a slot number does not, and
-/// keeps no mask: its initialisation cost the slot schemes half an
-/// instruction per operation on hm_list, and under nbr, where sigsetjmp
-/// keeps every local in memory, one store per operation.
+/// The guard hands out protect slots to guarded pointers (protect below)
+/// and lends blocks of them to traversals (lend_slots), from a mask of the
+/// thread's free slots that it keeps where the scheme reserves per slot.
 template <class T, class Domain>
 class guarded;
 template <class Domain, std::size_t N>
@@ -86,26 +84,25 @@ template <class Guard>
 class guarded_slot;
 }  // namespace detail
 
-template <class Domain, bool HandsOutSlots = false>
+template <class Domain>
 class [[nodiscard]] op_guard {
+    struct from_slot_number {};
+
   public:
     /// `self`: the caller's context, or the context_ref an operation was
     /// lent (a context converts to it).
-    /// Delegates to the slot-number form, and not the reverse, on
+    /// Delegates to a constructor that takes the slot number, on
     /// measurement: with the work in this constructor, GCC 12 estimated the
     /// rest of an nbr operation (everything after its sigsetjmp) as almost
     /// never run and left its guard's end and read phase out of line
     /// (dgt_bst under nbr, callgrind: +10 instructions per operation).
-    op_guard(Domain& domain, context_ref<Domain> self) : op_guard(domain, tid_of(self)) {}
-    op_guard(Domain& domain, int tid)
-        : domain_(domain), self_{tid}, depth_(checked_depth(domain, tid)) {
-        if constexpr (!Domain::traits.nests) {
-            SMR_CHECK(depth_ == 0,
-                      "nested op_guard: this reclaimer protects one operation at a time per "
-                      "thread");
-        }
-        if (depth_++ == 0) domain_.begin_op(self_);
-    }
+    op_guard(Domain& domain, context_ref<Domain> self)
+        : op_guard(domain, tid_of(self), from_slot_number{}) {}
+    /// A slot number names no context: refused (the note GCC and Clang print
+    /// shows the line below).
+    template <std::integral SlotNumber>
+    op_guard(Domain&, SlotNumber) = delete;  // make the guard from the thread's context
+
     ~op_guard() {
         if (--depth_ == 0) domain_.end_op(self_);
     }
@@ -125,11 +122,6 @@ class [[nodiscard]] op_guard {
     /// (domain.protect(self, index, ...)): the two would share slots.
     template <class T>
     guarded<T, Domain> protect(const std::atomic<T*>& source) noexcept {
-        static_assert(
-            HandsOutSlots,
-            "op_guard::protect: make the guard from the thread's context "
-            "(smr::op_guard guard(domain, self)); one made from a slot number hands out no "
-            "protect slots");
         static_assert(
             !Domain::traits.uses_signals || std::is_trivially_destructible_v<guarded<T, Domain>>,
             "a read phase left by siglongjmp runs no destructor");
@@ -158,6 +150,16 @@ class [[nodiscard]] op_guard {
     template <class, std::size_t>
     friend class slot_block;
 
+    op_guard(Domain& domain, int tid, from_slot_number /*private*/)
+        : domain_(domain), self_{tid}, depth_(checked_depth(domain, tid)) {
+        if constexpr (!Domain::traits.nests) {
+            SMR_CHECK(depth_ == 0,
+                      "nested op_guard: this reclaimer protects one operation at a time per "
+                      "thread");
+        }
+        if (depth_++ == 0) domain_.begin_op(self_);
+    }
+
     /// The first of n adjacent free slots, now taken: one mask operation
     /// per block, whatever the traversal visits.
     int take_block(int n) noexcept {
@@ -181,8 +183,8 @@ class [[nodiscard]] op_guard {
 
     void give_back(int slot) noexcept { free_slots_.mask |= 1u << slot; }
 
-    /// Bit i set: slot i is free for protect. Only where protect hands out
-    /// slots (see the class comment).
+    /// Bit i set: slot i is free for protect. Only where the scheme
+    /// reserves per slot.
     struct slot_mask {
         std::uint32_t mask = (1u << max_protect_slots) - 1;
     };
@@ -191,15 +193,13 @@ class [[nodiscard]] op_guard {
     Domain& domain_;
     context_ref<Domain> self_;
     std::uint32_t& depth_;  // the thread's count of open guards, in its own slot
-    [[no_unique_address]] std::conditional_t<HandsOutSlots && Domain::traits.protect_uses_slots,
-                                             slot_mask, no_slot_mask>
+    [[no_unique_address]] std::conditional_t<Domain::traits.protect_uses_slots, slot_mask,
+                                             no_slot_mask>
         free_slots_{};
 };
 
 template <class Domain>
-op_guard(Domain&, context_ref<Domain>) -> op_guard<Domain, true>;  // Domain: from the first
-template <class Domain>
-op_guard(Domain&, int) -> op_guard<Domain>;
+op_guard(Domain&, context_ref<Domain>) -> op_guard<Domain>;  // Domain: from the first
 
 namespace detail {
 
@@ -240,7 +240,7 @@ struct no_guarded_slot {
 template <class T, class Domain>
 class [[nodiscard]] guarded {
     static constexpr bool has_slot = Domain::traits.protect_uses_slots;
-    using guard_type = op_guard<Domain, true>;
+    using guard_type = op_guard<Domain>;
     using slot_type =
         std::conditional_t<has_slot, detail::guarded_slot<guard_type>, detail::no_guarded_slot>;
 
@@ -300,7 +300,7 @@ class [[nodiscard]] guarded {
 template <class Domain, std::size_t N>
 class [[nodiscard]] slot_block {
     static constexpr bool has_slots = Domain::traits.protect_uses_slots;
-    using guard_type = op_guard<Domain, true>;
+    using guard_type = op_guard<Domain>;
     using domain_reader =
         decltype(std::declval<Domain&>().reader(std::declval<context_ref<Domain>>()));
     static_assert(N >= 1 && N <= static_cast<std::size_t>(max_protect_slots),
@@ -408,7 +408,7 @@ auto context_of(View slots) noexcept { return lent_context(slots); }
 /// free slots). More slots than are free stop the program with one line,
 /// in every build.
 template <std::size_t N, class Domain>
-slot_block<Domain, N> lend_slots(op_guard<Domain, true>& guard) noexcept {
+slot_block<Domain, N> lend_slots(op_guard<Domain>& guard) noexcept {
     static_assert(
         !Domain::traits.uses_signals || std::is_trivially_destructible_v<slot_block<Domain, N>>,
         "a read phase left by siglongjmp runs no destructor");
@@ -430,9 +430,7 @@ slot_block<Domain, N> lend_slots(op_guard<Domain, true>& guard) noexcept {
 
 namespace smr::detail {
 /// The slot number of the thread a read phase belongs to, from the context
-/// its operation was lent (or the thread's own) or, while callers move to
-/// contexts, the number.
-constexpr int read_phase_slot(int tid) noexcept { return tid; }
+/// its operation was lent (or the thread's own).
 template <class Domain>
 int read_phase_slot(const context<Domain>& self) noexcept {
     return self.tid();

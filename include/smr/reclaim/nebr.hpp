@@ -93,8 +93,8 @@ class nebr_domain : public epoch_domain<nebr_domain, detail::nebr_local> {
 
     void on_end_op(int) noexcept {}
 
-    void on_thread_enter(int tid) noexcept { thread_online(tid); }
-    void on_thread_exit(int tid) noexcept { thread_offline(tid); }
+    void on_thread_enter(int tid) noexcept { thread_online(lent{tid}); }
+    void on_thread_exit(int tid) noexcept { thread_offline(lent{tid}); }
 
   private:
     /// Sets the flag (Hart: "before entering any code that might contain

@@ -89,8 +89,8 @@ class qsbr_domain : public epoch_domain<qsbr_domain, detail::qsbr_local> {
         try_advance(tid, epoch);
     }
 
-    void on_thread_enter(int tid) noexcept { thread_online(tid); }
-    void on_thread_exit(int tid) noexcept { thread_offline(tid); }
+    void on_thread_enter(int tid) noexcept { thread_online(lent{tid}); }
+    void on_thread_exit(int tid) noexcept { thread_offline(lent{tid}); }
 
   private:
     /// Leaves the extended quiescent state, with the fence QSBR otherwise

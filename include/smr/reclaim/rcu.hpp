@@ -249,8 +249,8 @@ class qsbr_ibr_domain : public detail::clocked_epochs<qsbr_ibr_domain> {
 
     /// The artifact's endOp: reserve the epoch now current.
     void on_quiescent(int tid) noexcept { reserve(tid); }
-    void on_thread_enter(int tid) noexcept { thread_online(tid); }
-    void on_thread_exit(int tid) noexcept { thread_offline(tid); }
+    void on_thread_enter(int tid) noexcept { thread_online(lent{tid}); }
+    void on_thread_exit(int tid) noexcept { thread_offline(lent{tid}); }
     void come_online(int tid) noexcept {
         if (!SMR_MUTANT("qsbr_ibr_online_without_reservation")) reserve(tid);
     }

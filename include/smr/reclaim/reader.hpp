@@ -62,8 +62,6 @@ class forwarding_reader
   public:
     forwarding_reader(Domain& domain, typename Domain::lent self) noexcept
         : domain_(&domain), self_(self) {}
-    forwarding_reader(Domain& domain, int tid) noexcept
-        : forwarding_reader(domain, typename Domain::lent{tid}) {}
 
     /// The same reader with slot `first` as its slot 0 (block_reader).
     forwarding_reader shifted(int first) const noexcept
