@@ -103,7 +103,7 @@ void expect_every_node_through(checking_resource& memory) {
         Domain domain(config_with(&memory));
         {
             Structure<Domain> set(domain);
-            smr::thread_handle handle(domain);
+            smr::context handle(domain);
             churn(set, handle);
             ASSERT_TRUE(set.validate().ok);
             EXPECT_GT(memory.deallocations, 0u) << "nothing was freed while the thread ran";
@@ -135,7 +135,7 @@ TEST(allocation_hook, dgt_bst_with_leak_frees_everything_at_the_end) {
     {
         smr::leak_domain domain(config_with(&memory));
         smr::ds::dgt_bst<smr::leak_domain> set(domain);
-        smr::thread_handle handle(domain);
+        smr::context handle(domain);
         churn(set, handle);
     }
     EXPECT_EQ(memory.live(), 0u);
@@ -147,7 +147,7 @@ TEST(allocation_hook, queue_nodes_go_back_through_the_resource) {
     {
         smr::qsbr_domain domain(config_with(&memory));
         smr::ds::ms_queue<smr::qsbr_domain> queue(domain);
-        smr::thread_handle handle(domain);
+        smr::context handle(domain);
         for (int round = 0; round < 50; ++round) {
             for (std::int64_t i = 0; i < 32; ++i) queue.enqueue(handle, i, i);
             for (std::int64_t i = 0; i < 32; ++i) (void)queue.dequeue(handle);
@@ -184,7 +184,7 @@ TEST(allocation_hook, over_aligned_nodes_keep_their_alignment_both_ways) {
     checking_resource memory;
     {
         smr::debra_domain domain(config_with(&memory));
-        smr::thread_handle handle(domain);
+        smr::context handle(domain);
         auto* node = domain.allocate<over_aligned_node>(handle);
         EXPECT_EQ(reinterpret_cast<std::uintptr_t>(node) % 64, 0u);
         domain.free_unshared(node);
@@ -208,7 +208,7 @@ TYPED_TEST(allocate_test, a_throwing_constructor_gives_the_memory_back) {
             if constexpr (own_pool) return domain.pool().stats().in_use;
             return memory.live();
         };
-        smr::thread_handle handle(domain);
+        smr::context handle(domain);
         {
             smr::op_guard op(domain, handle);
             EXPECT_THROW((void)domain.template allocate<node>(handle, true), std::runtime_error);
@@ -237,7 +237,7 @@ TEST(allocation_hook, user_objects_never_reach_the_resource) {
     checking_resource memory;
     {
         smr::debra_domain domain(config_with(&memory));
-        smr::thread_handle handle(domain);
+        smr::context handle(domain);
         for (int i = 0; i < 500; ++i) {
             smr::op_guard op(domain, handle);
             (new user_object)->retire(domain, handle);
@@ -262,7 +262,7 @@ class empty_resource final : public std::pmr::memory_resource {
 TEST(allocation_hook, exhaustion_reaches_the_caller_as_bad_alloc) {
     empty_resource memory;
     smr::debra_domain domain(config_with(&memory));
-    smr::thread_handle handle(domain);
+    smr::context handle(domain);
     EXPECT_THROW((void)domain.allocate<over_aligned_node>(handle), std::bad_alloc);
     EXPECT_EQ(domain.stats().allocated, 0u);
 }
@@ -489,7 +489,7 @@ bool producer_waiting_under_qsbr_finishes(on_empty when_empty, int consumer_stat
     std::atomic<int> enqueued{0};
     std::atomic<bool> gave_up{false};
     std::thread producer([&] {
-        smr::thread_handle handle(domain);
+        smr::context handle(domain);
         try {
             for (int i = 0; i < items; ++i) {
                 queue.enqueue(handle, i, i);
@@ -501,7 +501,7 @@ bool producer_waiting_under_qsbr_finishes(on_empty when_empty, int consumer_stat
         }
     });
     {
-        smr::thread_handle handle(domain);
+        smr::context handle(domain);
         const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
         // Only once the producer waits: the first block it gets must then come
         // from a node retired here and freed after a grace period its wait spans.

@@ -65,7 +65,7 @@ TYPED_TEST(barrier_test, frees_everything_retired_before_it_by_every_thread) {
     using Domain = TypeParam;
     const int workers = smr::test::default_stress_threads();
     Domain domain(lazy_config(workers + 2));
-    smr::thread_handle main_thread(domain);
+    smr::context main_thread(domain);
     const auto m = main_thread.lent();
     smr::test::counted_cell<Domain> cell{domain.template allocate<counted_node<Domain>>(m)};
     std::atomic<std::uint64_t> before_freed{0};
@@ -75,7 +75,7 @@ TYPED_TEST(barrier_test, frees_everything_retired_before_it_by_every_thread) {
     std::vector<std::thread> pool;
     for (int t = 0; t < workers; ++t) {
         pool.emplace_back([&] {
-            smr::thread_handle self(domain);
+            smr::context self(domain);
             for (std::uint64_t i = 0; i < per_worker; ++i)
                 smr::test::replace_counted(domain, self, cell, &before_freed);
             retired_batches.fetch_add(1, std::memory_order_release);
@@ -104,7 +104,7 @@ TYPED_TEST(barrier_test, frees_everything_retired_before_it_by_every_thread) {
 TYPED_TEST(barrier_test, frees_what_exited_and_offline_threads_left) {
     using Domain = TypeParam;
     Domain domain(lazy_config(4));
-    smr::thread_handle main_thread(domain);
+    smr::context main_thread(domain);
     const auto m = main_thread.lent();
     smr::test::counted_cell<Domain> cell{domain.template allocate<counted_node<Domain>>(m)};
     std::atomic<std::uint64_t> freed{0};
@@ -112,11 +112,11 @@ TYPED_TEST(barrier_test, frees_what_exited_and_offline_threads_left) {
     std::atomic<bool> done{false};
     domain.thread_offline(m);
     std::thread([&] {
-        smr::thread_handle self(domain);
+        smr::context self(domain);
         for (int i = 0; i < 300; ++i) smr::test::replace_counted(domain, self, cell, &freed);
     }).join();
     std::thread idle([&] {
-        smr::thread_handle self(domain);
+        smr::context self(domain);
         for (int i = 0; i < 300; ++i) smr::test::replace_counted(domain, self, cell, &freed);
         domain.thread_offline(self);
         offline.store(true, std::memory_order_release);
@@ -143,11 +143,11 @@ TYPED_TEST(barrier_test, counts_the_nodes_another_thread_allocated_as_remote_fre
     smr::domain_config config = lazy_config(3);
     config.count_remote_frees = true;
     Domain domain(config);
-    smr::thread_handle main_thread(domain);
+    smr::context main_thread(domain);
     const auto m = main_thread.lent();
     std::vector<node*> theirs;
     std::thread([&] {
-        smr::thread_handle other(domain);
+        smr::context other(domain);
         for (int i = 0; i < 300; ++i) theirs.push_back(domain.template allocate<node>(other));
     }).join();
     std::atomic<std::uint64_t> freed{0};
@@ -176,14 +176,14 @@ TYPED_TEST(barrier_test, counts_the_nodes_another_thread_allocated_as_remote_fre
 TYPED_TEST(barrier_reader_test, waits_for_an_operation_that_holds_a_retired_node) {
     using Domain = TypeParam;
     Domain domain(lazy_config(4));
-    smr::thread_handle main_thread(domain);
+    smr::context main_thread(domain);
     const auto m = main_thread.lent();
     std::atomic<std::uint64_t> freed{0};
     smr::test::counted_cell<Domain> cell{domain.template allocate<counted_node<Domain>>(m)};
     std::atomic<bool> holding{false};
     std::atomic<bool> release{false};
     std::thread reader([&] {
-        smr::thread_handle self(domain);
+        smr::context self(domain);
         {
             smr::op_guard op(domain, self);
             domain.protect(self, 0, cell);
@@ -199,7 +199,7 @@ TYPED_TEST(barrier_reader_test, waits_for_an_operation_that_holds_a_retired_node
     domain.thread_offline(m);                             // hands it over; not waited for
     std::atomic<bool> returned{false};
     std::thread flusher([&] {
-        smr::thread_handle self(domain);
+        smr::context self(domain);
         domain.barrier(self);
         returned.store(true, std::memory_order_release);
     });
@@ -220,13 +220,13 @@ TYPED_TEST(barrier_reader_test, waits_for_an_operation_that_holds_a_retired_node
 TYPED_TEST(barrier_test, two_barriers_at_once_both_return) {
     using Domain = TypeParam;
     Domain domain(lazy_config(4));
-    smr::thread_handle main_thread(domain);
+    smr::context main_thread(domain);
     const auto m = main_thread.lent();
     smr::test::counted_cell<Domain> cell{domain.template allocate<counted_node<Domain>>(m)};
     std::atomic<std::uint64_t> freed{0};
     std::atomic<int> ready{0};
     std::thread other([&] {
-        smr::thread_handle self(domain);
+        smr::context self(domain);
         for (int i = 0; i < 100; ++i) smr::test::replace_counted(domain, self, cell, &freed);
         ready.fetch_add(1);
         while (ready.load() < 2) std::this_thread::yield();
@@ -249,14 +249,14 @@ TYPED_TEST(barrier_test, two_barriers_at_once_both_return) {
 TYPED_TEST(barrier_test, a_retire_while_offline_is_covered_without_waiting) {
     using Domain = TypeParam;
     Domain domain(lazy_config(4));
-    smr::thread_handle main_thread(domain);
+    smr::context main_thread(domain);
     const auto m = main_thread.lent();
     smr::test::counted_cell<Domain> cell{domain.template allocate<counted_node<Domain>>(m)};
     std::atomic<std::uint64_t> freed{0};
     std::atomic<bool> retired{false};
     std::atomic<bool> done{false};
     std::thread idle([&] {
-        smr::thread_handle self(domain);
+        smr::context self(domain);
         domain.thread_offline(self);
         auto* fresh = domain.template allocate<counted_node<Domain>>(self);
         counted_node<Domain>* old = cell.exchange(fresh, std::memory_order_acq_rel);

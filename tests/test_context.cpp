@@ -50,9 +50,6 @@ static_assert(std::is_nothrow_move_constructible_v<smr::guarded<hp_node, smr::hp
 static_assert(!std::is_copy_constructible_v<smr::context<smr::hp_domain>>);
 static_assert(std::is_nothrow_move_constructible_v<smr::context<smr::hp_domain>>);
 static_assert(
-    std::is_convertible_v<smr::thread_handle<smr::hp_domain>&, smr::context<smr::hp_domain>&>,
-    "code that still makes a thread_handle can pass it where a context is taken");
-static_assert(
     std::is_convertible_v<smr::context<smr::hp_domain>&, smr::context_ref<smr::hp_domain>>,
     "a caller passes its context to an operation");
 static_assert(

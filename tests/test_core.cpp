@@ -559,7 +559,7 @@ void retire_in_one_op(smr::debra_domain& domain, smr::context_ref<smr::debra_dom
 
 TEST(free_policy, batch_frees_a_safe_bag_at_once) {
     smr::debra_domain domain(one_thread_config(smr::free_mode::batch));
-    smr::thread_handle handle(domain);
+    smr::context handle(domain);
     const auto self = handle.lent();
     constexpr int n = 5'000;
     retire_in_one_op(domain, self, n);
@@ -578,7 +578,7 @@ TEST(free_policy, batch_frees_a_safe_bag_at_once) {
 TEST(free_policy, amortized_frees_k_plus_catch_up_per_operation) {
     const smr::domain_config config = one_thread_config(smr::free_mode::amortized);
     smr::debra_domain domain(config);
-    smr::thread_handle handle(domain);
+    smr::context handle(domain);
     const auto self = handle.lent();
     constexpr int n = 5'000;
     retire_in_one_op(domain, self, n);
@@ -617,7 +617,7 @@ TEST(free_policy, amortized_frees_k_plus_catch_up_per_operation) {
 TEST(free_policy, every_free_of_garbage_is_counted_and_timed) {
     for (smr::free_mode mode : {smr::free_mode::batch, smr::free_mode::amortized}) {
         smr::debra_domain domain(one_thread_config(mode));
-        smr::thread_handle handle(domain);
+        smr::context handle(domain);
         const auto self = handle.lent();
         domain.discard(self, domain.allocate<node>(self));  // never published: freed at once
         for (int round = 0; round < 20; ++round) retire_in_one_op(domain, self, 50);
@@ -644,7 +644,7 @@ struct disposing_domain : smr::debra_domain {
 
 TEST(free_policy, a_batch_counts_each_free_as_it_happens) {
     disposing_domain domain(one_thread_config(smr::free_mode::batch));
-    smr::thread_handle handle(domain);
+    smr::context handle(domain);
     const auto self = handle.lent();
     smr::core::limbo_bag bag;
     for (int i = 0; i < 50; ++i) bag.push_back(domain.allocate<node>(self));
@@ -659,7 +659,7 @@ TEST(free_policy, one_free_in_n_is_timed_and_the_time_is_scaled_to_all) {
         smr::domain_config config = one_thread_config(mode);
         config.time_frees_every = 16;
         smr::debra_domain domain(config);
-        smr::thread_handle handle(domain);
+        smr::context handle(domain);
         const auto self = handle.lent();
         constexpr int n = 16'000;
         retire_in_one_op(domain, self, n);
@@ -683,7 +683,7 @@ TEST(free_policy, frees_are_timed_only_when_asked) {
     smr::domain_config config = one_thread_config(smr::free_mode::batch);
     config.time_frees = false;  // the library's default
     smr::debra_domain domain(config);
-    smr::thread_handle handle(domain);
+    smr::context handle(domain);
     const auto self = handle.lent();
     retire_in_one_op(domain, self, 100);
     for (int op = 0; op < 10 && domain.garbage() != 0; ++op) {
@@ -735,10 +735,10 @@ TEST(remote_frees, a_node_of_an_earlier_registration_is_remote) {
         smr::debra_domain domain(counting_config(mode));
         std::vector<node*> earlier;
         {
-            smr::thread_handle handle(domain);
+            smr::context handle(domain);
             for (int i = 0; i < 70; ++i) earlier.push_back(domain.allocate<node>(handle));
         }
-        smr::thread_handle handle(domain);
+        smr::context handle(domain);
         const auto self = handle.lent();
         std::vector<node*> nodes = earlier;
         for (int i = 0; i < 30; ++i) nodes.push_back(domain.allocate<node>(self));
@@ -753,10 +753,10 @@ TEST(remote_frees, are_not_counted_unless_asked) {
     smr::debra_domain domain(one_thread_config(smr::free_mode::batch));
     std::vector<node*> earlier;
     {
-        smr::thread_handle handle(domain);
+        smr::context handle(domain);
         for (int i = 0; i < 50; ++i) earlier.push_back(domain.allocate<node>(handle));
     }
-    smr::thread_handle handle(domain);
+    smr::context handle(domain);
     retire_and_free(domain, handle, earlier);
     EXPECT_EQ(domain.stats().freed, 50u);
     EXPECT_EQ(domain.stats().remote_frees, 0u);
@@ -781,14 +781,14 @@ TEST(remote_frees, are_counted_through_a_pool_and_for_over_aligned_nodes) {
         std::vector<node*> small;
         std::vector<wide_node*> wide;
         {
-            smr::thread_handle other(domain);
+            smr::context other(domain);
             for (int i = 0; i < 40; ++i) {
                 small.push_back(domain.allocate<node>(other));
                 wide.push_back(domain.allocate<wide_node>(other));
                 EXPECT_EQ(reinterpret_cast<std::uintptr_t>(wide.back()) % 64, 0u);
             }
         }
-        smr::thread_handle handle(domain);
+        smr::context handle(domain);
         const auto self = handle.lent();
         for (int i = 0; i < 10; ++i) small.push_back(domain.allocate<node>(self));
         retire_and_free(domain, self, small);

@@ -50,7 +50,7 @@ smr::domain_config config() {
 template <class Domain>
 void retire_twice() {
     Domain domain(config());
-    smr::thread_handle self(domain);
+    smr::context self(domain);
     auto* node = domain.template allocate_outside_op<flagged_node<Domain>>(self, nullptr);
     {
         smr::op_guard op(domain, self);
@@ -69,7 +69,7 @@ TYPED_TEST(double_retire, a_freed_node_may_be_retired_again) {
     using Domain = TypeParam;
     if (Domain::traits.family == smr::reclaimer_family::leak) GTEST_SKIP() << "frees nothing";
     Domain domain(config());
-    smr::thread_handle self(domain);
+    smr::context self(domain);
     auto* node = domain.template allocate_outside_op<flagged_node<Domain>>(self, nullptr);
     const void* address = static_cast<const smr::core::retired_node*>(node);
     {

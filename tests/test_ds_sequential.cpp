@@ -616,7 +616,7 @@ int reads_past_a_marked_node(bool restart_from_head, std::size_t buckets) {
     scripted_domain domain{smr::domain_config{}};
     Set set(domain, {.restart_from_head = restart_from_head, .buckets = buckets});
     EXPECT_EQ(set.restarts_from_head(), restart_from_head);
-    smr::thread_handle self(domain);
+    smr::context self(domain);
     for (key_t k = 0; k < 100; ++k) EXPECT_TRUE(set.insert(self, k, k));
     domain.mark_key = 50;
     domain.protects = 0;
@@ -685,7 +685,7 @@ struct hand_over_hand_domain : smr::hp_domain {
 TEST(HmList, HandOverHandNeverOverwritesPrevOrCurr) {
     hand_over_hand_domain domain{smr::domain_config{}};
     smr::ds::hm_list<hand_over_hand_domain> list(domain);
-    smr::thread_handle self(domain);
+    smr::context self(domain);
     for (key_t k = 0; k < 40; ++k) EXPECT_TRUE(list.insert(self, 2 * k, k));
     for (key_t k = 0; k < 80; ++k) {
         EXPECT_EQ(list.contains(self, k), k % 2 == 0) << k;

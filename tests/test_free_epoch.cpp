@@ -136,8 +136,8 @@ template <class Domain>
 struct two_slots {
     using node = flagged_node<Domain>;
     Domain domain{eager_config()};
-    smr::thread_handle<Domain> first{domain};
-    smr::thread_handle<Domain> second{domain};
+    smr::context<Domain> first{domain};
+    smr::context<Domain> second{domain};
     const smr::context_ref<Domain> a = first;
     const smr::context_ref<Domain> b = second;
     bool destroyed = false;
@@ -188,7 +188,7 @@ TYPED_TEST(min_epoch_test, advances_no_sooner_than_the_minimum_and_still_does) {
     smr::core::ns_per_tick();  // the clock's one calibration (20 ms), before ours starts
     const auto made = std::chrono::steady_clock::now();
     TypeParam domain(config);
-    smr::thread_handle writer(domain);
+    smr::context writer(domain);
     std::atomic<node*> cell{domain.template allocate<node>(writer, nullptr)};
     constexpr std::uint64_t advances = 5;
     const auto deadline = made + std::chrono::seconds(30);
@@ -225,13 +225,13 @@ TYPED_TEST(free_epoch_test, a_new_thread_is_protected_before_its_first_quiescent
     using node = flagged_node<TypeParam>;
     bool destroyed = false;  // outlives the domain, which may free X last
     TypeParam domain{eager_config()};
-    smr::thread_handle<TypeParam> writer{domain};
+    smr::context<TypeParam> writer{domain};
     const auto a = writer.lent();
     std::atomic<node*> cell{domain.template allocate_outside_op<node>(a, &destroyed)};
     std::atomic<node*> churn{domain.template allocate_outside_op<node>(a, nullptr)};
     for (int op = 0; op < 8; ++op) replace(domain, a, churn);  // the epoch moves on
     {
-        smr::thread_handle<TypeParam> reader{domain};
+        smr::context<TypeParam> reader{domain};
         smr::op_guard reading(domain, reader);  // may read X from here on
         replace(domain, a, cell);               // retires X
         for (int op = 0; op < 100; ++op) replace(domain, a, churn);
@@ -263,8 +263,8 @@ TYPED_TEST(garbage_series_test, each_thread_records_its_own_garbage_as_it_begins
     int a = 0;
     int b = 0;
     {
-        smr::thread_handle<TypeParam> first{domain};
-        smr::thread_handle<TypeParam> second{domain};
+        smr::context<TypeParam> first{domain};
+        smr::context<TypeParam> second{domain};
         a = first.tid();
         b = second.tid();
         std::atomic<node*> churn{domain.template allocate_outside_op<node>(first, nullptr)};

@@ -182,7 +182,7 @@ TYPED_TEST(signature_test, a_registration_that_throws_gives_its_slot_back) {
 template <class Domain>
 void protect_out_of_range(int index, bool through_a_reader_slot) {
     Domain domain(smr::domain_config{});
-    smr::thread_handle self(domain);
+    smr::context self(domain);
     std::atomic<flagged_node<Domain>*> cell{nullptr};
     smr::op_guard op(domain, self);
     if (through_a_reader_slot) {

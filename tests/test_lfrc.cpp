@@ -98,7 +98,7 @@ TEST(lfrc, a_retire_after_the_operation_ended_fails_a_debug_assertion) {
     EXPECT_DEBUG_DEATH(
         {
             lfrc_domain d{smr::domain_config{}};
-            smr::thread_handle handle(d);
+            smr::context handle(d);
             const auto self = handle.lent();
             std::atomic<link_node*> root{nullptr};
             push(d, self, root, 1);
@@ -123,7 +123,7 @@ TEST(lfrc, a_fifth_allocation_in_one_operation_stops_the_program_in_every_build)
     EXPECT_DEATH(
         {
             lfrc_domain d{smr::domain_config{}};
-            smr::thread_handle handle(d);
+            smr::context handle(d);
             const auto self = handle.lent();
             smr::op_guard guard(d, self);
             for (std::uint64_t i = 0; i < 5; ++i) d.allocate<link_node>(self, i);
@@ -133,7 +133,7 @@ TEST(lfrc, a_fifth_allocation_in_one_operation_stops_the_program_in_every_build)
 
 TEST(lfrc, links_hold_counts_and_the_last_release_frees) {
     lfrc_domain d{smr::domain_config{}};
-    smr::thread_handle handle(d);
+    smr::context handle(d);
     const auto self = handle.lent();
     std::atomic<link_node*> root{nullptr};
 
@@ -169,7 +169,7 @@ TEST(lfrc, links_hold_counts_and_the_last_release_frees) {
 
 TEST(lfrc, a_discarded_node_is_freed_at_once_and_returns_its_links_counts) {
     lfrc_domain d{smr::domain_config{}};
-    smr::thread_handle handle(d);
+    smr::context handle(d);
     const auto self = handle.lent();
     std::atomic<link_node*> root{nullptr};
     push(d, self, root, 1);
@@ -194,8 +194,8 @@ TEST(lfrc, a_discarded_node_is_freed_at_once_and_returns_its_links_counts) {
 TEST(lfrc, a_held_node_keeps_its_unlinked_successors_and_frees_them_iteratively) {
     constexpr std::uint64_t n = 200'000;
     lfrc_domain d{smr::domain_config{}};
-    smr::thread_handle writer(d);
-    smr::thread_handle reader(d);
+    smr::context writer(d);
+    smr::context reader(d);
     std::atomic<link_node*> root{nullptr};
     for (std::uint64_t i = 1; i <= n; ++i) push(d, writer, root, i);
 
@@ -225,7 +225,7 @@ TEST(lfrc, lists_one_after_another_on_one_pool_leave_nothing) {
         lfrc_domain d(config);
         {
             smr::ds::hm_list<lfrc_domain> list(d);
-            smr::thread_handle handle(d);
+            smr::context handle(d);
             for (std::int64_t k = 0; k < 100; ++k) ASSERT_TRUE(list.insert(handle, k, k));
             for (std::int64_t k = 0; k < 100; k += 2) ASSERT_TRUE(list.erase(handle, k));
             EXPECT_EQ(pool.stats().in_use, 50u);
@@ -247,14 +247,14 @@ TEST(lfrc, stray_increments_on_reused_nodes_never_free_a_held_node) {
     lfrc_domain d{smr::domain_config{}};
     std::atomic<link_node*> root{nullptr};
     {
-        smr::thread_handle handle(d);
+        smr::context handle(d);
         push(d, handle, root, 0);
     }
     std::atomic<std::uint64_t> bad{0};
     std::vector<std::thread> workers;
     for (int t = 0; t < threads; ++t) {
         workers.emplace_back([&, t] {
-            smr::thread_handle handle(d);
+            smr::context handle(d);
             const auto self = handle.lent();
             for (int i = 0; i < rounds; ++i) {
                 smr::op_guard guard(d, self);
@@ -278,7 +278,7 @@ TEST(lfrc, stray_increments_on_reused_nodes_never_free_a_held_node) {
     EXPECT_EQ(bad.load(), 0u);
     EXPECT_EQ(d.garbage(), 0u);
     EXPECT_EQ(in_use(d), 1u) << "only the root's node is alive";
-    smr::thread_handle handle(d);
+    smr::context handle(d);
     ASSERT_TRUE(pop(d, handle, root));
     EXPECT_EQ(in_use(d), 0u);
 }
@@ -295,7 +295,7 @@ void stress_set(lfrc_domain& d, Set& set, std::int64_t keys) {
     std::vector<std::thread> workers;
     for (int t = 0; t < threads; ++t) {
         workers.emplace_back([&, t] {
-            smr::thread_handle handle(d);
+            smr::context handle(d);
             std::mt19937_64 rng(static_cast<std::uint64_t>(t) + 1);
             std::int64_t sum = 0;
             for (int i = 0; i < ops; ++i) {
@@ -354,7 +354,7 @@ TEST(lfrc, a_drained_queue_keeps_only_its_current_dummy) {
     lfrc_domain d{smr::domain_config{}};
     {
         smr::ds::ms_queue<lfrc_domain> queue(d);
-        smr::thread_handle handle(d);
+        smr::context handle(d);
         for (std::int64_t k = 0; k < 1000; ++k) queue.enqueue(handle, k, k);
         EXPECT_EQ(in_use(d), 1000u);
         for (std::int64_t k = 0; k < 1000; ++k) ASSERT_EQ(queue.dequeue(handle)->key, k);
@@ -379,11 +379,11 @@ TEST(lfrc, ms_queue_stress_frees_every_dequeued_node) {
         std::vector<std::thread> threads;
         for (int p = 0; p < pairs; ++p) {
             threads.emplace_back([&, p] {
-                smr::thread_handle handle(d);
+                smr::context handle(d);
                 for (int i = 0; i < items; ++i) queue.enqueue(handle, p * items + i, i);
             });
             threads.emplace_back([&] {
-                smr::thread_handle handle(d);
+                smr::context handle(d);
                 std::int64_t sum = 0;
                 int got = 0;
                 for (int i = 0; i < items; ++i) {

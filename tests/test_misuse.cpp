@@ -73,7 +73,7 @@ TYPED_TEST(misuse, a_domain_destroyed_while_a_thread_is_registered) {
             (void)domain->register_thread();
             domain.reset();
         },
-        "still registered");
+        "still attached");
 }
 
 TYPED_TEST(misuse, a_barrier_inside_an_operation) {
@@ -84,7 +84,7 @@ TYPED_TEST(misuse, a_barrier_inside_an_operation) {
         EXPECT_DEATH(
             {
                 TypeParam domain(small());
-                smr::thread_handle self(domain);
+                smr::context self(domain);
                 smr::op_guard op(domain, self);
                 domain.barrier(self);
             },
@@ -95,7 +95,7 @@ TYPED_TEST(misuse, a_barrier_inside_an_operation) {
 TYPED_TEST(misuse, correct_use_passes_every_check) {
     TypeParam domain(small());
     {
-        smr::thread_handle self(domain);
+        smr::context self(domain);
         {
             smr::op_guard op(domain, self);
             std::atomic<flagged_node<TypeParam>*> cell{nullptr};
@@ -136,7 +136,7 @@ TEST(misuse_pool, a_pool_outliving_its_domain_is_fine) {
         config.memory = &pool;
         smr::debra_domain first(config);
         smr::hp_domain second(config);  // two domains on one pool
-        smr::thread_handle self(first);
+        smr::context self(first);
         smr::op_guard op(first, self);
         first.retire(self, first.template allocate<flagged_node<smr::debra_domain>>(self, nullptr));
     }

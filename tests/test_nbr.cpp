@@ -107,7 +107,7 @@ TYPED_TEST_SUITE(nbr_phases, both, names);
 template <class Domain>
 void retire_until_broadcast(Domain& domain) {
     std::thread([&] {
-        smr::thread_handle handle(domain);
+        smr::context handle(domain);
         const std::uint64_t before = domain.stats().signals;
         const std::size_t n = domain.high_watermark() + 2;
         for (std::size_t i = 0; i < n; ++i) {
@@ -126,7 +126,7 @@ TYPED_TEST(nbr_phases, reader_in_read_phase_is_restarted) {
     std::atomic<int> attempts{0};
     std::atomic<bool> in_read_phase{false};
     std::thread reader([&] {
-        smr::thread_handle handle(domain);
+        smr::context handle(domain);
         const auto self = handle.lent();
         smr::op_guard guard(domain, self);
         for (;;) {
@@ -158,7 +158,7 @@ TYPED_TEST(nbr_phases, writer_is_not_restarted_and_keeps_its_reservation) {
     D domain(small_config());
     std::atomic<node*> cell{nullptr};
     {
-        smr::thread_handle setup(domain);
+        smr::context setup(domain);
         cell.store(domain.template allocate<node>(setup));
     }
     std::atomic<int> attempts{0};
@@ -166,7 +166,7 @@ TYPED_TEST(nbr_phases, writer_is_not_restarted_and_keeps_its_reservation) {
     std::atomic<bool> reclaimed{false};
     std::atomic<std::uint64_t> canary_seen{0};
     std::thread writer([&] {
-        smr::thread_handle handle(domain);
+        smr::context handle(domain);
         const auto self = handle.lent();
         smr::op_guard guard(domain, self);
         for (;;) {
@@ -184,7 +184,7 @@ TYPED_TEST(nbr_phases, writer_is_not_restarted_and_keeps_its_reservation) {
     ASSERT_TRUE(eventually([&] { return writing.load(); }));
     const std::uint64_t freed_before = domain.stats().freed;
     std::thread([&] {
-        smr::thread_handle handle(domain);
+        smr::context handle(domain);
         const auto self = handle.lent();
         {
             smr::op_guard guard(domain, self);
@@ -219,7 +219,7 @@ TYPED_TEST(nbr_phases, stalled_reader_keeps_garbage_bounded) {
     std::atomic<bool> stop{false};
     std::atomic<bool> stalled{false};
     std::thread staller([&] {
-        smr::thread_handle handle(domain);
+        smr::context handle(domain);
         const auto self = handle.lent();
         smr::op_guard guard(domain, self);
         for (;;) {
@@ -236,7 +236,7 @@ TYPED_TEST(nbr_phases, stalled_reader_keeps_garbage_bounded) {
     std::vector<std::thread> crew;
     for (int w = 0; w < workers; ++w) {
         crew.emplace_back([&, w] {
-            smr::thread_handle handle(domain);
+            smr::context handle(domain);
             std::uint64_t x = 88172645463325252ull + static_cast<std::uint64_t>(w);
             for (int i = 0; i < 60'000; ++i) {
                 x ^= x << 13;

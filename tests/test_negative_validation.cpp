@@ -173,7 +173,7 @@ template <class S>
 struct filled {
     domain_t domain{smr::domain_config{}};
     S s;
-    smr::thread_handle<domain_t> handle{domain};
+    smr::context<domain_t> handle{domain};
 
     /// `options` (none, or the structure's ds_options) go to S's constructor
     /// after the domain.

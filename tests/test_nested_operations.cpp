@@ -38,8 +38,8 @@ TYPED_TEST(nesting_test, an_inner_guard_keeps_the_outer_operation_protected) {
     using Domain = TypeParam;
     using node = flagged_node<Domain>;
     Domain domain(eager_config());
-    smr::thread_handle reader(domain);
-    smr::thread_handle writer(domain);
+    smr::context reader(domain);
+    smr::context writer(domain);
     const auto r = reader.lent();
     const auto w = writer.lent();
     bool first_destroyed = false;
@@ -72,7 +72,7 @@ TYPED_TEST(nesting_test, an_inner_guard_keeps_the_outer_operation_protected) {
 
 TYPED_TEST(nesting_test, depth_returns_to_zero) {
     TypeParam domain(eager_config());
-    smr::thread_handle reader(domain);
+    smr::context reader(domain);
     {
         smr::op_guard outer(domain, reader);
         {
@@ -96,7 +96,7 @@ TYPED_TEST(refused_nesting_test, a_nested_guard_stops_the_program) {
     EXPECT_DEATH(
         {
             TypeParam domain(smr::domain_config{});
-            smr::thread_handle thread(domain);
+            smr::context thread(domain);
             smr::op_guard outer(domain, thread);
             smr::op_guard inner(domain, thread);
         },

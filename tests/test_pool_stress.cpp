@@ -216,7 +216,7 @@ void queue_on_pool() {
         std::vector<std::thread> workers;
         for (int t = 0; t < threads; ++t) {
             workers.emplace_back([&, t] {
-                smr::thread_handle handle(domain);
+                smr::context handle(domain);
                 std::uint64_t in = 0, out = 0, lost = 0;
                 std::int64_t in_sum = 0, out_sum = 0;
                 ready.arrive_and_wait();
@@ -246,7 +246,7 @@ void queue_on_pool() {
             });
         }
         for (auto& w : workers) w.join();
-        smr::thread_handle handle(domain);
+        smr::context handle(domain);
         while (const auto item = queue.dequeue(handle)) {
             ++dequeued;
             dequeued_sum += item->key;

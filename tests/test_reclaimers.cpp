@@ -122,7 +122,7 @@ class cells {
     using node = test_node<Domain>;
 
     cells(Domain& domain, std::size_t count) : domain_(domain), cells_(count) {
-        smr::thread_handle handle(domain);
+        smr::context handle(domain);
         for (auto& cell : cells_) {
             cell.store(domain.template allocate<node>(handle, 0), std::memory_order_release);
         }
@@ -185,7 +185,7 @@ class workers {
         : domain_(domain), shared_(shared) {
         for (int i = 0; i < count; ++i) {
             threads_.emplace_back([this, i, ops] {
-                smr::thread_handle handle(domain_);
+                smr::context handle(domain_);
                 std::uint64_t rng = 0x1234 + static_cast<std::uint64_t>(i) * 7919;
                 for (std::uint64_t n = 0; ops == 0 || n < ops; ++n) {
                     if (ops == 0 && stop_.load(std::memory_order_relaxed)) break;
@@ -334,7 +334,7 @@ TYPED_TEST(pinning_test, stalled_thread_pins_garbage) {
     D domain(TestFixture::config());
     cells<D> shared(domain, 64);
     {
-        smr::thread_handle staller(domain);
+        smr::context staller(domain);
         // A stall: begin_op without end_op. For qsbr it is a registered
         // (online) thread that declares no quiescent state; for nebr an online
         // thread that starts no more operations; begin_op is harmless there.
@@ -390,7 +390,7 @@ TYPED_TEST(freeing_test, join_and_leave_while_running) {
             churners.emplace_back([&, c] {
                 std::uint64_t rng = 99 + static_cast<std::uint64_t>(c);
                 for (int i = 0; i < 150; ++i) {
-                    smr::thread_handle handle(domain);
+                    smr::context handle(domain);
                     const int ops = static_cast<int>(splitmix(rng) % 4);  // 0-3
                     for (int n = 0; n < ops; ++n) shared.operate(handle, rng);
                     if (splitmix(rng) % 2 == 0) {
@@ -423,7 +423,7 @@ TYPED_TEST(freeing_test, offline_thread_does_not_block) {
     using D = typename TestFixture::domain_type;
     D domain(TestFixture::config());
     cells<D> shared(domain, 64);
-    smr::thread_handle idle(domain);
+    smr::context idle(domain);
     domain.thread_offline(idle);
     {
         workers<D> crew(domain, shared, 2);

@@ -114,7 +114,7 @@ class cells {
     using node = test_node<Domain>;
 
     cells(Domain& domain, std::size_t count) : domain_(domain), cells_(count) {
-        smr::thread_handle handle(domain);
+        smr::context handle(domain);
         for (auto& cell : cells_) {
             cell.store(domain.template allocate<node>(handle, 0), std::memory_order_release);
         }
@@ -166,7 +166,7 @@ void run_workers(Domain& domain, cells<Domain>& shared, int threads, std::uint64
     std::vector<std::thread> crew;
     for (int i = 0; i < threads; ++i) {
         crew.emplace_back([&, i] {
-            smr::thread_handle handle(domain);
+            smr::context handle(domain);
             std::uint64_t rng = 0x1234 + static_cast<std::uint64_t>(i) * 7919;
             for (std::uint64_t n = 0; n < ops; ++n) shared.operate(handle, rng);
         });
@@ -217,7 +217,7 @@ TYPED_TEST(reservation_test, each_asymmetric_scan_issues_one_heavy_barrier) {
     EXPECT_EQ(domain.fence(),
               asymmetric ? smr::fence_mode::asymmetric : smr::fence_mode::symmetric);
     {
-        smr::thread_handle handle(domain);
+        smr::context handle(domain);
         for (int i = 0; i < 12; ++i) {
             domain.retire(handle, domain.template allocate<node>(handle, 0));
         }
@@ -251,7 +251,7 @@ TYPED_TEST(reservation_test, cells_stress_frees_and_never_reads_freed) {
 /// same scans at every run, so garbage peaks are exact, not scheduling luck.
 template <class Domain>
 void run_round_robin(Domain& domain, cells<Domain>& shared, int workers, std::uint64_t rounds) {
-    std::vector<smr::thread_handle<Domain>> handles;
+    std::vector<smr::context<Domain>> handles;
     std::vector<std::uint64_t> rngs;
     for (int i = 0; i < workers; ++i) {
         handles.emplace_back(domain);
@@ -292,7 +292,7 @@ TYPED_TEST(reservation_test, stalled_thread_keeps_garbage_bounded) {
     auto peak = [&](bool stall) {
         D domain(config);
         cells<D> shared(domain, cell_count);
-        smr::thread_handle staller(domain);
+        smr::context staller(domain);
         if (stall) {
             domain.begin_op(staller);
             shared.hold(staller);
@@ -485,7 +485,7 @@ TYPED_TEST(reservation_test, treiber_stack_push_pop) {
         std::vector<std::thread> crew;
         for (int i = 0; i < threads; ++i) {
             crew.emplace_back([&, i] {
-                smr::thread_handle handle(domain);
+                smr::context handle(domain);
                 std::uint64_t rng = 77 + static_cast<std::uint64_t>(i);
                 for (std::uint64_t n = 0; n < ops; ++n) {
                     if (splitmix(rng) % 2 == 0) {
@@ -505,7 +505,7 @@ TYPED_TEST(reservation_test, treiber_stack_push_pop) {
         }
         for (auto& t : crew) t.join();
         // Drain what is left; every value pushed comes out exactly once.
-        smr::thread_handle handle(domain);
+        smr::context handle(domain);
         std::uint64_t rest = 0, rest_sum = 0, v = 0;
         while (stack.pop(handle, v)) {
             ++rest;
@@ -579,7 +579,7 @@ TEST(wfe, helpers_answer_preempted_slow_paths) {
         const int readers = std::max(2, worker_count() / 2);
         for (int i = 0; i < readers + 2; ++i) {
             crew.emplace_back([&, i] {
-                smr::thread_handle handle(domain);
+                smr::context handle(domain);
                 const auto self = handle.lent();
                 std::uint64_t rng = 4242 + static_cast<std::uint64_t>(i);
                 while (!stop.load(std::memory_order_relaxed)) {
@@ -618,7 +618,7 @@ TEST(wfe, helpers_answer_preempted_slow_paths) {
 template <class D>
 void instantiate_with_unsafe_structures() {
     D domain(small_config(smr::free_mode::batch));
-    smr::thread_handle handle(domain);
+    smr::context handle(domain);
     smr::ds::lazylist<D> list(domain);
     smr::ds::dgt_bst<D> tree(domain);
     EXPECT_TRUE(list.insert(handle, 5, 5));
@@ -639,13 +639,13 @@ TEST(hp, scan_threshold_takes_harts_form) {
     config.hp_scan_offset = 100;
     smr::hp_domain domain(config);
     constexpr std::size_t slots = smr::max_protect_slots;
-    smr::thread_handle first(domain);
+    smr::context first(domain);
     EXPECT_EQ(domain.scan_threshold(), 2 * slots + 100);
-    smr::thread_handle second(domain);
+    smr::context second(domain);
     EXPECT_EQ(domain.scan_threshold(), 2 * 2 * slots + 100);
     config.bag_threshold = 4096;  // a larger bag threshold dominates
     smr::hp_domain batched(config);
-    smr::thread_handle third(batched);
+    smr::context third(batched);
     EXPECT_EQ(batched.scan_threshold(), 4096u);
 }
 

@@ -60,9 +60,9 @@ TYPED_TEST(retire_outside_test, a_stale_thread_keeps_the_node_from_a_later_reade
     using Domain = TypeParam;
     using node = flagged_node<Domain>;
     Domain domain(eager_config());
-    smr::thread_handle retirer(domain);
-    smr::thread_handle reader(domain);
-    smr::thread_handle writer(domain);
+    smr::context retirer(domain);
+    smr::context reader(domain);
+    smr::context writer(domain);
     const auto a = retirer.lent();
     const auto r = reader.lent();
     const auto w = writer.lent();
@@ -139,7 +139,7 @@ TYPED_TEST(retire_outside_concurrent_test, writers_retire_old_versions_between_o
     Domain domain(config);
     std::atomic<version<Domain>*> current{nullptr};
     {
-        smr::thread_handle setup(domain);
+        smr::context setup(domain);
         current.store(domain.template allocate_outside_op<version<Domain>>(setup, 0));
     }
     constexpr int iterations = 20000;
@@ -148,7 +148,7 @@ TYPED_TEST(retire_outside_concurrent_test, writers_retire_old_versions_between_o
     std::barrier start(threads);
     for (int t = 0; t < threads; ++t) {
         workers.emplace_back([&, t] {
-            smr::thread_handle self(domain);
+            smr::context self(domain);
             start.arrive_and_wait();
             for (int i = 0; i < iterations; ++i) {
                 if (!smr::test::read_intact(domain, self, current)) torn.fetch_add(1);

@@ -65,14 +65,14 @@ void operate_until(Domain& domain, smr::context_ref<Domain> self,
 TYPED_TEST(thread_exit_test, a_remaining_thread_frees_what_an_exited_one_retired) {
     using Domain = TypeParam;
     Domain domain(config_for(4));
-    smr::thread_handle main_thread(domain);
+    smr::context main_thread(domain);
     const auto m = main_thread.lent();
     smr::test::counted_cell<Domain> cell{domain.template allocate<counted_node<Domain>>(m)};
     std::atomic<std::uint64_t> worker_freed{0};
     constexpr std::uint64_t worker_retires = 1000;
     domain.thread_offline(m);  // waits for the worker: holds nobody up
     std::thread([&] {
-        smr::thread_handle self(domain);
+        smr::context self(domain);
         for (std::uint64_t i = 0; i < worker_retires; ++i)
             smr::test::replace_counted(domain, self, cell, &worker_freed);
     }).join();
@@ -93,7 +93,7 @@ TYPED_TEST(thread_exit_test, an_exited_threads_freeable_list_is_freed_too) {
     smr::domain_config config = config_for(4);
     config.free.mode = smr::free_mode::amortized;
     Domain domain(config);
-    smr::thread_handle main_thread(domain);
+    smr::context main_thread(domain);
     const auto m = main_thread.lent();
     smr::test::counted_cell<Domain> cell{domain.template allocate<counted_node<Domain>>(m)};
     std::atomic<std::uint64_t> worker_freed{0};
@@ -101,7 +101,7 @@ TYPED_TEST(thread_exit_test, an_exited_threads_freeable_list_is_freed_too) {
     domain.thread_offline(m);
     std::size_t freeable_at_exit = 0;
     std::thread([&] {
-        smr::thread_handle self(domain);
+        smr::context self(domain);
         for (int i = 0; i < 1000; ++i)
             smr::test::replace_counted(domain, self, cell, &worker_freed, 8);
         freeable_at_exit = domain.freeable_size(self.tid());
@@ -121,7 +121,7 @@ TYPED_TEST(thread_exit_test, a_pool_that_shrinks_leaves_no_garbage_behind) {
     using Domain = TypeParam;
     const int workers = smr::test::default_stress_threads();
     Domain domain(config_for(workers + 1));
-    smr::thread_handle main_thread(domain);
+    smr::context main_thread(domain);
     const auto m = main_thread.lent();
     smr::test::counted_cell<Domain> cell{domain.template allocate<counted_node<Domain>>(m)};
     std::atomic<std::uint64_t> exited_freed{0};
@@ -130,7 +130,7 @@ TYPED_TEST(thread_exit_test, a_pool_that_shrinks_leaves_no_garbage_behind) {
     std::vector<std::thread> pool;
     for (int t = 0; t < workers; ++t) {
         pool.emplace_back([&] {
-            smr::thread_handle self(domain);
+            smr::context self(domain);
             for (std::uint64_t i = 0; i < per_worker; ++i)
                 smr::test::replace_counted(domain, self, cell, &exited_freed);
         });

@@ -81,7 +81,7 @@ template <class D>
 std::uint64_t retire_and_wait(D& domain, int count) {
     std::uint64_t left = 0;
     std::thread worker([&] {
-        smr::thread_handle handle(domain);
+        smr::context handle(domain);
         const auto self = handle.lent();
         for (int i = 0; i < count; ++i) {
             smr::op_guard guard(domain, self);
@@ -105,10 +105,10 @@ TYPED_TEST(Urcu, StalledReaderPinsGarbageUntilItLeaves) {
     {
         // A reader inside a read-side critical section (qsbr: online and
         // announcing no quiescent state) for the whole retire phase.
-        smr::thread_handle staller(domain);
+        smr::context staller(domain);
         domain.begin_op(staller);
         std::thread probe([&] {
-            smr::thread_handle handle(domain);
+            smr::context handle(domain);
             const auto self = handle.lent();
             for (int i = 0; i < 200; ++i) {
                 smr::op_guard guard(domain, self);

@@ -93,7 +93,7 @@ TYPED_TEST(user_object_test, each_object_reaches_its_deleter_once) {
         smr::domain_config config = smr::test::eager_config();
         config.bag_threshold = 8;  // nbrplus needs room between its watermarks
         Domain domain(config);
-        smr::thread_handle self(domain);
+        smr::context self(domain);
         std::atomic<object<Domain>*> cell{new object<Domain>(0)};
         for (std::uint64_t i = 1; i <= replacements; ++i)
             replace_object(domain, self, cell, counts, i);
@@ -119,7 +119,7 @@ TYPED_TEST(user_object_test, retiring_only_user_objects_frees_them_while_running
     config.bag_threshold = 16;
     tally counts;
     Domain domain(config);
-    smr::thread_handle self(domain);
+    smr::context self(domain);
     std::atomic<object<Domain>*> cell{new object<Domain>(0)};
     constexpr std::uint64_t replacements = 20'000;
     for (std::uint64_t i = 1; i <= replacements; ++i) replace_object(domain, self, cell, counts, i);
@@ -156,7 +156,7 @@ TYPED_TEST(user_object_test, readers_never_meet_a_deleted_object) {
         std::vector<std::thread> workers;
         for (int t = 0; t < threads; ++t) {
             workers.emplace_back([&, t] {
-                smr::thread_handle self(domain);
+                smr::context self(domain);
                 start.arrive_and_wait();
                 for (int i = 0; i < iterations; ++i) {
                     if (!smr::test::read_intact(domain, self, cell)) torn.fetch_add(1);

@@ -72,30 +72,30 @@ struct domain_stack {
     Domain& domain;
     std::atomic<node*> top{nullptr};
 
-    void push(int tid, std::uint64_t v) {
-        node* fresh = domain.template allocate_outside_op<node>(tid, v);
-        smr::op_guard op(domain, tid);
+    void push(smr::context_ref<Domain> self, std::uint64_t v) {
+        node* fresh = domain.template allocate_outside_op<node>(self, v);
+        smr::op_guard op(domain, self);
         fresh->next = top.load(std::memory_order_relaxed);
         while (!top.compare_exchange_weak(fresh->next, fresh, std::memory_order_release,
                                           std::memory_order_relaxed)) {
         }
     }
-    bool pop(int tid) {
-        smr::op_guard op(domain, tid);
+    bool pop(smr::context_ref<Domain> self) {
+        smr::op_guard op(domain, self);
         for (;;) {
             node* t;
             node* next;
-            SMR_READ_PHASE_BEGIN(domain, tid);
-            t = domain.protect(tid, 0, top);
+            SMR_READ_PHASE_BEGIN(domain, self);
+            t = domain.protect(self, 0, top);
             if (t == nullptr) {
-                domain.read_phase_end(tid);
+                domain.read_phase_end(self);
                 return false;
             }
             next = t->next;
-            domain.read_phase_end(tid, t);
+            domain.read_phase_end(self, t);
             if (top.compare_exchange_strong(t, next, std::memory_order_acq_rel,
                                             std::memory_order_relaxed)) {
-                domain.retire(tid, t);
+                domain.retire(self, t);
                 return true;
             }
         }
@@ -110,11 +110,11 @@ double stack_round(int threads) {
     Domain domain{smr::domain_config{}};
     domain_stack<Domain> stack{domain};
     return timed_round(threads, [&](int, std::atomic<bool>& stop) {
-        smr::thread_handle self(domain);
+        smr::context self(domain);
         std::uint64_t ops = 0;
         while (!stop.load(std::memory_order_relaxed)) {
-            stack.push(self.tid(), ops);
-            stack.pop(self.tid());
+            stack.push(self, ops);
+            stack.pop(self);
             ops += 2;
         }
         return ops;
@@ -177,13 +177,13 @@ struct domain_settings : settings_data, smr::obj_base<domain_settings<Domain>, D
 /// One lookup: the read phase copies the setting out (nbr may restart it
 /// at any instruction, so nothing it changes lives past the checkpoint).
 template <class Domain, class Object>
-std::uint64_t read_setting(Domain& domain, int tid, const std::atomic<Object*>& current,
-                           std::uint64_t index) {
-    smr::op_guard op(domain, tid);
-    SMR_READ_PHASE_BEGIN(domain, tid);
-    const Object* s = domain.protect(tid, 0, current);
+std::uint64_t read_setting(Domain& domain, smr::context_ref<Domain> self,
+                           const std::atomic<Object*>& current, std::uint64_t index) {
+    smr::op_guard op(domain, self);
+    SMR_READ_PHASE_BEGIN(domain, self);
+    const Object* s = domain.protect(self, 0, current);
     const std::uint64_t value = s->values[index];
-    domain.read_phase_end(tid);
+    domain.read_phase_end(self);
     return value;
 }
 
@@ -195,17 +195,17 @@ double map_round(int threads, std::uint64_t& updates) {
     const double rate = timed_round(
         threads,
         [&](int t, std::atomic<bool>& stop) -> std::uint64_t {
-            smr::thread_handle self(domain);
-            const int tid = self.tid();
+            smr::context self(domain);
             std::uint64_t n = 0;
             if (t == 0) {
                 for (; !stop.load(std::memory_order_relaxed); ++n)
-                    current.exchange(new object(n), std::memory_order_acq_rel)->retire(domain, tid);
+                    current.exchange(new object(n), std::memory_order_acq_rel)
+                        ->retire(domain, self);
                 return n;
             }
             std::uint64_t sum = 0;
             for (; !stop.load(std::memory_order_relaxed); ++n)
-                sum += read_setting(domain, tid, current, n % 4);
+                sum += read_setting(domain, self, current, n % 4);
             return n + (sum == 1 ? 1 : 0);  // keeps the reads
         },
         &updates);

@@ -34,7 +34,7 @@
 namespace {
 
 template <class Domain>
-struct counted_node : Domain::node_base {
+struct counted_node final : Domain::node_base {
     std::atomic<std::uint64_t>* freed;
     explicit counted_node(std::atomic<std::uint64_t>* counter) : freed(counter) {}
     ~counted_node() {
@@ -45,34 +45,34 @@ struct counted_node : Domain::node_base {
 /// One operation that replaces the cell's node and retires the old one,
 /// which counts into `counter` when it is freed (the retirer's counter).
 template <class Domain>
-void replace(Domain& domain, int tid, std::atomic<counted_node<Domain>*>& cell,
-             std::atomic<std::uint64_t>* counter) {
+void replace(Domain& domain, smr::context_ref<Domain> self,
+             std::atomic<counted_node<Domain>*>& cell, std::atomic<std::uint64_t>* counter) {
     {
-        smr::op_guard op(domain, tid);
-        SMR_READ_PHASE_BEGIN(domain, tid);
-        domain.read_phase_end(tid);
-        auto* fresh = domain.template allocate<counted_node<Domain>>(tid, nullptr);
+        smr::op_guard op(domain, self);
+        SMR_READ_PHASE_BEGIN(domain, self);
+        domain.read_phase_end(self);
+        auto* fresh = domain.template allocate<counted_node<Domain>>(self, nullptr);
         counted_node<Domain>* old = cell.exchange(fresh, std::memory_order_acq_rel);
         old->freed = counter;  // only its destructor reads it
-        domain.retire(tid, old);
+        domain.retire(self, old);
     }
-    domain.quiescent(tid);
+    domain.quiescent(self);
 }
 
 template <class Domain>
 std::uint64_t exit_scenario() {
     Domain domain(smr::domain_config{});
-    smr::thread_handle main_thread(domain);
-    const int m = main_thread.tid();
+    smr::context main_thread(domain);
+    const auto m = main_thread.lent();
     std::atomic<counted_node<Domain>*> cell{
         domain.template allocate<counted_node<Domain>>(m, nullptr)};
     std::atomic<std::uint64_t> worker_freed{0};
     constexpr std::uint64_t worker_retires = 20'000;
     domain.thread_offline(m);  // idle while the worker runs (qsbr, nebr: holds nobody up)
     std::thread([&] {
-        smr::thread_handle self(domain);
+        smr::context self(domain);
         for (std::uint64_t i = 0; i < worker_retires; ++i)
-            replace(domain, self.tid(), cell, &worker_freed);
+            replace(domain, self, cell, &worker_freed);
     }).join();
     domain.thread_online(m);
     for (int i = 0; i < 200'000; ++i) replace(domain, m, cell, nullptr);
@@ -88,21 +88,21 @@ std::uint64_t shrink_scenario() {
     Domain domain(config);
     std::atomic<counted_node<Domain>*> cell{nullptr};
     {
-        smr::thread_handle setup(domain);
-        cell.store(domain.template allocate<counted_node<Domain>>(setup.tid(), nullptr));
+        smr::context setup(domain);
+        cell.store(domain.template allocate<counted_node<Domain>>(setup, nullptr));
     }
     std::atomic<int> running{8};
     std::atomic<std::uint64_t> exited_freed{0};
     std::vector<std::thread> workers;
     for (int t = 0; t < 8; ++t) {
         workers.emplace_back([&, t] {
-            smr::thread_handle self(domain);
+            smr::context self(domain);
             std::atomic<std::uint64_t>* counter = t < 6 ? &exited_freed : nullptr;
-            for (int i = 0; i < 25'000; ++i) replace(domain, self.tid(), cell, counter);
+            for (int i = 0; i < 25'000; ++i) replace(domain, self, cell, counter);
             running.fetch_sub(1);
             if (t < 6) return;  // the pool shrinks to two
             while (running.load() > 2) std::this_thread::yield();
-            for (int i = 0; i < 100'000; ++i) replace(domain, self.tid(), cell, nullptr);
+            for (int i = 0; i < 100'000; ++i) replace(domain, self, cell, nullptr);
         });
     }
     for (auto& w : workers) w.join();
@@ -120,19 +120,18 @@ template <class Domain>
 spread barrier_time(int threads) {
     Domain domain(smr::domain_config{});
     std::atomic<counted_node<Domain>*> cell{nullptr};
-    smr::thread_handle caller(domain);
-    const int c = caller.tid();
+    smr::context caller(domain);
+    const auto c = caller.lent();
     cell.store(domain.template allocate<counted_node<Domain>>(c, nullptr));
     std::atomic<bool> stop{false};
     std::atomic<int> running{0};
     std::vector<std::thread> workers;
     for (int t = 1; t < threads; ++t) {
         workers.emplace_back([&] {
-            smr::thread_handle self(domain);
-            replace(domain, self.tid(), cell, nullptr);
+            smr::context self(domain);
+            replace(domain, self, cell, nullptr);
             running.fetch_add(1);
-            while (!stop.load(std::memory_order_relaxed))
-                replace(domain, self.tid(), cell, nullptr);
+            while (!stop.load(std::memory_order_relaxed)) replace(domain, self, cell, nullptr);
         });
     }
     // Every worker registered and operating before the first call (the

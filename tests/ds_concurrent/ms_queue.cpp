@@ -87,7 +87,7 @@ queue_stress_result run_queue_stress(const queue_stress_options& o) {
             threads.emplace_back([&, t] {
                 bool arrived = false;
                 try {
-                    smr::thread_handle handle(domain);
+                    smr::context handle(domain);
                     const auto self = handle.lent();
                     thread_state& me = states[t];
                     me.values.reserve(o.ops_per_thread);
@@ -166,7 +166,7 @@ queue_stress_result run_queue_stress(const queue_stress_options& o) {
     // Drain what is left with one thread, in order, and check that every
     // item was dequeued exactly once overall.
     {
-        smr::thread_handle handle(domain);
+        smr::context handle(domain);
         std::vector<std::uint64_t> last_seen(o.threads, 0);
         while (const auto item = queue.dequeue(handle)) {
             values.push_back(item->value);

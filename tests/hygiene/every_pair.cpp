@@ -60,7 +60,7 @@ static_assert(std::tuple_size_v<smr::all_domains> == 16 + 1);
     X(smr::ds::cr_list, Domain)        \
     X(smr::ds::cr_hash_set, Domain)    \
     X(smr::ds::lock_list, Domain)      \
-    X(smr::thread_handle, Domain)
+    X(smr::context, Domain)
 
 #define SMR_EVERY_STRUCTURE_WITH(DS, Domain) SMR_EVERY_STRUCTURE(SMR_INSTANTIATE, Domain)
 SMR_EVERY_UNCOUNTED_RECLAIMER(SMR_EVERY_STRUCTURE_WITH, unused)
@@ -69,7 +69,7 @@ SMR_EVERY_UNCOUNTED_RECLAIMER(SMR_EVERY_STRUCTURE_WITH, unused)
 template class smr::ds::hm_list<smr::lfrc_domain>;
 template class smr::ds::ms_queue<smr::lfrc_domain>;
 template class smr::ds::hash_set<smr::lfrc_domain>;
-template class smr::thread_handle<smr::lfrc_domain>;
+template class smr::context<smr::lfrc_domain>;
 
 // The transactional structures, with every reclaimer that protects whole
 // operations (smr::protects_whole_operation).

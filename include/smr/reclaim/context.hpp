@@ -14,8 +14,8 @@
 // Every structure's operations take it, lent for the call as a context_ref
 // (below), and pass it on to the domain's calls (retire, allocate,
 // read_phase_end, ...) and to its guard, which passes it to begin_op,
-// end_op, protect and reader. Code not yet moved to contexts passes tid(),
-// the slot number, to the calls' transitional forms.
+// end_op, protect and reader. No call takes a slot number: tid() is the
+// number, for a structure's own per-thread arrays (abtree's SCX records).
 #pragma once
 
 #include <cassert>
@@ -141,16 +141,5 @@ template <class Domain>
 context<Domain> attach(Domain& domain) {
     return context<Domain>(domain);
 }
-
-/// The name a context had before structures took it, kept for code that
-/// passes handle.tid() to a domain's hooks. release() is detach().
-template <class Domain>
-class [[nodiscard]] thread_handle : public context<Domain> {
-  public:
-    using context<Domain>::context;
-    void release() noexcept { this->detach(); }
-};
-template <class Domain>
-thread_handle(Domain&) -> thread_handle<Domain>;
 
 }  // namespace smr

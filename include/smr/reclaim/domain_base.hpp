@@ -83,8 +83,8 @@ class domain_base {
     /// program stops instead, in every build.
     ~domain_base() {
         SMR_CHECK(slots_.registry().registered_count() == 0,
-                  "domain destroyed while threads are still registered (destroy or release "
-                  "every thread_handle first)");
+                  "domain destroyed while threads are still attached (destroy or detach every "
+                  "smr::context first)");
         for (std::size_t i = 0; i < config_.max_threads; ++i) {
             slot& s = slots_[static_cast<int>(i)];
             if constexpr (requires(Local & l, core::limbo_bag & b) { l.drain_into(b); }) {
@@ -101,7 +101,7 @@ class domain_base {
 
     // ---- thread registration -------------------------------------------------
 
-    /// Claims a slot for the calling thread. Prefer smr::thread_handle.
+    /// Claims a slot for the calling thread: what smr::context is made of.
     /// Throws std::length_error when every slot is taken, or what the
     /// scheme's setup throws (std::bad_alloc); the slot is then free again.
     int register_thread() {
@@ -130,7 +130,7 @@ class domain_base {
     /// online); an operation's own path asserts it in debug builds (op_guard).
     void check_registered(int tid) const noexcept {
         SMR_CHECK(slots_.registry().registered(tid),
-                  "tid is not a registered thread of this domain (use smr::thread_handle)");
+                  "tid is not a registered thread of this domain (attach with smr::context)");
     }
     bool registered(int tid) const noexcept { return slots_.registry().registered(tid); }
 

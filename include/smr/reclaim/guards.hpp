@@ -86,20 +86,20 @@ class guarded_slot;
 
 template <class Domain>
 class [[nodiscard]] op_guard {
-    struct from_slot_number {};
-
   public:
     /// `self`: the caller's context, or the context_ref an operation was
     /// lent (a context converts to it).
-    /// Delegates to a constructor that takes the slot number, on
-    /// measurement: with the work in this constructor, GCC 12 estimated the
-    /// rest of an nbr operation (everything after its sigsetjmp) as almost
-    /// never run and left its guard's end and read phase out of line
-    /// (dgt_bst under nbr, callgrind: +10 instructions per operation).
-    op_guard(Domain& domain, context_ref<Domain> self)
-        : op_guard(domain, tid_of(self), from_slot_number{}) {}
-    /// A slot number names no context: refused (the note GCC and Clang print
-    /// shows the line below).
+    /// Delegates to a private constructor that takes the slot number, on
+    /// measurement (callgrind, one thread, dgt_bst 100K keys): with the work
+    /// in this constructor, GCC 12 estimated the rest of an nbr operation
+    /// (everything after its sigsetjmp) as almost never run and left its
+    /// guard's end and read phase out of line (+10 instructions per
+    /// operation); with an empty tag as a third parameter, it stopped
+    /// inlining qsbr_ibr's insert into smrbench's loop (+15).
+    op_guard(Domain& domain, context_ref<Domain> self) : op_guard(domain, tid_of(self)) {}
+    /// A slot number names no context: refused, an int by the private
+    /// constructor below, any other integer here (the note the compiler
+    /// prints shows the line).
     template <std::integral SlotNumber>
     op_guard(Domain&, SlotNumber) = delete;  // make the guard from the thread's context
 
@@ -150,7 +150,7 @@ class [[nodiscard]] op_guard {
     template <class, std::size_t>
     friend class slot_block;
 
-    op_guard(Domain& domain, int tid, from_slot_number /*private*/)
+    op_guard(Domain& domain, int tid)  // make the guard from the thread's context
         : domain_(domain), self_{tid}, depth_(checked_depth(domain, tid)) {
         if constexpr (!Domain::traits.nests) {
             SMR_CHECK(depth_ == 0,

@@ -32,7 +32,7 @@
 // section (qsbr: while it is online and announces nothing), like every
 // epoch scheme.
 //
-// Requirements: a thread registers (thread_handle) before its first
+// Requirements: a thread attaches (smr::context) before its first
 // operation and unregisters before it exits; the domain is destroyed with no
 // thread registered. The destructor calls rcu_barrier(), so every callback
 // has run and every node has been freed when it returns: nothing leaks.
