@@ -575,7 +575,7 @@ parse_outcome parse_command_line(int argc, char** argv) {
                 std::to_string(c.workload.insert_pct) + " and " +
                 std::to_string(c.workload.erase_pct));
         }
-        if (const std::string problem = smr::nbr_signal_problem(c.domain.nbr_signal);
+        if (const std::string problem = smr::signal_problem(c.domain.nbr_signal);
             !problem.empty()) {
             throw bad_input("--signal: " + problem);
         }

@@ -332,17 +332,81 @@ TEST(nbr_config, rejects_bad_signals_and_watermarks) {
          {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGSEGV, SIGABRT, SIGCHLD, 32, SIGRTMAX + 1}) {
         cfg.nbr_signal = taken;
         EXPECT_THROW(smr::nbr_domain{cfg}, std::invalid_argument) << taken;
-        EXPECT_NE(smr::nbr_signal_problem(taken), "") << taken;
+        EXPECT_NE(smr::signal_problem(taken), "") << taken;
     }
     for (const int free : {SIGUSR1, SIGUSR2, SIGRTMIN, SIGRTMAX}) {
-        EXPECT_EQ(smr::nbr_signal_problem(free), "") << free;
+        EXPECT_EQ(smr::signal_problem(free), "") << free;
     }
-    EXPECT_NE(smr::nbr_signal_problem(SIGINT).find("could no longer be interrupted"),
+    EXPECT_NE(smr::signal_problem(SIGINT).find("could no longer be interrupted"),
               std::string::npos);
     cfg.nbr_signal = SIGUSR1;
     cfg.nbr_low_watermark = 64;
     cfg.nbr_high_watermark = 32;
     EXPECT_THROW(smr::nbrplus_domain{cfg}, std::invalid_argument);
+}
+
+void foreign_handler(int) {}
+void another_schemes_handler(int) {}
+
+// A signal number something else already handles is refused, with the
+// option to change, and the foreign handler stays in place.
+TEST(signals, a_signal_with_another_handler_is_refused) {
+    const int signo = SIGRTMIN + 5;
+    struct sigaction foreign {};
+    foreign.sa_handler = &foreign_handler;
+    sigemptyset(&foreign.sa_mask);
+    struct sigaction before {};
+    ASSERT_EQ(sigaction(signo, &foreign, &before), 0);
+    smr::domain_config cfg = small_config();
+    cfg.nbr_signal = signo;
+    try {
+        smr::nbr_domain domain(cfg);
+        ADD_FAILURE() << "a signal with a foreign handler was taken";
+    } catch (const std::runtime_error& e) {
+        EXPECT_NE(
+            std::string(e.what()).find("already has a handler; choose another with nbr_signal"),
+            std::string::npos)
+            << e.what();
+    }
+    struct sigaction after {};
+    ASSERT_EQ(sigaction(signo, &before, &after), 0);
+    EXPECT_EQ(after.sa_handler, &foreign_handler);
+}
+
+// Two schemes that signal (NBR's neutralization, a ping) cannot share a
+// number: the second one's handler would replace the first's.
+TEST(signals, a_number_one_scheme_took_is_refused_to_another) {
+    smr::domain_config cfg = small_config();
+    cfg.nbr_signal = SIGRTMIN + 6;
+    const smr::nbr_domain domain(cfg);  // installs NBR's handler there
+    EXPECT_THROW(smr::detail::install_signal_handler(SIGRTMIN + 6, &another_schemes_handler,
+                                                     SA_RESTART, "ping", "pop_signal"),
+                 std::runtime_error);
+    EXPECT_NO_THROW(smr::nbr_domain{cfg}) << "the same scheme shares its own handler";
+}
+
+// A slot's target is signalled only between arm and disarm.
+TEST(signals, a_target_is_signalled_only_while_armed) {
+    static std::atomic<int> received{0};
+    const int signo = SIGRTMIN + 7;
+    smr::detail::install_signal_handler(
+        signo, [](int) { received.fetch_add(1, std::memory_order_relaxed); }, SA_RESTART, "test",
+        "none");
+    smr::detail::signal_target target;
+    EXPECT_FALSE(target.try_signal(signo)) << "not armed yet";
+    target.arm(signo);
+    EXPECT_TRUE(target.try_signal(signo));
+    // Delivered to this thread on pthread_kill's return (ThreadSanitizer
+    // runs it at its next safe point).
+    const auto deadline = std::chrono::steady_clock::now() + 10s;
+    while (received.load() == 0 && std::chrono::steady_clock::now() < deadline) {
+        std::this_thread::yield();
+    }
+    EXPECT_EQ(received.load(), 1);
+    target.disarm();
+    EXPECT_TRUE(target.leaving());
+    EXPECT_FALSE(target.try_signal(signo));
+    EXPECT_EQ(received.load(), 1);
 }
 
 TEST(nbr_config, handshake_mode) {

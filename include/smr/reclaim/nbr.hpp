@@ -96,9 +96,10 @@
 //
 // One handler per process and signal number (default SIGUSR1,
 // domain_config::nbr_signal), installed with sigaction by the first domain
-// that uses that number; refused if some other handler owns the signal, and
-// for every signal but SIGUSR1, SIGUSR2 and the real-time ones, which nothing
-// else in a process relies on (nbr_signal_problem).
+// that uses that number (signals.hpp, shared with Publish-on-Ping); refused
+// if some other handler owns the signal, and for every signal but SIGUSR1,
+// SIGUSR2 and the real-time ones, which nothing else in a process relies on
+// (signal_problem).
 // Flags: SA_RESTART, so a system call interrupted outside a read phase
 // (futex, nanosleep in the stall thread, write) resumes transparently;
 // SA_NODEFER, so the signal is not blocked while the handler runs: the
@@ -112,7 +113,7 @@
 // atomics, and calls siglongjmp; it saves and restores errno.
 //
 // Only registered threads are signalled: each slot records pthread_self() at
-// registration. Helper threads of smrbench (coordinator, sampler, timers)
+// registration (detail::signal_target). Helper threads of smrbench (coordinator, sampler, timers)
 // never register, so they never receive the signal; if one did, its
 // thread_local pointer is null and the handler returns. A slot's `live` flag
 // and `signallers` count keep pthread_kill from racing with the target's
@@ -163,11 +164,7 @@
 //   be scheduled); in acknowledgement mode it waits for readers.
 #pragma once
 
-#include <linux/membarrier.h>
-#include <pthread.h>
 #include <sched.h>
-#include <sys/syscall.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <array>
@@ -178,7 +175,6 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
@@ -193,6 +189,7 @@
 #include "smr/core/unrolled.hpp"
 #include "smr/reclaim/domain_base.hpp"
 #include "smr/reclaim/reservation_common.hpp"
+#include "smr/reclaim/signals.hpp"
 #include "smr/reclaim/traits.hpp"
 
 #define SMR_NBR_UNDER_TSAN SMR_TSAN
@@ -205,51 +202,6 @@ enum class nbr_handshake : std::uint8_t {
     membarrier,       ///< kills, then membarrier(PRIVATE_EXPEDITED): never waits for a thread
     acknowledgement,  ///< kills, then wait until each reader left its read phase
 };
-
-/// Why `signo` cannot be NBR's neutralization signal, or "" if it can. Only
-/// signals nothing else in a process relies on are taken: SIGUSR1, SIGUSR2
-/// and the real-time signals SIGRTMIN..SIGRTMAX. Each of the others stops
-/// the process (taken, SIGINT or SIGTERM could no longer interrupt a run),
-/// reports a fault that crash handlers, sanitizers and debuggers catch,
-/// drives job control, timers or child processes, belongs to the C library
-/// (the numbers below SIGRTMIN), or cannot be caught.
-inline std::string nbr_signal_problem(int signo) {
-    if (signo == SIGUSR1 || signo == SIGUSR2 || (signo >= SIGRTMIN && signo <= SIGRTMAX)) {
-        return "";
-    }
-    const char* why = "is not a signal";
-    switch (signo) {
-        case SIGINT:
-        case SIGTERM:
-        case SIGHUP:
-        case SIGQUIT:
-            why = "stops the process: taken, a run could no longer be interrupted";
-            break;
-        case SIGKILL:
-        case SIGSTOP:
-            why = "cannot be caught";
-            break;
-        case SIGSEGV:
-        case SIGBUS:
-        case SIGFPE:
-        case SIGILL:
-        case SIGABRT:
-        case SIGTRAP:
-        case SIGSYS:
-            why = "reports a fault (crash handlers, sanitizers and debuggers catch it)";
-            break;
-        default:
-            if (signo > 0 && signo < SIGRTMIN) {
-                why =
-                    "belongs to the system (job control, timers, child processes, pipes, "
-                    "resource limits) or the C library";
-            }
-    }
-    return "signal " + std::to_string(signo) + " " + why + "; neutralization takes SIGUSR1 (" +
-           std::to_string(SIGUSR1) + "), SIGUSR2 (" + std::to_string(SIGUSR2) +
-           ") or a real-time signal (" + std::to_string(SIGRTMIN) + "-" + std::to_string(SIGRTMAX) +
-           ")";
-}
 
 namespace detail {
 
@@ -270,9 +222,7 @@ struct nbr_local {
         std::array<std::atomic<const void*>, nbr_max_reservations> reserved{};
 
     // ---- signalling: who the slot's thread is, and whether it may be killed.
-    alignas(core::false_sharing_range) std::atomic<bool> live{false};
-    std::atomic<int> signallers{0};
-    pthread_t thread{};
+    signal_target target;
 
     // ---- NBR+: odd while this slot's thread broadcasts.
     alignas(core::false_sharing_range) std::atomic<std::uint64_t> announce{0};
@@ -313,59 +263,12 @@ inline void nbr_neutralize_handler(int) {
     errno = saved_errno;
 }
 
-struct nbr_process_state {
-    std::mutex lock;
-    std::uint64_t installed_mask[2] = {0, 0};  // signal numbers < 128
-    bool membarrier_probed = false;
-    nbr_handshake handshake = nbr_handshake::acknowledgement;
-};
-
-inline nbr_process_state& nbr_process() {
-    static nbr_process_state state;
-    return state;
-}
-
-/// Validates `signo`, installs the handler once per process and signal, and
-/// decides the handshake once per process.
+/// Installs the handler once per process and signal (signals.hpp) and
+/// says which handshake the process's broadcasts use.
 inline nbr_handshake nbr_install(int signo) {
-    if (const std::string problem = nbr_signal_problem(signo); !problem.empty()) {
-        throw std::invalid_argument("nbr: " + problem);
-    }
-    nbr_process_state& p = nbr_process();
-    std::lock_guard<std::mutex> guard(p.lock);
-    const std::uint64_t bit = std::uint64_t{1} << (signo % 64);
-    if ((p.installed_mask[signo / 64] & bit) == 0) {
-        struct sigaction old {};
-        if (sigaction(signo, nullptr, &old) != 0) {
-            throw std::invalid_argument("nbr: signal " + std::to_string(signo) + " is invalid");
-        }
-        const bool ours =
-            (old.sa_flags & SA_SIGINFO) == 0 && old.sa_handler == &nbr_neutralize_handler;
-        const bool free_to_take = (old.sa_flags & SA_SIGINFO) == 0 &&
-                                  (old.sa_handler == SIG_DFL || old.sa_handler == SIG_IGN);
-        if (!ours && !free_to_take) {
-            throw std::runtime_error("nbr: signal " + std::to_string(signo) +
-                                     " already has a handler; choose another with nbr_signal");
-        }
-        struct sigaction action {};
-        action.sa_handler = &nbr_neutralize_handler;
-        sigemptyset(&action.sa_mask);
-        action.sa_flags = SA_RESTART | SA_NODEFER;
-        if (sigaction(signo, &action, nullptr) != 0) {
-            throw std::runtime_error("nbr: cannot install a handler for signal " +
-                                     std::to_string(signo));
-        }
-        p.installed_mask[signo / 64] |= bit;
-    }
-    if (!p.membarrier_probed) {
-        p.membarrier_probed = true;
-        p.handshake = nbr_handshake::acknowledgement;
-        if (!SMR_NBR_UNDER_TSAN &&
-            syscall(__NR_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0) {
-            p.handshake = nbr_handshake::membarrier;
-        }
-    }
-    return p.handshake;
+    install_signal_handler(signo, &nbr_neutralize_handler, SA_RESTART | SA_NODEFER, "nbr",
+                           "nbr_signal");
+    return membarrier_cut_available() ? nbr_handshake::membarrier : nbr_handshake::acknowledgement;
 }
 
 }  // namespace detail
@@ -423,24 +326,14 @@ class basic_nbr_domain : public domain_base<basic_nbr_domain<Plus>, detail::nbr_
         me.watching = false;  // a new owner re-bookmarks
         me.phase.store(me.phase.load(std::memory_order_relaxed) & ~std::uint64_t{1},
                        std::memory_order_seq_cst);
-        // Make sure the signal is not blocked in this thread.
-        sigset_t set;
-        sigemptyset(&set);
-        sigaddset(&set, signal_);
-        pthread_sigmask(SIG_UNBLOCK, &set, nullptr);
         detail::nbr_current = &me;
-        me.thread = pthread_self();
-        // seq_cst: after this a reclaimer may signal us (see try_signal).
-        me.live.store(true, std::memory_order_seq_cst);
+        me.target.arm(signal_);
     }
 
     void on_thread_exit(int tid) noexcept {
         auto& me = local(tid);
         on_end_op(tid);
-        me.live.store(false, std::memory_order_seq_cst);
-        // Wait for kills already past the `live` check: after this no
-        // pthread_kill names this thread, which may now exit.
-        while (me.signallers.load(std::memory_order_seq_cst) != 0) sched_yield();
+        me.target.disarm();  // no kill names this thread after it, which may now exit
         if (detail::nbr_current == &me) detail::nbr_current = nullptr;
     }
 
@@ -651,18 +544,6 @@ class basic_nbr_domain : public domain_base<basic_nbr_domain<Plus>, detail::nbr_
         return local(j).announce.load(std::memory_order_seq_cst) >= needed;
     }
 
-    /// Sends the signal to slot i's thread if one is registered there.
-    bool try_signal(int i) noexcept {
-        auto& target = local(i);
-        target.signallers.fetch_add(1, std::memory_order_seq_cst);
-        bool sent = false;
-        if (target.live.load(std::memory_order_seq_cst)) {
-            sent = pthread_kill(target.thread, signal_) == 0;
-        }
-        target.signallers.fetch_sub(1, std::memory_order_release);
-        return sent;
-    }
-
     /// signalAll, plus the handshake that makes the paper's delivery
     /// assumption true (top of file).
     void broadcast(int tid) noexcept {
@@ -675,25 +556,24 @@ class basic_nbr_domain : public domain_base<basic_nbr_domain<Plus>, detail::nbr_
                 me.seen(i) = local(i).phase.load(std::memory_order_seq_cst);
             }
         }
-        for (int i = 0; i < limit; ++i) {
-            if (i == tid) continue;
-            if (try_signal(i)) {
+        detail::signal_others(
+            tid, limit, signal_, [this](int i) -> auto& { return local(i).target; },
+            [this, tid](int i) {
                 this->count_signal(tid);
                 this->record_event(tid, trace::event_kind::signal_sent,
                                    static_cast<std::uint64_t>(i));
-            }
-        }
+            });
         if (!ack) {
-            syscall(__NR_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0);
+            detail::membarrier_cut();
             return;
         }
         for (int i = 0; i < limit; ++i) {
             if (i == tid || (me.seen(i) & 1) == 0) continue;
-            auto& target = local(i);
+            auto& other = local(i);
             // acquire (seq_cst): synchronizes with the RMW that left the read
             // phase, so the reservations stored before it are visible.
-            while (target.phase.load(std::memory_order_seq_cst) == me.seen(i)) {
-                if (!target.live.load(std::memory_order_acquire)) break;  // exiting: end_op ran
+            while (other.phase.load(std::memory_order_seq_cst) == me.seen(i)) {
+                if (other.target.leaving()) break;  // exiting: end_op ran
                 sched_yield();
             }
         }
