@@ -6,7 +6,6 @@
 
 #include "smr/core/fence.hpp"
 #include "smr/core/limbo_bag.hpp"
-#include "smr/core/padded.hpp"
 #include "smr/reclaim/epoch_bags.hpp"
 #include "smr/reclaim/epoch_domain.hpp"
 #include "smr/reclaim/traits.hpp"
@@ -14,20 +13,14 @@
 namespace smr {
 
 namespace detail {
-struct debra_local {
-    /// (epoch << 1) | quiescent (epoch_domain.hpp). Read by other threads; alone on its lines so
-    /// the owner's bag updates do not evict it from their caches.
-    alignas(core::false_sharing_range) std::atomic<std::uint64_t> announce{1};
-    alignas(core::false_sharing_range) std::uint64_t epoch = 0;  // last epoch announced
+/// The announcement is quiescent between operations.
+struct debra_local : epoch_thread_state {
     /// Epoch changes observed: the bags' labels (epoch_bags::rotate_to).
     std::uint64_t rotations = 0;
-    epoch_bags bags;
     /// Operations (quiescent states) left before the next look at another
     /// thread; counts down so the common path reads no configuration.
     std::uint32_t until_check = 0;
     int next_to_check = 0;
-
-    void drain_into(core::limbo_bag& out) noexcept { bags.drain_into(out); }
 };
 }  // namespace detail
 

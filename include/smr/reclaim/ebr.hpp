@@ -6,7 +6,6 @@
 #include <cstdint>
 
 #include "smr/core/limbo_bag.hpp"
-#include "smr/core/padded.hpp"
 #include "smr/reclaim/epoch_bags.hpp"
 #include "smr/reclaim/epoch_domain.hpp"
 #include "smr/reclaim/traits.hpp"
@@ -14,16 +13,10 @@
 namespace smr {
 
 namespace detail {
-struct ebr_local {
-    /// (local epoch << 1) | outside_critical_region (epoch_domain.hpp): Hart's
-    /// per-thread flag and local epoch in one word. Alone on its lines:
-    /// scanners read it, only the owner writes it.
-    alignas(core::false_sharing_range) std::atomic<std::uint64_t> announce{1};
-    alignas(core::false_sharing_range) std::uint64_t epoch = 0;  // owner's copy of the local epoch
-    epoch_bags bags;
+/// The announcement is Hart's per-thread flag (quiescent: outside a
+/// critical region) and local epoch in one word.
+struct ebr_local : epoch_thread_state {
     std::uint32_t entries_since_attempt = 0;
-
-    void drain_into(core::limbo_bag& out) noexcept { bags.drain_into(out); }
 };
 }  // namespace detail
 

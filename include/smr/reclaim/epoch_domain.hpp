@@ -15,8 +15,9 @@
 //
 // A scheme derives as
 //     class ebr_domain : public epoch_domain<ebr_domain, detail::ebr_local>
-// with a Local that has an announcement, its own copy of the local epoch and
-// its bags (detail::epoch_local), befriends its base, and supplies
+// with a Local that extends detail::epoch_thread_state (the announcement,
+// the owner's copy of its epoch, the bags) with its own counters,
+// befriends its base, and supplies
 //     void open_for_retire(int tid)     enter a region for a retire made
 //     void close_after_retire(int tid)  outside one, and leave it again
 #pragma once
@@ -36,8 +37,20 @@ namespace smr {
 
 namespace detail {
 
-/// A thread's state that epoch_domain can run. Each scheme declares its own,
-/// so that its counters share the line of the bags.
+/// What every epoch scheme keeps per thread. A scheme's Local derives from
+/// it and adds its counters, which land after the bags, on their line.
+struct epoch_thread_state {
+    /// (epoch << 1) | quiescent (the top of this file). Alone on its lines:
+    /// scanners read it, only the owner writes it.
+    alignas(core::false_sharing_range) std::atomic<std::uint64_t> announce{1};
+    /// The owner's copy of the epoch it last announced.
+    alignas(core::false_sharing_range) std::uint64_t epoch = 0;
+    epoch_bags bags;
+
+    void drain_into(core::limbo_bag& out) noexcept { bags.drain_into(out); }
+};
+
+/// A thread's state that epoch_domain can run.
 template <class Local>
 concept epoch_local = requires(Local& local, core::limbo_bag& out) {
     { local.announce } -> std::same_as<std::atomic<std::uint64_t>&>;

@@ -5,7 +5,6 @@
 #include <cstdint>
 
 #include "smr/core/limbo_bag.hpp"
-#include "smr/core/padded.hpp"
 #include "smr/reclaim/epoch_bags.hpp"
 #include "smr/reclaim/epoch_domain.hpp"
 #include "smr/reclaim/traits.hpp"
@@ -13,16 +12,10 @@
 namespace smr {
 
 namespace detail {
-struct nebr_local {
-    /// (local epoch << 1) | offline (epoch_domain.hpp). Active from
-    /// thread_online to thread_offline, not per operation. Alone on its lines
-    /// (read by scanners).
-    alignas(core::false_sharing_range) std::atomic<std::uint64_t> announce{1};
-    alignas(core::false_sharing_range) std::uint64_t epoch = 0;  // owner's copy of the local epoch
-    epoch_bags bags;
+/// The announcement is quiescent while the thread is offline: active from
+/// thread_online to thread_offline, not per operation.
+struct nebr_local : epoch_thread_state {
     std::uint32_t ops_since_attempt = 0;
-
-    void drain_into(core::limbo_bag& out) noexcept { bags.drain_into(out); }
 };
 }  // namespace detail
 

@@ -6,7 +6,6 @@
 #include <cstdint>
 
 #include "smr/core/limbo_bag.hpp"
-#include "smr/core/padded.hpp"
 #include "smr/reclaim/epoch_bags.hpp"
 #include "smr/reclaim/epoch_domain.hpp"
 #include "smr/reclaim/traits.hpp"
@@ -14,15 +13,9 @@
 namespace smr {
 
 namespace detail {
-struct qsbr_local {
-    /// (epoch of the last quiescent state << 1) | offline (epoch_domain.hpp).
-    /// Read by checkers; alone on its lines.
-    alignas(core::false_sharing_range) std::atomic<std::uint64_t> announce{1};
-    alignas(core::false_sharing_range) std::uint64_t epoch = 0;  // owner's copy
-    epoch_bags bags;
-
-    void drain_into(core::limbo_bag& out) noexcept { bags.drain_into(out); }
-};
+/// The announcement's epoch is that of the thread's last quiescent state;
+/// it is quiescent while the thread is offline.
+struct qsbr_local : epoch_thread_state {};
 }  // namespace detail
 
 /// QSBR as Hart et al. define it. The application declares quiescent states,
