@@ -25,16 +25,26 @@ def run_once(args: argparse.Namespace, reclaimer: str, threads: int, free: str, 
         args.smrbench,
         "--json",
         "--quiet",
-        "--ds", args.ds,
-        "--reclaimer", reclaimer,
-        "--free", free,
-        "--alloc", args.alloc,
-        "--threads", str(threads),
-        "--key-range", str(args.key_range),
-        "--insert", "50",
-        "--erase", "50",
-        "--duration", str(args.duration),
-        "--seed", str(rep + 1),
+        "--ds",
+        args.ds,
+        "--reclaimer",
+        reclaimer,
+        "--free",
+        free,
+        "--alloc",
+        args.alloc,
+        "--threads",
+        str(threads),
+        "--key-range",
+        str(args.key_range),
+        "--insert",
+        "50",
+        "--erase",
+        "50",
+        "--duration",
+        str(args.duration),
+        "--seed",
+        str(rep + 1),
     ]
     done = subprocess.run(command, capture_output=True, text=True, check=False)
     if done.returncode != 0:
@@ -71,7 +81,9 @@ def main() -> None:
         f"{args.ds}, {args.key_range} keys, 50/50, {args.alloc}, {args.duration} s x "
         f"{args.reps} interleaved runs; median (min-max)\n"
     )
-    print("| reclaimer | threads | free | Mops/s | af/batch | free s | p99.9 free ns | peak garbage |")
+    print(
+        "| reclaimer | threads | free | Mops/s | af/batch | free s | p99.9 free ns | peak garbage |"
+    )
     print("|---|---|---|---|---|---|---|---|")
     for reclaimer, threads, free in configs:
         config = (reclaimer, threads, free)

@@ -16,19 +16,20 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import statistics
 import subprocess
 import sys
+from pathlib import Path
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+ROOT = Path(__file__).resolve().parents[2]
 MODES = {"none": [], "stall": ["--stall"], "hold": ["--stall-hold"]}
 
 
 def garbage(smrbench: str, args: list[str]) -> tuple[float, float]:
     """(garbage when the workers finished, retired) of one run."""
-    out = subprocess.run([smrbench, *args, "--quiet", "--json"], check=True,
-                         capture_output=True, text=True).stdout
+    out = subprocess.run(
+        [smrbench, *args, "--quiet", "--json"], check=True, capture_output=True, text=True
+    ).stdout
     run = json.loads(out)
     if not run["validated"]:
         raise RuntimeError(f"not validated: {args}")
@@ -37,7 +38,7 @@ def garbage(smrbench: str, args: list[str]) -> tuple[float, float]:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--smrbench", default=os.path.join(ROOT, "build/release/bench/smrbench"))
+    parser.add_argument("--smrbench", default=str(ROOT / "build/release/bench/smrbench"))
     parser.add_argument("--ds", default="hm_list")
     parser.add_argument("--key-range", type=int, default=1024)
     parser.add_argument("--ops", type=int, default=20000)
@@ -48,34 +49,55 @@ def main() -> int:
     parser.add_argument("extra", nargs="*", help="further smrbench options, after --")
     options = parser.parse_args()
 
-    listing = json.loads(subprocess.run([options.smrbench, "--list", "--json"], check=True,
-                                        capture_output=True, text=True).stdout)
+    listing = json.loads(
+        subprocess.run(
+            [options.smrbench, "--list", "--json"], check=True, capture_output=True, text=True
+        ).stdout
+    )
     families = {r["name"]: r["family"] for r in listing["reclaimers"]}
-    safe = [c["reclaimer"] for c in listing["combinations"]
-            if c["ds"] == options.ds and c["valid"]]
+    safe = [c["reclaimer"] for c in listing["combinations"] if c["ds"] == options.ds and c["valid"]]
     reclaimers = options.reclaimers.split(",") if options.reclaimers else safe
-    base = ["--ds", options.ds, "--key-range", str(options.key_range), "--ops", str(options.ops),
-            "--threads", str(options.threads), *options.extra]
+    base = [
+        "--ds",
+        options.ds,
+        "--key-range",
+        str(options.key_range),
+        "--ops",
+        str(options.ops),
+        "--threads",
+        str(options.threads),
+        *options.extra,
+    ]
     # The batch settings, each given only to the reclaimers that read it (smrbench refuses a
     # reclaimer's tuning given to another).
     readers = {row["key"]: row.get("reclaimers") for row in listing["options"]}
     tunings = {"bag_size": options.bag_size, "hp_scan_factor": 1}
 
     def tuned(name: str) -> list[str]:
-        return [arg for key, value in tunings.items() if name in (readers.get(key) or ())
-                for arg in ("--" + key.replace("_", "-"), str(value))]
+        return [
+            arg
+            for key, value in tunings.items()
+            if name in (readers.get(key) or ())
+            for arg in ("--" + key.replace("_", "-"), str(value))
+        ]
 
-    print(f"# {options.ds}, {options.key_range} keys, {options.threads} threads x "
-          f"{options.ops} ops, bag {options.bag_size}; garbage when the workers finish, "
-          f"median of {options.reps} (share of retired)")
-    print("| reclaimer | family | no stall | stalled, holding nothing | stalled, holding the "
-          "first node |")
+    print(
+        f"# {options.ds}, {options.key_range} keys, {options.threads} threads x "
+        f"{options.ops} ops, bag {options.bag_size}; garbage when the workers finish, "
+        f"median of {options.reps} (share of retired)"
+    )
+    print(
+        "| reclaimer | family | no stall | stalled, holding nothing | stalled, holding the "
+        "first node |"
+    )
     print("|---|---|---:|---:|---:|")
     for name in reclaimers:
         cells = []
         for mode, flags in MODES.items():
-            runs = [garbage(options.smrbench, [*base, "--reclaimer", name, *tuned(name), *flags])
-                    for _ in range(options.reps)]
+            runs = [
+                garbage(options.smrbench, [*base, "--reclaimer", name, *tuned(name), *flags])
+                for _ in range(options.reps)
+            ]
             held = statistics.median(g for g, _ in runs)
             retired = statistics.median(r for _, r in runs)
             cells.append(f"{held:,.0f} ({100 * held / max(retired, 1):.0f}%)")

@@ -23,15 +23,14 @@ Usage: scripts/measure/instructions_per_op.py [--smrbench PATH] [--ds dgt_bst]
 from __future__ import annotations
 
 import argparse
-import glob
 import json
-import os
 import re
 import subprocess
 import sys
 import tempfile
+from pathlib import Path
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+ROOT = Path(__file__).resolve().parents[2]
 
 
 ALLOCATOR_LINE = re.compile(r"^\s*([\d,]+) \([^)]*\)\s+\S*:(malloc|free) \[")
@@ -39,8 +38,9 @@ ALLOCATOR_LINE = re.compile(r"^\s*([\d,]+) \([^)]*\)\s+\S*:(malloc|free) \[")
 
 def allocator_instructions(path: str) -> int:
     """Inclusive instructions of malloc and free in one callgrind output file."""
-    annotated = subprocess.run(["callgrind_annotate", "--inclusive=yes", path], check=True,
-                               capture_output=True, text=True).stdout
+    annotated = subprocess.run(
+        ["callgrind_annotate", "--inclusive=yes", path], check=True, capture_output=True, text=True
+    ).stdout
     seen: dict[str, int] = {}
     for line in annotated.splitlines():
         match = ALLOCATOR_LINE.match(line)
@@ -53,24 +53,37 @@ def worker_instructions(smrbench: str, args: list[str], ops: int) -> tuple[int, 
     """Instructions executed by the single worker thread (callgrind thread 2):
     (total, inside malloc and free)."""
     with tempfile.TemporaryDirectory() as out_dir:
-        prefix = os.path.join(out_dir, "cg.out")
-        cmd = ["valgrind", "--tool=callgrind", "--separate-threads=yes",
-               f"--callgrind-out-file={prefix}", smrbench, *args, "--threads", "1",
-               "--ops", str(ops), "--trials", "1", "--quiet", "--json"]
+        prefix = str(Path(out_dir) / "cg.out")
+        cmd = [
+            "valgrind",
+            "--tool=callgrind",
+            "--separate-threads=yes",
+            f"--callgrind-out-file={prefix}",
+            smrbench,
+            *args,
+            "--threads",
+            "1",
+            "--ops",
+            str(ops),
+            "--trials",
+            "1",
+            "--quiet",
+            "--json",
+        ]
         subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         # Thread 1 is main; the first thread it creates is the only worker.
-        [path] = glob.glob(prefix + "-02")
-        with open(path, encoding="utf-8") as f:
+        [path] = Path(out_dir).glob("cg.out-02")
+        with path.open(encoding="utf-8") as f:
             for line in f:
                 match = re.match(r"(?:summary|totals):\s+(\d+)", line)
                 if match:
-                    return int(match.group(1)), allocator_instructions(path)
+                    return int(match.group(1)), allocator_instructions(str(path))
     raise RuntimeError(f"no instruction total in callgrind output for {args}")
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--smrbench", default=os.path.join(ROOT, "build/release/bench/smrbench"))
+    parser.add_argument("--smrbench", default=str(ROOT / "build/release/bench/smrbench"))
     parser.add_argument("--ds", default="dgt_bst")
     parser.add_argument("--key-range", type=int, default=100000)
     parser.add_argument("--ops", type=int, default=100000)
@@ -79,14 +92,23 @@ def main() -> int:
     parser.add_argument("extra", nargs="*", help="further smrbench options, after --")
     options = parser.parse_args()
 
-    listing = json.loads(subprocess.run([options.smrbench, "--list", "--json"], check=True,
-                                        capture_output=True, text=True).stdout)
+    listing = json.loads(
+        subprocess.run(
+            [options.smrbench, "--list", "--json"], check=True, capture_output=True, text=True
+        ).stdout
+    )
     # Every reclaimer safe with the structure (smrbench refuses the others), unless named.
-    safe = [c["reclaimer"] for c in listing["combinations"]
-            if c["ds"] == options.ds and c["valid"]]
+    safe = [c["reclaimer"] for c in listing["combinations"] if c["ds"] == options.ds and c["valid"]]
     reclaimers = options.reclaimers.split(",") if options.reclaimers else safe
-    base = ["--ds", options.ds, "--key-range", str(options.key_range), "--free", options.free,
-            *options.extra]
+    base = [
+        "--ds",
+        options.ds,
+        "--key-range",
+        str(options.key_range),
+        "--free",
+        options.free,
+        *options.extra,
+    ]
     results = {}
     for name in reclaimers:
         args = [*base, "--reclaimer", name]
@@ -96,9 +118,11 @@ def main() -> int:
         print(f"{name:16s} {results[name][0]:9.1f} instructions/op", file=sys.stderr, flush=True)
 
     baseline = results.get("none")
-    print(f"# {options.ds}, {options.key_range} keys, 1 thread, {options.free} free, "
-          f"{options.ops} ops (difference of {options.ops} and {2 * options.ops})"
-          f"{' ' + ' '.join(options.extra) if options.extra else ''}")
+    print(
+        f"# {options.ds}, {options.key_range} keys, 1 thread, {options.free} free, "
+        f"{options.ops} ops (difference of {options.ops} and {2 * options.ops})"
+        f"{' ' + ' '.join(options.extra) if options.extra else ''}"
+    )
     print("| reclaimer | instructions/op | vs none | in malloc+free | bookkeeping vs none |")
     print("|---|---:|---:|---:|---:|")
     for name, (value, alloc) in results.items():

@@ -116,7 +116,5 @@ def pytest_configure(config) -> None:
     module_name, attribute, replacement = MUTANTS[name]
     module = importlib.import_module(module_name)
     if not hasattr(module, attribute):
-        raise RuntimeError(
-            f"mutant {name}: {module_name} has no {attribute} to replace"
-        )
+        raise RuntimeError(f"mutant {name}: {module_name} has no {attribute} to replace")
     setattr(module, attribute, replacement())

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from conftest import FAKE_LISTING
 from smrlab import runner
 from smrlab.cli import main
