@@ -78,7 +78,8 @@ class [[nodiscard]] context {
         assert(attached() && "smr::context: used after detach() or after a move");
         return *attachment_;
     }
-    /// The thread's slot number, for the calls that still take one.
+    /// The thread's slot number, for a structure's own per-thread arrays (abtree's SCX
+    /// records); no call of the library takes one.
     int tid() const noexcept { return attachment_.get_deleter().tid; }
     bool attached() const noexcept { return attachment_ != nullptr; }
 
