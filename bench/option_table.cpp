@@ -381,6 +381,9 @@ constexpr std::array table{
     reclaimer_tuning<&smr::tunings_read::nbr_signal>(
         &smr::domain_config::nbr_signal, "signal", "neutralization signal number (default SIGUSR1)",
         1, 64, "signal"),
+    reclaimer_tuning<&smr::tunings_read::pop_signal>(
+        &smr::domain_config::pop_signal, "pop-signal",
+        "Publish-on-Ping's ping signal number (default SIGUSR2)", 1, 64, "signal"),
     reclaimer_tuning<&smr::tunings_read::nbr_low_watermark>(
         &smr::domain_config::nbr_low_watermark, "nbr-low-watermark",
         "bag size at which a thread waits for another's broadcast (0: half the high watermark)", 0,

@@ -76,15 +76,17 @@ void check_reclaimer_tunings(const CLI::App& app, const bench_config& c) {
         throw bad_input(flag + " is read only by " + readers_of(spec) + ", and --reclaimer " +
                         c.reclaimer + " would ignore it: leave it out");
     }
-    // nbrplus's watermarks (nbr reads the high one alone, as its bag size).
+    // The watermarks of nbrplus and the POP schemes (nbr reads the high one
+    // alone, as its bag size).
     if (reclaimer.reads.nbr_low_watermark) {
         const smr::domain_config& d = c.domain;
-        const std::uint64_t high =
-            d.nbr_high_watermark != 0 ? d.nbr_high_watermark : d.bag_threshold;
-        const std::uint64_t low =
-            d.nbr_low_watermark != 0 ? d.nbr_low_watermark : std::max<std::uint64_t>(high / 2, 1);
-        if (low >= high) {
-            throw bad_input("--nbr-low-watermark " + std::to_string(low) +
+        try {
+            (void)smr::detail::make_watermarks(d.nbr_low_watermark, d.nbr_high_watermark,
+                                               d.bag_threshold, c.reclaimer.c_str());
+        } catch (const std::invalid_argument&) {
+            const std::uint64_t high =
+                d.nbr_high_watermark != 0 ? d.nbr_high_watermark : d.bag_threshold;
+            throw bad_input("--nbr-low-watermark " + std::to_string(d.nbr_low_watermark) +
                             " must be below the high watermark " + std::to_string(high));
         }
     }
@@ -578,6 +580,10 @@ parse_outcome parse_command_line(int argc, char** argv) {
         if (const std::string problem = smr::signal_problem(c.domain.nbr_signal);
             !problem.empty()) {
             throw bad_input("--signal: " + problem);
+        }
+        if (const std::string problem = smr::signal_problem(c.domain.pop_signal);
+            !problem.empty()) {
+            throw bad_input("--pop-signal: " + problem);
         }
         if (c.workload.key_range == 0) c.workload.key_range = c.combo->default_key_range;
         parse_prefill(texts.at("prefill"), c);

@@ -274,6 +274,7 @@ void print_list(std::ostream& out, bool as_json) {
                                       {"family", std::string(smr::to_string(r.family))},
                                       {"garbage_bounded", r.garbage_bounded},
                                       {"uses_signals", r.uses_signals},
+                                      {"pings", r.pings},
                                       {"needs_restart_from_root", r.needs_restart_from_root}});
         }
         json combos = json::array();
@@ -324,7 +325,7 @@ void print_list(std::ostream& out, bool as_json) {
         out << "  " << r.name << std::string(r.name.size() < 16 ? 16 - r.name.size() : 1, ' ')
             << smr::to_string(r.family)
             << (r.garbage_bounded ? ", bounded garbage" : ", unbounded garbage")
-            << (r.uses_signals ? ", signals" : "")
+            << (r.uses_signals ? ", signals" : "") << (r.pings ? ", pings (signals)" : "")
             << (r.needs_quiescent_states ? ", quiescent states" : "")
             << (r.family == smr::reclaimer_family::reference_count
                     ? ", type-stable pool (unbounded without --pool-nodes)"

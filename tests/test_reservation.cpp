@@ -1,4 +1,4 @@
-// Tests of the reservation reclaimers (hp, he, ibr, wfe).
+// Tests of the reservation reclaimers (hp, hp_pop, he, ibr, wfe).
 //
 // Unlike tests/test_reclaimers.cpp, whose workers read shared cells without
 // protect (valid only for grace-period schemes), every read of a shared
@@ -38,6 +38,8 @@ struct setup {
 
 using setups = ::testing::Types<
     setup<smr::hp_domain, smr::free_mode::batch>, setup<smr::hp_domain, smr::free_mode::amortized>,
+    setup<smr::hp_pop_domain, smr::free_mode::batch>,
+    setup<smr::hp_pop_domain, smr::free_mode::amortized>,
     setup<smr::he_domain, smr::free_mode::batch>, setup<smr::he_domain, smr::free_mode::amortized>,
     setup<smr::ibr_domain, smr::free_mode::batch>,
     setup<smr::ibr_domain, smr::free_mode::amortized>,
@@ -203,8 +205,9 @@ TYPED_TEST(reservation_test, traits) {
 
 // Each scan of a domain with asymmetric fences calls membarrier once (the
 // reclaimer's side of every protect's compiler barrier); one with symmetric
-// fences never does. The nodes are retired outside any operation, so no
-// reservation keeps them (ibr reserves at begin_op) and every scan frees all.
+// fences never does, nor does hp_pop, which pings instead. The nodes are
+// retired outside any operation, so no reservation keeps them (ibr reserves
+// at begin_op) and every scan frees all.
 TYPED_TEST(reservation_test, each_asymmetric_scan_issues_one_heavy_barrier) {
     using D = typename TestFixture::domain_type;
     using node = test_node<D>;
@@ -212,10 +215,13 @@ TYPED_TEST(reservation_test, each_asymmetric_scan_issues_one_heavy_barrier) {
     config.bag_threshold = 4;
     config.hp_scan_factor = 0;  // hp: a scan every 4 retirements, as the others
     D domain(config);
-    const bool asymmetric =
-        config.fence == smr::fence_mode::asymmetric && smr::core::asymmetric_fence_available();
-    EXPECT_EQ(domain.fence(),
-              asymmetric ? smr::fence_mode::asymmetric : smr::fence_mode::symmetric);
+    bool asymmetric = false;
+    if constexpr (D::traits.reads.fence) {
+        asymmetric =
+            config.fence == smr::fence_mode::asymmetric && smr::core::asymmetric_fence_available();
+        EXPECT_EQ(domain.fence(),
+                  asymmetric ? smr::fence_mode::asymmetric : smr::fence_mode::symmetric);
+    }
     {
         smr::context handle(domain);
         for (int i = 0; i < 12; ++i) {
@@ -308,7 +314,8 @@ TYPED_TEST(reservation_test, stalled_thread_keeps_garbage_bounded) {
     const std::uint64_t with = peak(true);
     const std::uint64_t registered = workers + 1;
     const std::uint64_t per_era = cell_count + workers * config.epoch_freq * registered;
-    const std::uint64_t pinned = D::traits.name == "hp" ? smr::max_protect_slots + 2 : 3 * per_era;
+    const bool by_address = D::traits.name == "hp" || D::traits.name == "hp_pop";
+    const std::uint64_t pinned = by_address ? smr::max_protect_slots + 2 : 3 * per_era;
     const std::uint64_t lists = config.bag_threshold + pinned;
     const bool amortized = TestFixture::config().free.mode == smr::free_mode::amortized;
     const std::uint64_t bound = workers * lists * (amortized ? 2 : 1);

@@ -42,17 +42,20 @@ struct lincheck_combo {
 };
 
 /// Which of `Domains` check a structure: the first that smr::check calls
-/// safe with it in each reclaimer family.
+/// safe with it in each reclaimer family, and in each family the first that
+/// publishes on ping (Publish-on-Ping's handler and wait are a mechanism of
+/// their own within the reservation and epoch families).
 template <template <class...> class DS, class... Domains>
 constexpr auto one_per_family() {
     constexpr std::size_t n = sizeof...(Domains);
     constexpr std::array<bool, n> safe{smr::check<DS<Domains>, Domains>().safe...};
     constexpr std::array<reclaimer_family, n> family{Domains::traits.family...};
+    constexpr std::array<bool, n> pings{Domains::traits.pings...};
     std::array<bool, n> selected{};
     for (std::size_t i = 0; i < n; ++i) {
         selected[i] = safe[i];
         for (std::size_t j = 0; j < i && selected[i]; ++j) {
-            if (safe[j] && family[j] == family[i]) selected[i] = false;
+            if (safe[j] && family[j] == family[i] && pings[j] == pings[i]) selected[i] = false;
         }
     }
     return selected;

@@ -82,6 +82,7 @@ def test_the_tunings_each_reclaimer_reads() -> None:
         "rcu",
         "qsbr_ibr",
         "hp",
+        "hp_pop",
         "he",
         "ibr",
         "wfe",
@@ -89,8 +90,9 @@ def test_the_tunings_each_reclaimer_reads() -> None:
         "nbrplus",
     }
     assert set(readers["epoch_freq"]) == {"rcu", "qsbr_ibr", "he", "ibr", "wfe"}
-    assert readers["nbr_low_watermark"] == ("nbrplus",)
-    assert readers["nbr_high_watermark"] == ("nbr", "nbrplus")
+    assert readers["nbr_low_watermark"] == ("hp_pop", "nbrplus")
+    assert readers["nbr_high_watermark"] == ("hp_pop", "nbr", "nbrplus")
+    assert readers["pop_signal"] == ("hp_pop",)
     for key in ("ds", "threads", "free", "free_k", "alloc", "key_range"):
         assert readers[key] is None
 

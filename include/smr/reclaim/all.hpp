@@ -10,6 +10,7 @@
 #include "smr/reclaim/ebr.hpp"
 #include "smr/reclaim/he.hpp"
 #include "smr/reclaim/hp.hpp"
+#include "smr/reclaim/hp_pop.hpp"
 #include "smr/reclaim/ibr.hpp"
 #include "smr/reclaim/lfrc.hpp"
 #include "smr/reclaim/nbr.hpp"
@@ -26,9 +27,10 @@ namespace smr {
 /// Every reclaimer domain type of the library, in the order smrbench --list
 /// prints them. Adding a reclaimer: include its header above and add it here;
 /// smrbench and the stress tests pick it up from this list.
-using all_domains = std::tuple<leak_domain, ebr_domain, nebr_domain, debra_domain, qsbr_domain,
-                               rcu_epoch_domain, qsbr_ibr_domain, token_naive_domain,
-                               token_passfirst_domain, token_periodic_domain, hp_domain, he_domain,
-                               ibr_domain, wfe_domain, lfrc_domain, nbr_domain, nbrplus_domain>;
+using all_domains =
+    std::tuple<leak_domain, ebr_domain, nebr_domain, debra_domain, qsbr_domain, rcu_epoch_domain,
+               qsbr_ibr_domain, token_naive_domain, token_passfirst_domain, token_periodic_domain,
+               hp_domain, hp_pop_domain, he_domain, ibr_domain, wfe_domain, lfrc_domain, nbr_domain,
+               nbrplus_domain>;
 
 }  // namespace smr

@@ -66,12 +66,17 @@ struct domain_config {
     /// registered threads only). Must not be SIGKILL or SIGSTOP, and must
     /// not already have a handler other than NBR's.
     int nbr_signal = SIGUSR1;
-    /// nbrplus: bag size at which a thread bookmarks its bag and starts
-    /// watching for another thread's signal broadcast (0 = half the high
-    /// watermark, the paper's "one half full").
+    /// hp_pop (the Publish-on-Ping schemes): the ping signal (sent with
+    /// pthread_kill to registered threads only). SIGUSR2, SIGUSR1 or a
+    /// real-time signal (smr::signal_problem), and not the one NBR uses in
+    /// the same process: the two handlers differ.
+    int pop_signal = SIGUSR2;
+    /// nbrplus, hp_pop: bag size at which a thread bookmarks its bag and
+    /// starts watching for another thread's signal round (0 = half the high
+    /// watermark, NBR+'s "one half full").
     std::size_t nbr_low_watermark = 0;
-    /// nbrplus: bag size at which a thread broadcasts signals itself, like
-    /// nbr at bag_threshold (0 = bag_threshold).
+    /// nbrplus, hp_pop: bag size at which a thread signals every other
+    /// thread itself, like nbr at bag_threshold (0 = bag_threshold).
     std::size_t nbr_high_watermark = 0;
     /// hp, he, ibr, wfe (and the C++26 hazard_pointer): how a reader's
     /// announcement is ordered before its re-read of the source. asymmetric

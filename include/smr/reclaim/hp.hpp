@@ -69,24 +69,38 @@ namespace smr {
 
 namespace detail {
 
+/// The order of a protect's re-read of its source: what `Announce` asks
+/// for (hp_pop's seq_cst: publish_on_ping.hpp), else acquire.
+template <class Announce>
+constexpr std::memory_order reread_order() noexcept {
+    if constexpr (requires { Announce::reread; }) {
+        return Announce::reread;
+    } else {
+        return std::memory_order_acquire;
+    }
+}
+
 /// One hazard pointer: the cell a scan reads, with the announce-and-validate
 /// protocol that makes it safe. hp_domain::protect uses it for slot `index`
 /// of a thread; the C++26 facade (smr/hazard_pointer.hpp) hands cells out one
-/// at a time. A cell names the node header, which is what retire lists hold,
-/// and fences as its domain does.
-class hazard_slot {
+/// at a time. A cell names the node header, which is what retire lists hold.
+/// `Announce` orders the announcement before the re-read (`reader(cell,
+/// source)`, `reader()`): the domain's fences (hp), or a compiler barrier
+/// for a cell only its thread reads (hp_pop).
+template <class Announce>
+class basic_hazard_slot {
   public:
-    hazard_slot(std::atomic<const void*>& cell, core::fence_pair fences) noexcept
+    basic_hazard_slot(std::atomic<const void*>& cell, Announce fences) noexcept
         : cell_(&cell), fences_(fences) {}
     std::atomic<const void*>& cell() const noexcept { return *cell_; }
-    core::fence_pair fences() const noexcept { return fences_; }
+    Announce fences() const noexcept { return fences_; }
 
     /// Announce, fence, re-read until the source is stable.
     template <class T>
     T* protect(const std::atomic<T*>& source) noexcept {
         // A copy the compiler keeps in registers: the cell pointer and the
         // fence mode are not reloaded after each atomic access.
-        const hazard_slot self = *this;
+        const basic_hazard_slot self = *this;
         // acquire: pairs with the release (or CAS) that published the node.
         T* ptr = source.load(std::memory_order_acquire);
         // The first round is apart from the retries and returns the re-read
@@ -152,8 +166,9 @@ class hazard_slot {
         // after our reads of it.
         cell_->store(as_header(ptr), std::memory_order_release);
         fences_.reader(*cell_, source);
-        // acquire: as in protect; seeing the same value validates the hazard.
-        return source.load(std::memory_order_acquire);
+        // acquire (hp_pop: seq_cst, publish_on_ping.hpp): as in protect;
+        // seeing the same value validates the hazard.
+        return source.load(reread_order<Announce>());
     }
 
     template <class T>
@@ -166,15 +181,17 @@ class hazard_slot {
     }
 
     std::atomic<const void*>* cell_;
-    core::fence_pair fences_;
+    Announce fences_;
 };
+using hazard_slot = basic_hazard_slot<core::fence_pair>;
 
 /// A thread's hazard pointers for one traversal (domain_base::reader): the
 /// slot array and the fence mode, read once. Its slots are the hazard cells
 /// themselves (reader.hpp): a traversal that protects through slots it asked
 /// for once stores each node's hazard with no index check and no address
 /// arithmetic.
-class hazard_reader {
+template <class Announce>
+class basic_hazard_reader {
   public:
     /// Hazard pointer `index` of the reader's thread, for repeated protects.
     class slot_type {
@@ -182,16 +199,16 @@ class hazard_reader {
         friend bool operator==(slot_type, slot_type) = default;
 
       private:
-        friend hazard_reader;
+        friend basic_hazard_reader;
         explicit slot_type(std::atomic<const void*>* cell) noexcept : cell_(cell) {}
         std::atomic<const void*>* cell_;
     };
 
-    hazard_reader(std::atomic<const void*>* hazards, core::fence_pair fences) noexcept
+    basic_hazard_reader(std::atomic<const void*>* hazards, Announce fences) noexcept
         : hazards_(hazards), fences_(fences) {}
 
     /// The same reader with hazard pointer `first` as its slot 0 (block_reader).
-    hazard_reader shifted(int first) const noexcept { return {hazards_ + first, fences_}; }
+    basic_hazard_reader shifted(int first) const noexcept { return {hazards_ + first, fences_}; }
 
     /// Checked here, in every build: protect through the slot checks nothing.
     slot_type slot(int index) const noexcept {
@@ -202,7 +219,7 @@ class hazard_reader {
 
     template <class T>
     T* protect(slot_type slot, const std::atomic<T*>& source) const noexcept {
-        return hazard_slot(*slot.cell_, fences_).protect(source);
+        return basic_hazard_slot<Announce>(*slot.cell_, fences_).protect(source);
     }
     template <class T>
     T* protect(int index, const std::atomic<T*>& source) const noexcept {
@@ -211,8 +228,9 @@ class hazard_reader {
 
   private:
     std::atomic<const void*>* hazards_;
-    core::fence_pair fences_;
+    [[no_unique_address]] Announce fences_;
 };
+using hazard_reader = basic_hazard_reader<core::fence_pair>;
 
 struct hp_local {
     /// The thread's hazard pointers. Read by every scan; alone on their lines.

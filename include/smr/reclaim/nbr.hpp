@@ -122,19 +122,15 @@
 //
 // ---- NBR+ (Algorithm 2) ---------------------------------------------------------
 //
-// Each slot has `announce`, incremented (seq_cst) before and after each of its
+// Each slot has `announce`, counted up (seq_cst) before and after each of its
 // broadcasts: odd while broadcasting. A thread whose bag passes the low
-// watermark bookmarks the bag (its current size: the bag is FIFO, so the
-// first `bookmark` nodes were retired before) and snapshots every thread's
-// `announce`. On each later retire it looks at one other thread (round robin:
-// the paper's amortized scan); once some thread's counter shows a broadcast
-// that *began and ended* after the snapshot -- counter >= s + 2 for an even
-// snapshot s, >= s + 3 for an odd one (the paper's "s + 2" would accept, for
-// an odd s, a broadcast that has only begun) -- a relaxed grace period has
-// passed: every thread was neutralized (or published its reservations) after
-// the bookmarked nodes were unlinked, and the thread frees the unreserved
-// nodes up to the bookmark without sending a signal. At the high watermark it
-// broadcasts itself, exactly like NBR.
+// watermark bookmarks the bag and watches the other threads' counters
+// (detail::round_watcher in signals.hpp, shared with Publish-on-Ping); once
+// one shows a broadcast that began and ended after the bookmark, a relaxed
+// grace period has passed: every thread was neutralized (or published its
+// reservations) after the bookmarked nodes were unlinked, and the thread
+// frees the unreserved nodes up to the bookmark without sending a signal. At
+// the high watermark it broadcasts itself, exactly like NBR.
 //
 // ---- Trade-offs, progress, bounded garbage -------------------------------------
 //
@@ -224,17 +220,14 @@ struct nbr_local {
     // ---- signalling: who the slot's thread is, and whether it may be killed.
     signal_target target;
 
-    // ---- NBR+: odd while this slot's thread broadcasts.
+    // ---- NBR+: odd while this slot's thread broadcasts (begin_round).
     alignas(core::false_sharing_range) std::atomic<std::uint64_t> announce{0};
 
     // ---- owner only.
     alignas(core::false_sharing_range) core::limbo_bag bag;
     core::scan_buffer<const void*> scratch;     // reservations collected by a scan
-    std::unique_ptr<std::uint64_t[]> snapshot;  // phases (ack mode) / announce (NBR+)
-    std::size_t bookmark = 0;  // NBR+: bag nodes covered by the pending low-watermark wait
-    bool watching = false;     // NBR+: past the low watermark, waiting for a broadcast
-    int next_watched = 0;      // NBR+: round-robin index of the announce counter to look at
-    int watched_limit = 0;     // NBR+: slots covered by the announce snapshot
+    std::unique_ptr<std::uint64_t[]> snapshot;  // the phases a broadcast saw (ack mode)
+    round_watcher watch;                        // NBR+: the low-watermark wait
 
     void drain_into(core::limbo_bag& out) noexcept { out.splice_back(bag); }
     /// Thread i's entry of the snapshot (i: a registered thread id).
@@ -305,14 +298,8 @@ class basic_nbr_domain : public domain_base<basic_nbr_domain<Plus>, detail::nbr_
           handshake_(detail::nbr_install(cfg.nbr_signal)),
           high_(cfg.nbr_high_watermark != 0 ? cfg.nbr_high_watermark
                                             : std::max<std::size_t>(cfg.bag_threshold, 1)),
-          low_(cfg.nbr_low_watermark != 0 ? cfg.nbr_low_watermark
-                                          : std::max<std::size_t>(high_ / 2, 1)) {
-        if (Plus && low_ >= high_) {
-            throw std::invalid_argument("nbrplus: the low watermark (" + std::to_string(low_) +
-                                        ") must be below the high watermark (" +
-                                        std::to_string(high_) + ")");
-        }
-    }
+          low_(Plus ? detail::make_watermarks(cfg.nbr_low_watermark, high_, 0, "nbrplus").low
+                    : high_) {}
 
     // ---- registration ---------------------------------------------------------
 
@@ -323,7 +310,8 @@ class basic_nbr_domain : public domain_base<basic_nbr_domain<Plus>, detail::nbr_
             me.snapshot = std::make_unique<std::uint64_t[]>(n);
             me.scratch.reserve(n * max_reservations);
         }
-        me.watching = false;  // a new owner re-bookmarks
+        me.watch.reserve(n);
+        me.watch.stop();  // a new owner re-bookmarks
         me.phase.store(me.phase.load(std::memory_order_relaxed) & ~std::uint64_t{1},
                        std::memory_order_seq_cst);
         detail::nbr_current = &me;
@@ -342,7 +330,7 @@ class basic_nbr_domain : public domain_base<basic_nbr_domain<Plus>, detail::nbr_
     void hand_over_garbage(int tid) noexcept {
         auto& me = local(tid);
         this->orphans().give(me.bag, 0);
-        me.watching = false;
+        me.watch.stop();
     }
 
     /// A barrier's round: adopt every orphan, then a broadcast and a reclaim
@@ -352,11 +340,11 @@ class basic_nbr_domain : public domain_base<basic_nbr_domain<Plus>, detail::nbr_
         auto& me = local(tid);
         this->adopt_orphans(tid, me.bag);
         if (me.bag.empty()) return;
-        if constexpr (Plus) me.announce.fetch_add(1, std::memory_order_seq_cst);
+        if constexpr (Plus) detail::begin_round(me.announce);
         broadcast(tid);
-        if constexpr (Plus) me.announce.fetch_add(1, std::memory_order_seq_cst);
+        if constexpr (Plus) detail::end_round(me.announce);
         reclaim(tid, me.bag.size());
-        me.watching = false;
+        me.watch.stop();
     }
 
     // ---- operations -------------------------------------------------------------
@@ -433,39 +421,10 @@ class basic_nbr_domain : public domain_base<basic_nbr_domain<Plus>, detail::nbr_
                 reclaim(tid, me.bag.size());
             }
         } else {
-            if (size >= high_) {                                      // Algorithm 2, lines 6-11
-                me.announce.fetch_add(1, std::memory_order_seq_cst);  // RGP begins
-                broadcast(tid);
-                me.announce.fetch_add(1, std::memory_order_seq_cst);  // RGP ends
-                reclaim(tid, me.bag.size());
-                me.watching = false;
-            } else if (size >= low_) {  // lines 12-24
-                if (!me.watching) {
-                    me.watching = true;
-                    me.bookmark = size;
-                    // seq_cst fence: the bookmarked nodes' unlinks (the
-                    // structure's release or acq_rel CASes, outside S) come
-                    // before the snapshot's loads. Without it an unlink still
-                    // in our store buffer could become visible after thread
-                    // j's RGP began; the snapshot counts that RGP as covering
-                    // the node, j's broadcast restarts a reader that then
-                    // finds the node still linked, and we free it under the
-                    // reader. With it, the fence precedes in S j's RMW that
-                    // begins any RGP the snapshot counts. (TSan need not see
-                    // it: the free's happens-before edge is the later seq_cst
-                    // load of j's counter, which TSan checks.)
-                    core::fence();
-                    const int limit = threads().scan_limit();
-                    for (int i = 0; i < limit; ++i) {
-                        me.seen(i) = local(i).announce.load(std::memory_order_seq_cst);
-                    }
-                    me.watched_limit = limit;
-                    me.next_watched = 0;
-                } else if (rgp_since_bookmark(tid)) {
-                    reclaim(tid, me.bookmark);
-                    me.watching = false;
-                }
-            }
+            detail::watermark_step(
+                {.low = low_, .high = high_}, size, tid, [this] { return threads().scan_limit(); },
+                me.announce, me.watch, announce_of(), [this, tid] { broadcast(tid); },
+                [this, tid](std::size_t count) { reclaim(tid, count); });
         }
         me.bag.push_back(node);
         this->hand_over_if_offline(tid);
@@ -527,21 +486,9 @@ class basic_nbr_domain : public domain_base<basic_nbr_domain<Plus>, detail::nbr_
         }
     }
 
-    /// NBR+: looks at one other thread's announce counter (round robin).
-    bool rgp_since_bookmark(int tid) noexcept {
-        auto& me = local(tid);
-        // Only slots the snapshot covers: a slot claimed later has no
-        // snapshot value (a stale one could make an old broadcast look new);
-        // ignoring it is conservative.
-        const int limit = me.watched_limit;
-        if (limit <= 1) return false;
-        int j = me.next_watched;
-        if (j >= limit) j = 0;
-        if (j == tid) j = j + 1 < limit ? j + 1 : 0;
-        me.next_watched = j + 1;
-        const std::uint64_t seen = me.seen(j);
-        const std::uint64_t needed = seen + ((seen & 1) != 0 ? 3 : 2);
-        return local(j).announce.load(std::memory_order_seq_cst) >= needed;
+    /// NBR+: thread i's rounds counter, for round_watcher.
+    auto announce_of() noexcept {
+        return [this](int i) -> std::atomic<std::uint64_t>& { return local(i).announce; };
     }
 
     /// signalAll, plus the handshake that makes the paper's delivery
@@ -592,35 +539,10 @@ class basic_nbr_domain : public domain_base<basic_nbr_domain<Plus>, detail::nbr_
             threads().scan_limit(), [this](int i) -> const auto& { return local(i).reserved; },
             !SMR_MUTANT("nbr_ignores_reservations"));
         const auto& reservations = me.scratch;
-        const auto unreserved = [&reservations](const core::retired_node* node) {
-            return !reservations.contains(static_cast<const void*>(node));
-        };
-        core::limbo_bag safe;
-        if (count >= me.bag.size()) {
-            // The whole bag (NBR, and NBR+ past its high watermark): the few
-            // reserved nodes leave it, the rest is compacted in place and
-            // freed as it stands, no entry copied into another bag (one
-            // thread, dgt_bst 100K keys: 703.1 -> 694.4 instructions per
-            // operation).
-            core::limbo_bag reserved = me.bag.extract_unless(unreserved);
-            swap(safe, me.bag);
-            swap(me.bag, reserved);
-        } else {
-            // NBR+'s bookmarked prefix: the nodes after it wait for their
-            // own grace period.
-            core::limbo_bag kept;
-            for (std::size_t k = 0; k < count; ++k) {
-                const core::retired_entry entry = me.bag.pop_front();
-                if (!entry) break;
-                if (unreserved(entry.node)) {
-                    safe.push_back(entry);
-                } else {
-                    kept.push_back(entry);
-                }
-            }
-            kept.splice_back(me.bag);  // reserved (older) nodes first, then the rest
-            swap(kept, me.bag);
-        }
+        core::limbo_bag safe =
+            detail::take_unreserved(me.bag, count, [&reservations](const core::retired_node* node) {
+                return !reservations.contains(static_cast<const void*>(node));
+            });
         this->dispose_safe(tid, safe);
     }
 

@@ -13,6 +13,7 @@
 
 #include "smr/core/check.hpp"
 #include "smr/core/fence.hpp"
+#include "smr/core/limbo_bag.hpp"
 #include "smr/core/retired_node.hpp"
 #include "smr/core/scan_buffer.hpp"
 #include "smr/reclaim/slots.hpp"
@@ -80,6 +81,41 @@ void collect_reserved(core::scan_buffer<const void*>& out, int limit, Cells&& ce
         }
     }
     out.seal();
+}
+
+/// A reclaim's second step in the schemes that signal (nbr, nbrplus and
+/// the Publish-on-Ping schemes): takes out of `bag` the nodes among its
+/// first `count` that `unreserved` accepts and returns them; the reserved
+/// ones stay, in order, ahead of the nodes after the first `count`.
+template <class Unreserved>
+core::limbo_bag take_unreserved(core::limbo_bag& bag, std::size_t count,
+                                Unreserved&& unreserved) noexcept {
+    core::limbo_bag safe;
+    if (count >= bag.size()) {
+        // The whole bag: the few reserved nodes leave it, the rest is
+        // compacted in place and freed as it stands, no entry copied into
+        // another bag (one thread, dgt_bst 100K keys, nbr: 703.1 -> 694.4
+        // instructions per operation).
+        core::limbo_bag reserved = bag.extract_unless(unreserved);
+        swap(safe, bag);
+        swap(bag, reserved);
+        return safe;
+    }
+    // A bookmarked prefix (a low-watermark reclaim): the nodes after it wait
+    // for their own grace period.
+    core::limbo_bag kept;
+    for (std::size_t k = 0; k < count; ++k) {
+        const core::retired_entry entry = bag.pop_front();
+        if (!entry) break;
+        if (unreserved(entry.node)) {
+            safe.push_back(entry);
+        } else {
+            kept.push_back(entry);
+        }
+    }
+    kept.splice_back(bag);  // reserved (older) nodes first, then the rest
+    swap(kept, bag);
+    return safe;
 }
 
 }  // namespace detail

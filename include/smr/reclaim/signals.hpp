@@ -25,14 +25,18 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <csignal>
+#include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <mutex>
 #include <stdexcept>
 #include <string>
 
 #include "smr/core/compiler.hpp"
+#include "smr/core/fence.hpp"
 #include "smr/core/padded.hpp"
 
 namespace smr {
@@ -217,6 +221,148 @@ void signal_others(int self, int limit, int signo, TargetOf&& target_of, Sent&& 
     for (int i = 0; i < limit; ++i) {
         if (i == self) continue;
         if (target_of(i).try_signal(signo)) sent(i);
+    }
+}
+
+/// A signalling round: the thread signalling every other thread counts its
+/// `rounds` counter up before the signals and again after the handshake
+/// that ends them, so the counter is odd during a round. Both RMWs seq_cst:
+/// a watcher's snapshot loads and later loads (round_watcher) are ordered
+/// against them in S.
+inline void begin_round(std::atomic<std::uint64_t>& rounds) noexcept {
+    rounds.fetch_add(1, std::memory_order_seq_cst);
+}
+inline void end_round(std::atomic<std::uint64_t>& rounds) noexcept {
+    rounds.fetch_add(1, std::memory_order_seq_cst);
+}
+
+/// NBR+'s low-watermark wait (Singh et al., PPoPP 2021, Algorithm 2, lines
+/// 12-24), which the Publish-on-Ping schemes reuse: a thread whose bag has
+/// passed the low watermark bookmarks it (its size: the bag is FIFO, so the
+/// first `bookmark` nodes were retired before) and snapshots every thread's
+/// rounds counter; on each later retire it looks at one other thread (round
+/// robin: the paper's amortized scan). Once some thread's counter shows a
+/// round that *began and ended* after the snapshot -- counter >= s + 2 for
+/// an even snapshot s, >= s + 3 for an odd one (the paper's "s + 2" would
+/// accept, for an odd s, a round that has only begun) -- every thread was
+/// signalled, and answered, after the bookmarked nodes were unlinked, and
+/// the watcher may judge them as if it had signalled itself. The owner's
+/// alone.
+class round_watcher {
+  public:
+    /// Room for `threads` snapshot entries (at registration: watching never
+    /// allocates).
+    void reserve(std::size_t threads) {
+        if (capacity_ >= threads) return;
+        seen_ = std::make_unique<std::uint64_t[]>(threads);
+        capacity_ = threads;
+    }
+    bool watching() const noexcept { return watching_; }
+    std::size_t bookmark() const noexcept { return bookmark_; }
+    void stop() noexcept { watching_ = false; }
+
+    /// Bookmarks `bookmark` nodes and snapshots the counters of slots 0 to
+    /// limit - 1 (`rounds_of(i)`).
+    template <class RoundsOf>
+    void start(std::size_t bookmark, int limit, RoundsOf&& rounds_of) noexcept {
+        watching_ = true;
+        bookmark_ = bookmark;
+        // seq_cst fence: the bookmarked nodes' unlinks (the structure's
+        // release or acq_rel CASes, outside S) come before the snapshot's
+        // loads. Without it an unlink still in our store buffer could become
+        // visible after thread j's round began; the snapshot counts that
+        // round as covering the node, j's signals reach a reader that then
+        // finds the node still linked, and we free it under the reader. With
+        // it, the fence precedes in S j's RMW that begins any round the
+        // snapshot counts. (TSan need not see it: the free's happens-before
+        // edge is the later seq_cst load of j's counter, which TSan checks.)
+        core::fence();
+        for (int i = 0; i < limit; ++i) {
+            seen_[static_cast<std::size_t>(i)] = rounds_of(i).load(std::memory_order_seq_cst);
+        }
+        limit_ = limit;
+        next_ = 0;
+    }
+
+    /// Looks at one other thread's counter: true if it shows a whole round
+    /// since the snapshot. The seq_cst load synchronizes with that round's
+    /// end_round, so what its handshake made visible to the signaller is
+    /// visible here.
+    template <class RoundsOf>
+    bool round_since(int self, RoundsOf&& rounds_of) noexcept {
+        // Only slots the snapshot covers: a slot claimed later has no
+        // snapshot value (a stale one could make an old round look new);
+        // ignoring it is conservative.
+        if (limit_ <= 1) return false;
+        int j = next_;
+        if (j >= limit_) j = 0;
+        if (j == self) j = j + 1 < limit_ ? j + 1 : 0;
+        next_ = j + 1;
+        const std::uint64_t seen = seen_[static_cast<std::size_t>(j)];
+        const std::uint64_t needed = seen + ((seen & 1) != 0 ? 3 : 2);
+        return rounds_of(j).load(std::memory_order_seq_cst) >= needed;
+    }
+
+  private:
+    std::unique_ptr<std::uint64_t[]> seen_;
+    std::size_t capacity_ = 0;
+    std::size_t bookmark_ = 0;
+    bool watching_ = false;
+    int next_ = 0;   // round robin: the slot to look at next
+    int limit_ = 0;  // slots the snapshot covers
+};
+
+/// NBR+'s two watermarks (a thread's bag size): past `low` it watches for
+/// another thread's round, at `high` it runs one itself.
+struct watermarks {
+    std::size_t low;
+    std::size_t high;
+};
+
+/// The watermarks a domain's configuration gives: `high` (0: bag_threshold,
+/// at least 1) and `low` (0: half the high one, the paper's "one half
+/// full"; with a high watermark of 1, the same, so that no retire waits).
+/// Throws std::invalid_argument, naming `scheme`, when a low watermark given
+/// is not below high.
+inline watermarks make_watermarks(std::size_t low, std::size_t high, std::size_t bag_threshold,
+                                  const char* scheme) {
+    const std::size_t h = high != 0 ? high : std::max<std::size_t>(bag_threshold, 1);
+    if (low == 0) return {.low = std::max<std::size_t>(h / 2, 1), .high = h};
+    const std::size_t l = low;
+    if (l >= h) {
+        throw std::invalid_argument(std::string(scheme) + ": the low watermark (" +
+                                    std::to_string(l) + ") must be below the high watermark (" +
+                                    std::to_string(h) + ")");
+    }
+    return {.low = l, .high = h};
+}
+
+/// NBR+'s retire (Algorithm 2, lines 6-24), shared with Publish-on-Ping:
+/// what a retire does with `size` nodes in its thread's bag (NBR appends
+/// the retired node after this step, as its Algorithm 1 does; the POP
+/// artifact before). At the high watermark a round of its own (`signal_all`: the signals and the
+/// scheme's handshake, between begin_round and end_round on `mine`), then
+/// `reclaim(size)`; past the low watermark, the round_watcher's wait, and
+/// `reclaim(bookmark)` once another thread's round covers the bookmark.
+/// `reclaim(count)` judges the bag's first `count` nodes; `limit()` gives
+/// the slots in use (read only when the wait starts).
+template <class Limit, class RoundsOf, class SignalAll, class Reclaim>
+void watermark_step(watermarks marks, std::size_t size, int self, Limit&& limit,
+                    std::atomic<std::uint64_t>& mine, round_watcher& watch, RoundsOf&& rounds_of,
+                    SignalAll&& signal_all, Reclaim&& reclaim) noexcept {
+    if (size >= marks.high) {  // lines 6-11
+        begin_round(mine);
+        signal_all();
+        end_round(mine);
+        reclaim(size);
+        watch.stop();
+    } else if (size >= marks.low) {  // lines 12-24
+        if (!watch.watching()) {
+            watch.start(size, limit(), rounds_of);
+        } else if (watch.round_since(self, rounds_of)) {
+            reclaim(watch.bookmark());
+            watch.stop();
+        }
     }
 }
 

@@ -64,6 +64,7 @@ struct tunings_read {
     bool nbr_signal = false;
     bool nbr_low_watermark = false;
     bool nbr_high_watermark = false;
+    bool pop_signal = false;
     bool fence = false;
     bool min_epoch_us = false;
 };
@@ -76,8 +77,14 @@ struct reclaimer_traits {
     /// A failed protect or a neutralization restarts the operation from the
     /// root (NBR) rather than from the last safe node.
     bool needs_restart_from_root;
-    /// Sends POSIX signals to registered threads (NBR family).
+    /// Neutralizes readers with POSIX signals: a signalled read phase
+    /// restarts (NBR family; its read phases sigsetjmp).
     bool uses_signals;
+    /// Pings registered threads with a POSIX signal whose handler publishes
+    /// their reservations (Publish-on-Ping); readers never restart. Like
+    /// uses_signals, interrupts registered threads' system calls (restarted:
+    /// SA_RESTART).
+    bool pings = false;
     /// Needs quiescent(tid) calls from the application to make progress (QSBR).
     bool needs_quiescent_states;
     /// protect(tid, slot, src) publishes per slot (hp, he, wfe), so a

@@ -56,7 +56,8 @@ _RECLAIMER_ORDER = (
     "lfrc",
     "urcu_qsbr",
     "urcu_memb",
-    "qsbr_ibr",  # last: the colours of the names before it stay as they were
+    "qsbr_ibr",  # appended: the colours of the names before it stay as they were
+    "hp_pop",
 )
 PALETTE = (
     "#4c72b0",

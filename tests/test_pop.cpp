@@ -1,0 +1,225 @@
+// Publish-on-Ping (reclaim/publish_on_ping.hpp, hp_pop.hpp): the ping waits
+// for every pinged thread's publication, a handler publishes every domain
+// its thread is registered with, a leaving thread ends the waits for it, the
+// signal is refused where another scheme or handler owns it, and the
+// low-watermark wait frees without a signal. The stress, stall and
+// protection tests every reservation scheme gets are test_reservation's.
+//
+// The deterministic tests hold a reader's ping back by blocking the signal
+// on its thread: a reclaim must then wait (and free nothing the reader holds)
+// until the reader lets the handler run.
+#include <gtest/gtest.h>
+#include <pthread.h>
+
+#include <atomic>
+#include <chrono>
+#include <csignal>
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <thread>
+
+#include "smr/reclaim/hp_pop.hpp"
+#include "smr/reclaim/nbr.hpp"
+
+namespace {
+
+using namespace std::chrono_literals;
+
+/// A node that reports its destruction.
+struct tracked final : smr::hp_pop_domain::node_base {
+    explicit tracked(std::atomic<int>* destroyed = nullptr) : destroyed_(destroyed) {}
+    ~tracked() {
+        if (destroyed_ != nullptr) destroyed_->fetch_add(1, std::memory_order_relaxed);
+    }
+    std::atomic<int>* destroyed_;
+};
+
+smr::domain_config one_node_threshold() {
+    smr::domain_config config;
+    config.max_threads = 8;
+    config.bag_threshold = 1;  // every retire pings and reclaims
+    return config;
+}
+
+/// Blocks (or unblocks) `signo` on the calling thread.
+void set_blocked(int signo, bool blocked) {
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, signo);
+    ASSERT_EQ(pthread_sigmask(blocked ? SIG_BLOCK : SIG_UNBLOCK, &set, nullptr), 0);
+}
+
+// A reader protects a node and cannot take the ping yet: the reclaim that
+// retires the node waits for it instead of reading a stale publication, and
+// once the handler ran the node survives, published, until the reader's
+// operation ends. Kills hp_pop_ping_skips_wait and hp_pop_reclaims_without_ping.
+TEST(hp_pop, a_reclaim_waits_for_the_pinged_reader_and_keeps_its_node) {
+    smr::hp_pop_domain domain(one_node_threshold());
+    std::atomic<int> destroyed{0};
+    std::atomic<tracked*> cell{nullptr};
+    {
+        smr::context owner(domain);
+        cell.store(domain.allocate<tracked>(owner, &destroyed), std::memory_order_release);
+    }
+    std::atomic<int> step{0};  // 1: the reader holds the node; 2: it may take the ping
+    std::atomic<bool> reclaimed{false};
+    std::thread reader([&] {
+        smr::context self(domain);
+        set_blocked(domain.signal(), true);
+        domain.begin_op(self);
+        tracked* held = domain.protect(self, 0, cell);
+        step.store(1, std::memory_order_release);
+        while (step.load(std::memory_order_acquire) != 2) std::this_thread::sleep_for(1ms);
+        set_blocked(domain.signal(), false);  // the pending ping runs the handler here
+        while (!reclaimed.load(std::memory_order_acquire)) std::this_thread::sleep_for(1ms);
+        EXPECT_EQ(destroyed.load(), 0) << "the published hazard did not keep the node";
+        EXPECT_EQ(held->destroyed_, &destroyed);
+        domain.end_op(self);
+    });
+    while (step.load(std::memory_order_acquire) != 1) std::this_thread::sleep_for(1ms);
+    std::thread writer([&] {
+        smr::context self(domain);
+        domain.begin_op(self);
+        domain.retire(self, cell.exchange(nullptr));  // the high watermark: ping and reclaim
+        domain.end_op(self);
+        reclaimed.store(true, std::memory_order_release);
+    });
+    std::this_thread::sleep_for(100ms);
+    EXPECT_FALSE(reclaimed.load(std::memory_order_acquire)) << "the reclaim did not wait";
+    EXPECT_EQ(destroyed.load(), 0) << "freed under a reader whose handler had not run";
+    step.store(2, std::memory_order_release);
+    writer.join();
+    reader.join();
+    {
+        smr::context self(domain);
+        domain.barrier(self);
+    }
+    EXPECT_EQ(destroyed.load(), 1);
+    EXPECT_GE(domain.stats().signals, 1u);
+}
+
+// A thread registered with two domains: a ping from either publishes both
+// (the handler walks the thread's subscriptions), so a reclaim of the first
+// domain neither waits forever nor misses the reader's hazard.
+TEST(hp_pop, a_ping_publishes_every_domain_of_the_thread) {
+    smr::hp_pop_domain first(one_node_threshold());
+    smr::hp_pop_domain second(one_node_threshold());
+    std::atomic<int> destroyed{0};
+    std::atomic<tracked*> cell{nullptr};
+    {
+        smr::context owner(first);
+        cell.store(first.allocate<tracked>(owner, &destroyed), std::memory_order_release);
+    }
+    std::atomic<int> step{0};
+    std::thread reader([&] {
+        smr::context in_first(first);
+        smr::context in_second(second);  // subscribed last: the head of the list
+        first.begin_op(in_first);
+        (void)first.protect(in_first, 3, cell);
+        step.store(1, std::memory_order_release);
+        while (step.load(std::memory_order_acquire) != 2) std::this_thread::sleep_for(1ms);
+        first.end_op(in_first);
+    });
+    while (step.load(std::memory_order_acquire) != 1) std::this_thread::sleep_for(1ms);
+    {
+        smr::context self(first);
+        first.begin_op(self);
+        first.retire(self, cell.exchange(nullptr));
+        first.end_op(self);
+    }
+    EXPECT_EQ(destroyed.load(), 0);
+    step.store(2, std::memory_order_release);
+    reader.join();
+    {
+        smr::context self(first);
+        first.barrier(self);
+    }
+    EXPECT_EQ(destroyed.load(), 1);
+}
+
+// A reclaim waiting for a thread that leaves stops waiting: the leaving
+// thread publishes its cleared hazards, and its node is freed.
+TEST(hp_pop, a_leaving_thread_ends_the_wait_for_it) {
+    smr::hp_pop_domain domain(one_node_threshold());
+    std::atomic<int> destroyed{0};
+    std::atomic<tracked*> cell{nullptr};
+    {
+        smr::context owner(domain);
+        cell.store(domain.allocate<tracked>(owner, &destroyed), std::memory_order_release);
+    }
+    std::atomic<int> step{0};
+    std::thread reader([&] {
+        smr::context self(domain);           // registering unblocks the signal: block it after
+        set_blocked(domain.signal(), true);  // never takes the ping
+        domain.begin_op(self);
+        (void)domain.protect(self, 0, cell);
+        step.store(1, std::memory_order_release);
+        while (step.load(std::memory_order_acquire) != 2) std::this_thread::sleep_for(1ms);
+        domain.end_op(self);
+    });  // leaves with the signal blocked (a pending one dies with the thread)
+    while (step.load(std::memory_order_acquire) != 1) std::this_thread::sleep_for(1ms);
+    std::thread writer([&] {
+        smr::context self(domain);
+        domain.begin_op(self);
+        domain.retire(self, cell.exchange(nullptr));
+        domain.end_op(self);
+    });
+    std::this_thread::sleep_for(50ms);
+    EXPECT_EQ(destroyed.load(), 0);
+    step.store(2, std::memory_order_release);
+    reader.join();
+    writer.join();  // would hang if the wait outlived the reader
+    {
+        smr::context self(domain);
+        domain.barrier(self);
+    }
+    EXPECT_EQ(destroyed.load(), 1);
+}
+
+// The signal: refused where it would stop the process, and where NBR's
+// handler owns it in this process.
+TEST(hp_pop, its_signal_is_refused_where_another_owns_it) {
+    smr::domain_config config;
+    config.pop_signal = SIGQUIT;
+    EXPECT_THROW(smr::hp_pop_domain{config}, std::invalid_argument);
+    config.pop_signal = SIGRTMIN + 9;
+    config.nbr_signal = SIGRTMIN + 9;
+    const smr::nbr_domain nbr(config);  // takes the number first
+    try {
+        smr::hp_pop_domain pop(config);
+        ADD_FAILURE() << "hp_pop took NBR's signal";
+    } catch (const std::runtime_error& e) {
+        EXPECT_NE(std::string(e.what()).find("another reclaimer's; choose another with pop_signal"),
+                  std::string::npos)
+            << e.what();
+    }
+}
+
+// NBR+'s low-watermark wait: a thread past the low watermark frees its
+// bookmarked nodes once another thread's round covers them, sending no
+// signal itself. One OS thread, two contexts: a ping to the other context
+// runs the handler on this very thread.
+TEST(hp_pop, past_the_low_watermark_a_thread_frees_after_another_threads_round) {
+    smr::domain_config config;
+    config.max_threads = 4;
+    config.bag_threshold = 8;  // high 8, low 4
+    smr::hp_pop_domain domain(config);
+    smr::context watcher(domain);
+    smr::context signaller(domain);
+    auto retire_one = [&](smr::context<smr::hp_pop_domain>& self) {
+        domain.begin_op(self);
+        domain.retire(self, domain.allocate<tracked>(self));
+        domain.end_op(self);
+    };
+    for (int i = 0; i < 6; ++i) retire_one(watcher);  // past the low watermark: bookmarks
+    const std::uint64_t signals_before = domain.stats().signals;
+    for (int i = 0; i < 9; ++i) retire_one(signaller);  // reaches the high one: a round
+    EXPECT_EQ(domain.stats().signals, signals_before + 1) << "one round, one other thread";
+    EXPECT_EQ(domain.retired_count(watcher.tid()), 6u);
+    retire_one(watcher);  // sees the round: frees its bookmark
+    EXPECT_EQ(domain.stats().signals, signals_before + 1) << "the watcher sent none";
+    EXPECT_LT(domain.retired_count(watcher.tid()), 6u);
+}
+
+}  // namespace
