@@ -1,8 +1,8 @@
-// Publish-on-Ping (reclaim/publish_on_ping.hpp, hp_pop.hpp): the ping waits
-// for every pinged thread's publication, a handler publishes every domain
-// its thread is registered with, a leaving thread ends the waits for it, the
-// signal is refused where another scheme or handler owns it, and the
-// low-watermark wait frees without a signal. The stress, stall and
+// Publish-on-Ping (reclaim/publish_on_ping.hpp; hp_pop.hpp, he.hpp's
+// he_pop): the ping waits for every pinged thread's publication, a handler
+// publishes every domain its thread is registered with, a leaving thread
+// ends the waits for it, the signal is refused where another scheme or
+// handler owns it, and hp_pop's low-watermark wait frees without a signal. The stress, stall and
 // protection tests every reservation scheme gets are test_reservation's.
 //
 // The deterministic tests hold a reader's ping back by blocking the signal
@@ -18,7 +18,9 @@
 #include <stdexcept>
 #include <string>
 #include <thread>
+#include <type_traits>
 
+#include "smr/reclaim/he.hpp"
 #include "smr/reclaim/hp_pop.hpp"
 #include "smr/reclaim/nbr.hpp"
 
@@ -27,7 +29,8 @@ namespace {
 using namespace std::chrono_literals;
 
 /// A node that reports its destruction.
-struct tracked final : smr::hp_pop_domain::node_base {
+template <class Domain>
+struct tracked final : Domain::node_base {
     explicit tracked(std::atomic<int>* destroyed = nullptr) : destroyed_(destroyed) {}
     ~tracked() {
         if (destroyed_ != nullptr) destroyed_->fetch_add(1, std::memory_order_relaxed);
@@ -42,6 +45,18 @@ smr::domain_config one_node_threshold() {
     return config;
 }
 
+/// The schemes that publish on ping; each test below runs on every one.
+template <class Domain>
+class ping_test : public ::testing::Test {};
+using pinging = ::testing::Types<smr::hp_pop_domain, smr::he_pop_domain>;
+struct scheme_names {
+    template <class D>
+    static std::string GetName(int) {
+        return std::string(D::traits.name);
+    }
+};
+TYPED_TEST_SUITE(ping_test, pinging, scheme_names);
+
 /// Blocks (or unblocks) `signo` on the calling thread.
 void set_blocked(int signo, bool blocked) {
     sigset_t set;
@@ -53,14 +68,16 @@ void set_blocked(int signo, bool blocked) {
 // A reader protects a node and cannot take the ping yet: the reclaim that
 // retires the node waits for it instead of reading a stale publication, and
 // once the handler ran the node survives, published, until the reader's
-// operation ends. Kills hp_pop_ping_skips_wait and hp_pop_reclaims_without_ping.
-TEST(hp_pop, a_reclaim_waits_for_the_pinged_reader_and_keeps_its_node) {
-    smr::hp_pop_domain domain(one_node_threshold());
+// operation ends. Kills each scheme's mutants *_ping_skips_wait and
+// *_reclaims_without_ping.
+TYPED_TEST(ping_test, a_reclaim_waits_for_the_pinged_reader_and_keeps_its_node) {
+    using tracked = tracked<TypeParam>;
+    TypeParam domain(one_node_threshold());
     std::atomic<int> destroyed{0};
     std::atomic<tracked*> cell{nullptr};
     {
         smr::context owner(domain);
-        cell.store(domain.allocate<tracked>(owner, &destroyed), std::memory_order_release);
+        cell.store(domain.template allocate<tracked>(owner, &destroyed), std::memory_order_release);
     }
     std::atomic<int> step{0};  // 1: the reader holds the node; 2: it may take the ping
     std::atomic<bool> reclaimed{false};
@@ -101,15 +118,19 @@ TEST(hp_pop, a_reclaim_waits_for_the_pinged_reader_and_keeps_its_node) {
 
 // A thread registered with two domains: a ping from either publishes both
 // (the handler walks the thread's subscriptions), so a reclaim of the first
-// domain neither waits forever nor misses the reader's hazard.
-TEST(hp_pop, a_ping_publishes_every_domain_of_the_thread) {
-    smr::hp_pop_domain first(one_node_threshold());
-    smr::hp_pop_domain second(one_node_threshold());
+// domain neither waits forever nor misses the reader's reservation. The
+// second domain is of the other scheme: one handler serves both.
+TYPED_TEST(ping_test, a_ping_publishes_every_domain_of_the_thread) {
+    using tracked = tracked<TypeParam>;
+    using other = std::conditional_t<std::is_same_v<TypeParam, smr::hp_pop_domain>,
+                                     smr::he_pop_domain, smr::hp_pop_domain>;
+    TypeParam first(one_node_threshold());
+    other second(one_node_threshold());
     std::atomic<int> destroyed{0};
     std::atomic<tracked*> cell{nullptr};
     {
         smr::context owner(first);
-        cell.store(first.allocate<tracked>(owner, &destroyed), std::memory_order_release);
+        cell.store(first.template allocate<tracked>(owner, &destroyed), std::memory_order_release);
     }
     std::atomic<int> step{0};
     std::thread reader([&] {
@@ -139,14 +160,15 @@ TEST(hp_pop, a_ping_publishes_every_domain_of_the_thread) {
 }
 
 // A reclaim waiting for a thread that leaves stops waiting: the leaving
-// thread publishes its cleared hazards, and its node is freed.
-TEST(hp_pop, a_leaving_thread_ends_the_wait_for_it) {
-    smr::hp_pop_domain domain(one_node_threshold());
+// thread publishes its cleared reservations, and its node is freed.
+TYPED_TEST(ping_test, a_leaving_thread_ends_the_wait_for_it) {
+    using tracked = tracked<TypeParam>;
+    TypeParam domain(one_node_threshold());
     std::atomic<int> destroyed{0};
     std::atomic<tracked*> cell{nullptr};
     {
         smr::context owner(domain);
-        cell.store(domain.allocate<tracked>(owner, &destroyed), std::memory_order_release);
+        cell.store(domain.template allocate<tracked>(owner, &destroyed), std::memory_order_release);
     }
     std::atomic<int> step{0};
     std::thread reader([&] {
@@ -179,16 +201,16 @@ TEST(hp_pop, a_leaving_thread_ends_the_wait_for_it) {
 
 // The signal: refused where it would stop the process, and where NBR's
 // handler owns it in this process.
-TEST(hp_pop, its_signal_is_refused_where_another_owns_it) {
+TYPED_TEST(ping_test, its_signal_is_refused_where_another_owns_it) {
     smr::domain_config config;
     config.pop_signal = SIGQUIT;
-    EXPECT_THROW(smr::hp_pop_domain{config}, std::invalid_argument);
+    EXPECT_THROW(TypeParam{config}, std::invalid_argument);
     config.pop_signal = SIGRTMIN + 9;
     config.nbr_signal = SIGRTMIN + 9;
     const smr::nbr_domain nbr(config);  // takes the number first
     try {
-        smr::hp_pop_domain pop(config);
-        ADD_FAILURE() << "hp_pop took NBR's signal";
+        TypeParam pop(config);
+        ADD_FAILURE() << TypeParam::traits.name << " took NBR's signal";
     } catch (const std::runtime_error& e) {
         EXPECT_NE(std::string(e.what()).find("another reclaimer's; choose another with pop_signal"),
                   std::string::npos)
@@ -209,7 +231,7 @@ TEST(hp_pop, past_the_low_watermark_a_thread_frees_after_another_threads_round) 
     smr::context signaller(domain);
     auto retire_one = [&](smr::context<smr::hp_pop_domain>& self) {
         domain.begin_op(self);
-        domain.retire(self, domain.allocate<tracked>(self));
+        domain.retire(self, domain.allocate<tracked<smr::hp_pop_domain>>(self));
         domain.end_op(self);
     };
     for (int i = 0; i < 6; ++i) retire_one(watcher);  // past the low watermark: bookmarks

@@ -1,4 +1,4 @@
-// Tests of the reservation reclaimers (hp, hp_pop, he, ibr, wfe).
+// Tests of the reservation reclaimers (hp, hp_pop, he, he_pop, ibr, wfe).
 //
 // Unlike tests/test_reclaimers.cpp, whose workers read shared cells without
 // protect (valid only for grace-period schemes), every read of a shared
@@ -40,6 +40,8 @@ using setups = ::testing::Types<
     setup<smr::hp_domain, smr::free_mode::batch>, setup<smr::hp_domain, smr::free_mode::amortized>,
     setup<smr::hp_pop_domain, smr::free_mode::batch>,
     setup<smr::hp_pop_domain, smr::free_mode::amortized>,
+    setup<smr::he_pop_domain, smr::free_mode::batch>,
+    setup<smr::he_pop_domain, smr::free_mode::amortized>,
     setup<smr::he_domain, smr::free_mode::batch>, setup<smr::he_domain, smr::free_mode::amortized>,
     setup<smr::ibr_domain, smr::free_mode::batch>,
     setup<smr::ibr_domain, smr::free_mode::amortized>,

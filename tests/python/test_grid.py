@@ -84,15 +84,16 @@ def test_the_tunings_each_reclaimer_reads() -> None:
         "hp",
         "hp_pop",
         "he",
+        "he_pop",
         "ibr",
         "wfe",
         "nbr",
         "nbrplus",
     }
-    assert set(readers["epoch_freq"]) == {"rcu", "qsbr_ibr", "he", "ibr", "wfe"}
+    assert set(readers["epoch_freq"]) == {"rcu", "qsbr_ibr", "he", "he_pop", "ibr", "wfe"}
     assert readers["nbr_low_watermark"] == ("hp_pop", "nbrplus")
     assert readers["nbr_high_watermark"] == ("hp_pop", "nbr", "nbrplus")
-    assert readers["pop_signal"] == ("hp_pop",)
+    assert readers["pop_signal"] == ("hp_pop", "he_pop")
     for key in ("ds", "threads", "free", "free_k", "alloc", "key_range"):
         assert readers[key] is None
 

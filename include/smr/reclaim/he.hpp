@@ -30,12 +30,31 @@
 // fixes); every other hook is wait-free. Memory: per thread, bag_threshold
 // plus the nodes whose lifetimes contain an announced era; a stalled thread
 // pins at most the nodes alive during the `max_protect_slots` eras it holds.
+//
+// he_pop: HazardEraPOP (Singh and Brown, "Publish on Ping", PPoPP 2025,
+// arXiv:2501.04250; the mechanism: publish_on_ping.hpp). The same scheme
+// with each thread's eras in cells only it reads: protect stores an era
+// there behind a compiler barrier, and a scan, in place of the fence,
+// pings every other registered thread, waits for their handlers to copy
+// their eras to published cells, and reads those (its own private ones
+// directly). One template, two schemes: what differs is the reservations'
+// cells, the announcement's order and the scan's first step. Where we
+// depart from the artifact (reclaimer_nbr_popplushe.h; docs/design.md,
+// fidelity table): the scan waits for the publications (the artifact does
+// not); a scan runs every bag_threshold retires, as he's, where the
+// artifact's high-watermark counter (retires_since_HiWm % 512) stops
+// counting after its first reclaim; the signal is SIGUSR2, not SIGQUIT.
+// Against he: no fence or membarrier, and no store other threads read, per
+// era change; n-1 signals and a wait per scan, which blocks on a
+// descheduled reader.
 #pragma once
 
 #include <atomic>
 #include <cassert>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
+#include <type_traits>
 
 #include "smr/core/asymmetric_fence.hpp"
 #include "smr/core/limbo_bag.hpp"
@@ -43,6 +62,7 @@
 #include "smr/core/padded.hpp"
 #include "smr/core/unrolled.hpp"
 #include "smr/reclaim/era_domain.hpp"
+#include "smr/reclaim/publish_on_ping.hpp"
 #include "smr/reclaim/reservation_common.hpp"
 #include "smr/reclaim/traits.hpp"
 
@@ -51,16 +71,18 @@ namespace smr {
 namespace detail {
 
 /// A thread's hazard eras for one traversal (domain_base::reader): its era
-/// slots, the global era and the fence mode, read once.
-class era_reader : public indexed_slots {
+/// slots, the global era and the announcement's order (he: the domain's
+/// fence pair; he_pop: ping_announcement), read once.
+template <class Announce>
+class basic_era_reader : public indexed_slots {
   public:
-    era_reader(std::atomic<std::uint64_t>* eras, const std::atomic<std::uint64_t>& global_era,
-               core::fence_pair fences) noexcept
+    basic_era_reader(std::atomic<std::uint64_t>* eras, const std::atomic<std::uint64_t>& global_era,
+                     Announce fences) noexcept
         : eras_(eras), global_era_(&global_era), fences_(fences) {}
 
     /// The same reader with era slot `first` as its slot 0 (block_reader).
-    era_reader shifted(int first) const noexcept {
-        era_reader moved = *this;
+    basic_era_reader shifted(int first) const noexcept {
+        basic_era_reader moved = *this;
         moved.eras_ += first;
         return moved;
     }
@@ -95,8 +117,9 @@ class era_reader : public indexed_slots {
   private:
     std::atomic<std::uint64_t>* eras_;
     const std::atomic<std::uint64_t>* global_era_;
-    core::fence_pair fences_;
+    [[no_unique_address]] Announce fences_;
 };
+using era_reader = basic_era_reader<core::fence_pair>;
 
 struct he_reservations {
     /// Announced eras, no_era when unused. Read by every scan; alone on their lines.
@@ -104,32 +127,92 @@ struct he_reservations {
 };
 using he_local = era_thread_state<he_reservations, era_set>;
 
+struct he_pop_reservations : ping_subscriber {
+    /// Announced eras, no_era when unused: the thread's own and its handler's.
+    alignas(core::false_sharing_range) std::atomic<std::uint64_t> eras[max_protect_slots] = {};
+    /// What the handler last copied from `eras`: read by every scan.
+    alignas(core::false_sharing_range) std::atomic<std::uint64_t> published[max_protect_slots] = {};
+    /// The owner's: publication counts its last ping saw (sized at registration).
+    std::unique_ptr<std::uint64_t[]> seen;
+
+    /// The handler's copy; release stores, as hp_pop's (hp_pop.hpp).
+    static void publish(ping_subscriber& subscriber) noexcept {
+        auto& me = static_cast<he_pop_reservations&>(subscriber);
+        for (std::size_t i = 0; i < max_protect_slots; ++i) {
+            me.published[i].store(me.eras[i].load(std::memory_order_relaxed),
+                                  std::memory_order_release);
+        }
+    }
+};
+using he_pop_local = era_thread_state<he_pop_reservations, era_set>;
+
 }  // namespace detail
 
-/// Hazard Eras; see the comment at the top of this file.
-class he_domain : public era_domain<he_domain, detail::he_local> {
-    using base = era_domain<he_domain, detail::he_local>;
+/// Hazard Eras (`he`), and HazardEraPOP (`he_pop`) when `Ping`; see the
+/// comments at the top of this file.
+template <bool Ping>
+class basic_he_domain
+    : public era_domain<basic_he_domain<Ping>,
+                        std::conditional_t<Ping, detail::he_pop_local, detail::he_local>> {
+    using base = era_domain<basic_he_domain<Ping>,
+                            std::conditional_t<Ping, detail::he_pop_local, detail::he_local>>;
     friend base;
+    using base::config;
+    using base::count_heavy_barrier;
+    using base::dispose_safe;
+    using base::fences_;
+    using base::global_era_;
+    using base::local;
+    using base::threads;
 
   public:
     static constexpr reclaimer_traits traits{
-        .name = "he",
+        .name = Ping ? "he_pop" : "he",
         .family = reclaimer_family::reservation,
         .garbage_bounded = true,
         .needs_restart_from_root = false,
         .uses_signals = false,
+        .pings = Ping,
         .needs_quiescent_states = false,
         .protect_uses_slots = true,
         .nests = false,
-        .reads = {.bag_threshold = true, .epoch_freq = true, .fence = true},
+        .reads = {.bag_threshold = true, .epoch_freq = true, .pop_signal = Ping, .fence = !Ping},
     };
 
-    using base::base;
+    explicit basic_he_domain(const domain_config& cfg)
+        : base(cfg), signal_(Ping ? cfg.pop_signal : 0) {
+        if constexpr (Ping) detail::install_ping_handler(signal_, "he_pop");
+    }
 
     /// Room for every era of every thread the domain can hold, so that the
     /// scan inside retire (noexcept) never allocates.
     void on_thread_enter(int tid) {
-        local(tid).scratch.reserve(config().max_threads * max_protect_slots);
+        auto& me = local(tid);
+        me.scratch.reserve(config().max_threads * max_protect_slots);
+        if constexpr (Ping) {
+            if (me.seen == nullptr)
+                me.seen = std::make_unique<std::uint64_t[]>(config().max_threads);
+            detail::subscribe(me, signal_, &detail::he_pop_reservations::publish);
+        }
+    }
+
+    /// he_pop's ping signal (0 for he).
+    int signal() const noexcept { return signal_; }
+
+    /// he_pop offline (between operations, its eras cleared): publishes
+    /// them and stops being pinged or waited for (publish_on_ping.hpp).
+    void go_offline(int tid) noexcept {
+        if constexpr (Ping) detail::go_offline(local(tid));
+    }
+    void come_online(int tid) noexcept {
+        if constexpr (Ping) detail::go_online(local(tid));
+    }
+
+    /// Clears every slot; he_pop publishes them cleared and stops taking
+    /// pings. The retire list is orphaned (era_domain).
+    void on_thread_exit(int tid) noexcept {
+        on_end_op(tid);
+        if constexpr (Ping) detail::unsubscribe(local(tid));
     }
 
     /// Reads the source and the era until the era is the one reserved
@@ -138,15 +221,22 @@ class he_domain : public era_domain<he_domain, detail::he_local> {
     T* on_protect(int tid, int index, const std::atomic<T*>& source) noexcept {
         return make_reader(tid).protect(index, source);
     }
-    detail::era_reader make_reader(int tid) noexcept {
-        return {local(tid).eras, global_era_, fences_};
+    auto make_reader(int tid) noexcept {
+        if constexpr (Ping) {
+            return detail::basic_era_reader<detail::ping_announcement>(local(tid).eras, global_era_,
+                                                                       {});
+        } else {
+            return detail::era_reader(local(tid).eras, global_era_, fences_);
+        }
     }
 
     /// Clears every slot (as hp's end_op: cheaper than tracking the used ones).
     void on_end_op(int tid) noexcept {
         core::for_each_unrolled(local(tid).eras, [](std::atomic<std::uint64_t>& era) {
             // release: the operation's reads happen before a scan that reads
-            // no_era (acquire) and frees what they read.
+            // no_era (acquire) and frees what they read (he_pop: the
+            // handler's release store of the cleared era carries the edge;
+            // this one costs nothing more on x86).
             era.store(detail::no_era, std::memory_order_release);
         });
     }
@@ -156,17 +246,22 @@ class he_domain : public era_domain<he_domain, detail::he_local> {
         auto& me = local(tid);
         // As the IBR benchmark's HE: move the era on (unless another thread
         // just did), so readers that start now do not pin our list.
-        if (global_era_.load(std::memory_order_relaxed) == last_retire_era) advance_era(tid);
+        if (global_era_.load(std::memory_order_relaxed) == last_retire_era) {
+            this->advance_era(tid);
+        }
         // The reclaimer's side of protect's pair: the unlinks of our list
         // (ours, or an orphan's, which reach us through the orphanage's
-        // release and acquire) precede the slot loads.
-        if (!SMR_MUTANT("era_scan_skips_reclaimer_fence") && fences_.reclaimer()) {
+        // release and acquire) precede the slot loads. he_pop: every other
+        // thread publishes its eras (publish_on_ping.hpp).
+        if constexpr (Ping) {
+            ping(tid);
+        } else if (!SMR_MUTANT("era_scan_skips_reclaimer_fence") && fences_.reclaimer()) {
             count_heavy_barrier(tid);
         }
         me.scratch.clear();
         const int limit = threads().scan_limit();
         for (int i = 0; i < limit; ++i) {
-            for (const auto& entry : local(i).eras) {
+            for (const auto& entry : reservations_of(i, tid)) {
                 // acquire: pairs with end_op's release of the slot.
                 const std::uint64_t era = entry.load(std::memory_order_acquire);
                 if (!SMR_MUTANT("he_scan_ignores_reservations")) me.scratch.add(era);
@@ -177,9 +272,39 @@ class he_domain : public era_domain<he_domain, detail::he_local> {
             const auto* node = static_cast<const era_node_header*>(n);
             return me.scratch.any_in(node->birth_era, node->retire_era);
         });
-        schedule_next_scan(me);
+        this->schedule_next_scan(me);
         dispose_safe(tid, safe);
     }
+
+    /// The cells a scan of thread `self` reads for thread i: he's eras;
+    /// he_pop's published ones, but the scanner's own private ones.
+    const auto& reservations_of(int i, int self) noexcept {
+        if constexpr (Ping) {
+            return i == self ? local(i).eras : local(i).published;
+        } else {
+            (void)self;
+            return local(i).eras;
+        }
+    }
+
+    /// he_pop: every other registered thread publishes its eras.
+    void ping(int tid) noexcept {
+        if (SMR_MUTANT("he_pop_reclaims_without_ping")) return;
+        detail::ping_all(
+            tid, threads().scan_limit(), signal_, local(tid).seen.get(),
+            [this](int i) -> detail::ping_subscriber& { return local(i); },
+            [this, tid](int i) {
+                this->count_signal(tid);
+                this->record_event(tid, trace::event_kind::signal_sent,
+                                   static_cast<std::uint64_t>(i));
+            },
+            !SMR_MUTANT("he_pop_ping_skips_wait"));
+    }
+
+    int signal_;
 };
+
+using he_domain = basic_he_domain<false>;
+using he_pop_domain = basic_he_domain<true>;
 
 }  // namespace smr

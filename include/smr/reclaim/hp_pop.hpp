@@ -69,18 +69,6 @@ namespace smr {
 
 namespace detail {
 
-/// The reader's side of a hazard cell only its own thread (and that
-/// thread's handler) reads: a compiler barrier keeps the announcement before
-/// the re-read, and the re-read is seq_cst (publish_on_ping.hpp).
-struct ping_announcement {
-    static constexpr std::memory_order reread = std::memory_order_seq_cst;
-    template <class A, class B>
-    void reader(A& announced, const B& validated) const noexcept {
-        core::light_fence(announced, validated);
-    }
-    void reader() const noexcept { core::light_fence(); }
-};
-
 struct hp_pop_local : ping_subscriber {
     /// The thread's hazard pointers: its own and its handler's alone.
     alignas(core::false_sharing_range) std::atomic<const void*> hazards[max_protect_slots] = {};
@@ -171,6 +159,11 @@ class hp_pop_domain : public domain_base<hp_pop_domain, detail::hp_pop_local> {
         on_end_op(tid);
         detail::unsubscribe(local(tid));
     }
+
+    /// Offline (between operations, its hazards cleared): publishes them and
+    /// stops being pinged or waited for (publish_on_ping.hpp).
+    void go_offline(int tid) noexcept { detail::go_offline(local(tid)); }
+    void come_online(int tid) noexcept { detail::go_online(local(tid)); }
 
     /// Every node of the list was retired before any later ping: an adopter
     /// judges it with its own.

@@ -77,11 +77,24 @@
 #include <csignal>
 #include <cstdint>
 
+#include "smr/core/asymmetric_fence.hpp"
 #include "smr/core/fence.hpp"
 #include "smr/core/padded.hpp"
 #include "smr/reclaim/signals.hpp"
 
 namespace smr::detail {
+
+/// The reader's side of a reservation only its own thread (and that
+/// thread's handler) reads: a compiler barrier keeps the announcement before
+/// the re-read, and the re-read is seq_cst (the argument above).
+struct ping_announcement {
+    static constexpr std::memory_order reread = std::memory_order_seq_cst;
+    template <class A, class B>
+    void reader(A& announced, const B& validated) const noexcept {
+        core::light_fence(announced, validated);
+    }
+    void reader() const noexcept { core::light_fence(); }
+};
 
 /// A thread's registration with one POP domain, as the ping handler and the
 /// pingers see it: the base of each POP scheme's per-thread state.
@@ -94,8 +107,11 @@ struct ping_subscriber {
     std::atomic<ping_subscriber*> next{nullptr};
 
     /// Publications so far: read by every pinger; written by the owner's
-    /// handler and, once, by the owner as it leaves.
+    /// handler and by the owner as it goes offline or leaves.
     alignas(core::false_sharing_range) std::atomic<std::uint64_t> publications{0};
+    /// Offline (domain_base::thread_offline): nothing reserved, nothing to
+    /// ping or wait for.
+    std::atomic<bool> offline{false};
     /// Who the thread is, and whether it may be signalled.
     signal_target target;
     /// The owner's pinging rounds: odd while it pings (round_watcher).
@@ -167,14 +183,28 @@ inline void unsubscribe(ping_subscriber& s) noexcept {
     }
 }
 
+/// On the subscribed thread, going offline between operations: publishes
+/// its (cleared) reservations, then stops being pinged. seq_cst: a pinger
+/// that reads `offline` true (seq_cst, after its fence) neither signals nor
+/// waits, and the thread's later coming online (go_online) follows that
+/// load in S, so the thread's next re-reads follow the pinger's fence and
+/// see its unlinks.
+inline void go_offline(ping_subscriber& s) noexcept {
+    publish_reservations(s);
+    s.offline.store(true, std::memory_order_seq_cst);
+}
+inline void go_online(ping_subscriber& s) noexcept {
+    s.offline.store(false, std::memory_order_seq_cst);
+}
+
 /// A ping's bookkeeping for one pinged slot: the publication count seen
 /// before the signal, with the top bit set once the signal was sent.
 inline constexpr std::uint64_t pinged_bit = std::uint64_t{1} << 63;
 
-/// Pings every registered thread of slots 0 to limit - 1 but `self` and
-/// returns once each one pinged has published since (or is leaving), so
-/// that the shared reservations the caller reads next cover every private
-/// one that could still reach a node unlinked before the call.
+/// Pings every registered, online thread of slots 0 to limit - 1 but `self`
+/// and returns once each one pinged has published since (or is leaving),
+/// so that the shared reservations the caller reads next cover every
+/// private one that could still reach a node unlinked before the call.
 /// `subscriber_of(i)` is slot i's ping_subscriber; `seen` has room for
 /// `limit` counts; `sent(i)` runs for each signal sent. `wait` false (a
 /// mutant of the calling scheme) returns without waiting.
@@ -189,12 +219,16 @@ void ping_all(int self, int limit, int signo, std::uint64_t* seen, SubscriberOf&
     for (int i = 0; i < limit; ++i) {
         seen[i] = subscriber_of(i).publications.load(std::memory_order_seq_cst);
     }
-    signal_others(
-        self, limit, signo, [&](int i) -> signal_target& { return subscriber_of(i).target; },
-        [&](int i) {
+    for (int i = 0; i < limit; ++i) {
+        if (i == self) continue;
+        ping_subscriber& other = subscriber_of(i);
+        // seq_cst: after the fence above (go_offline).
+        if (other.offline.load(std::memory_order_seq_cst)) continue;
+        if (other.target.try_signal(signo)) {
             seen[i] |= pinged_bit;
             sent(i);
-        });
+        }
+    }
     if (!wait) return;
     for (int i = 0; i < limit; ++i) {
         if ((seen[i] & pinged_bit) == 0) continue;

@@ -58,6 +58,7 @@ _RECLAIMER_ORDER = (
     "urcu_memb",
     "qsbr_ibr",  # appended: the colours of the names before it stay as they were
     "hp_pop",
+    "he_pop",
 )
 PALETTE = (
     "#4c72b0",
