@@ -20,6 +20,7 @@
 #include <thread>
 #include <type_traits>
 
+#include "smr/reclaim/epoch_pop.hpp"
 #include "smr/reclaim/he.hpp"
 #include "smr/reclaim/hp_pop.hpp"
 #include "smr/reclaim/nbr.hpp"
@@ -48,7 +49,7 @@ smr::domain_config one_node_threshold() {
 /// The schemes that publish on ping; each test below runs on every one.
 template <class Domain>
 class ping_test : public ::testing::Test {};
-using pinging = ::testing::Types<smr::hp_pop_domain, smr::he_pop_domain>;
+using pinging = ::testing::Types<smr::hp_pop_domain, smr::he_pop_domain, smr::epoch_pop_domain>;
 struct scheme_names {
     template <class D>
     static std::string GetName(int) {

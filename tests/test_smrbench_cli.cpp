@@ -70,22 +70,24 @@ INSTANTIATE_TEST_SUITE_P(
         bad_input_case{"--reclaimer ebr --check-every 5",
                        "--check-every is read only by debra, and --reclaimer ebr would ignore "
                        "it: leave it out"},
-        bad_input_case{
-            "--reclaimer debra --bag-size 64",
-            "--bag-size is read only by rcu, qsbr_ibr, hp, hp_pop, he, he_pop, ibr, wfe, nbr, "
-            "nbrplus"},
+        bad_input_case{"--reclaimer debra --bag-size 64",
+                       "--bag-size is read only by rcu, qsbr_ibr, hp, hp_pop, he, he_pop, "
+                       "epoch_pop, ibr, wfe, "
+                       "nbr, "
+                       "nbrplus"},
         bad_input_case{"--reclaimer debra --quiescent-every 100",
                        "--quiescent-every is read only by qsbr, qsbr_ibr, urcu_qsbr"},
-        bad_input_case{"--ds hm_list --reclaimer hp --epoch-freq 50",
-                       "--epoch-freq is read only by rcu, qsbr_ibr, he, he_pop, ibr, wfe"},
+        bad_input_case{
+            "--ds hm_list --reclaimer hp --epoch-freq 50",
+            "--epoch-freq is read only by rcu, qsbr_ibr, he, he_pop, epoch_pop, ibr, wfe"},
         bad_input_case{"--reclaimer token_naive --token-check-every 5",
                        "--token-check-every is read only by token_periodic"},
         bad_input_case{"--ds hm_list --reclaimer hp --min-epoch-us 100",
                        "--min-epoch-us is read only by ebr, nebr, debra, qsbr"},
         bad_input_case{"--reclaimer nbr --nbr-low-watermark 4",
-                       "--nbr-low-watermark is read only by hp_pop, nbrplus"},
+                       "--nbr-low-watermark is read only by hp_pop, epoch_pop, nbrplus"},
         bad_input_case{"--reclaimer nbr --pop-signal 12",
-                       "--pop-signal is read only by hp_pop, he_pop"},
+                       "--pop-signal is read only by hp_pop, he_pop, epoch_pop"},
         bad_input_case{"--reclaimer qsbr --signal 12", "--signal is read only by nbr, nbrplus"},
         bad_input_case{"--reclaimer debra --fence symmetric", "--fence is read only by hp"},
         bad_input_case{"--ds hm_list --reclaimer hp --fence sometimes", "sometimes"},

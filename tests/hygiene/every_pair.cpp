@@ -41,12 +41,13 @@
     X(DS, smr::hp_pop_domain)                \
     X(DS, smr::he_domain)                    \
     X(DS, smr::he_pop_domain)                \
+    X(DS, smr::epoch_pop_domain)             \
     X(DS, smr::ibr_domain)                   \
     X(DS, smr::wfe_domain)                   \
     X(DS, smr::nbr_domain)                   \
     X(DS, smr::nbrplus_domain)
 // The list above and lfrc are every reclaimer of the library.
-static_assert(std::tuple_size_v<smr::all_domains> == 18 + 1);
+static_assert(std::tuple_size_v<smr::all_domains> == 19 + 1);
 
 #define SMR_INSTANTIATE(DS, Domain) template class DS<Domain>;
 

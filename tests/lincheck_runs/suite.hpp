@@ -42,9 +42,8 @@ struct lincheck_combo {
 };
 
 /// Which of `Domains` check a structure: the first that smr::check calls
-/// safe with it in each reclaimer family, and in each family the first that
-/// publishes on ping (Publish-on-Ping's handler and wait are a mechanism of
-/// their own within the reservation and epoch families).
+/// safe with it in each reclaimer family, and every scheme that publishes on
+/// ping (the newest schemes, each a combination of its own).
 template <template <class...> class DS, class... Domains>
 constexpr auto one_per_family() {
     constexpr std::size_t n = sizeof...(Domains);
@@ -54,8 +53,9 @@ constexpr auto one_per_family() {
     std::array<bool, n> selected{};
     for (std::size_t i = 0; i < n; ++i) {
         selected[i] = safe[i];
+        if (pings[i]) continue;
         for (std::size_t j = 0; j < i && selected[i]; ++j) {
-            if (safe[j] && family[j] == family[i] && pings[j] == pings[i]) selected[i] = false;
+            if (safe[j] && family[j] == family[i] && !pings[j]) selected[i] = false;
         }
     }
     return selected;

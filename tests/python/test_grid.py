@@ -85,15 +85,24 @@ def test_the_tunings_each_reclaimer_reads() -> None:
         "hp_pop",
         "he",
         "he_pop",
+        "epoch_pop",
         "ibr",
         "wfe",
         "nbr",
         "nbrplus",
     }
-    assert set(readers["epoch_freq"]) == {"rcu", "qsbr_ibr", "he", "he_pop", "ibr", "wfe"}
-    assert readers["nbr_low_watermark"] == ("hp_pop", "nbrplus")
-    assert readers["nbr_high_watermark"] == ("hp_pop", "nbr", "nbrplus")
-    assert readers["pop_signal"] == ("hp_pop", "he_pop")
+    assert set(readers["epoch_freq"]) == {
+        "rcu",
+        "qsbr_ibr",
+        "he",
+        "he_pop",
+        "epoch_pop",
+        "ibr",
+        "wfe",
+    }
+    assert readers["nbr_low_watermark"] == ("hp_pop", "epoch_pop", "nbrplus")
+    assert readers["nbr_high_watermark"] == ("hp_pop", "epoch_pop", "nbr", "nbrplus")
+    assert readers["pop_signal"] == ("hp_pop", "he_pop", "epoch_pop")
     for key in ("ds", "threads", "free", "free_k", "alloc", "key_range"):
         assert readers[key] is None
 

@@ -101,11 +101,28 @@ struct hp_pop_local : ping_subscriber {
 
 }  // namespace detail
 
-/// HazardPtrPOP; see the comment at the top of this file. Parameters:
-/// bag_threshold (the default high watermark), nbr_low_watermark,
-/// nbr_high_watermark, pop_signal.
-class hp_pop_domain : public domain_base<hp_pop_domain, detail::hp_pop_local> {
-    using base = domain_base<hp_pop_domain, detail::hp_pop_local>;
+namespace detail {
+
+/// What HazardPtrPOP and EpochPOP share (hp_pop_domain below, epoch_pop.hpp):
+/// private hazard cells published on ping, a retire list judged by address,
+/// NBR+'s watermarks. A scheme derives as
+///     class hp_pop_domain : public detail::pop_hazards<hp_pop_domain, Local, Header>
+/// with a Local derived from hp_pop_local, and in its on_retire counts (and
+/// stamps) the node, then calls append_retired(tid, node).
+template <class Derived, class Local, class Header>
+class pop_hazards : public domain_base<Derived, Local, Header> {
+    using base = domain_base<Derived, Local, Header>;
+
+  protected:
+    using base::adopt_orphans;
+    using base::config;
+    using base::count_signal;
+    using base::dispose_safe;
+    using base::hand_over_if_offline;
+    using base::local;
+    using base::orphans;
+    using base::record_event;
+    using base::threads;
 
     /// Thread i's rounds counter, for round_watcher.
     auto rounds_of() noexcept {
@@ -113,28 +130,13 @@ class hp_pop_domain : public domain_base<hp_pop_domain, detail::hp_pop_local> {
     }
 
   public:
-    static constexpr reclaimer_traits traits{
-        .name = "hp_pop",
-        .family = reclaimer_family::reservation,
-        .garbage_bounded = true,
-        .needs_restart_from_root = false,
-        .uses_signals = false,
-        .pings = true,
-        .needs_quiescent_states = false,
-        .protect_uses_slots = true,
-        .nests = false,
-        .reads = {.bag_threshold = true,
-                  .nbr_low_watermark = true,
-                  .nbr_high_watermark = true,
-                  .pop_signal = true},
-    };
-
-    explicit hp_pop_domain(const domain_config& cfg)
+    /// `scheme` names the domain in the messages of a refused configuration.
+    pop_hazards(const domain_config& cfg, const char* scheme)
         : base(cfg),
           signal_(cfg.pop_signal),
-          marks_(detail::make_watermarks(cfg.nbr_low_watermark, cfg.nbr_high_watermark,
-                                         cfg.bag_threshold, "hp_pop")) {
-        detail::install_ping_handler(signal_, "hp_pop");
+          marks_(make_watermarks(cfg.nbr_low_watermark, cfg.nbr_high_watermark, cfg.bag_threshold,
+                                 scheme)) {
+        install_ping_handler(signal_, scheme);
     }
 
     // ---- registration ---------------------------------------------------------
@@ -150,14 +152,14 @@ class hp_pop_domain : public domain_base<hp_pop_domain, detail::hp_pop_local> {
         }
         me.watch.reserve(n);
         me.watch.stop();  // a new owner re-bookmarks
-        detail::subscribe(me, signal_, &detail::hp_pop_local::publish);
+        subscribe(me, signal_, &hp_pop_local::publish);
     }
 
     /// Clears the hazards and publishes them cleared: a reclaim waiting for
     /// this thread stops waiting, and no later one signals it.
     void on_thread_exit(int tid) noexcept {
-        on_end_op(tid);
-        detail::unsubscribe(local(tid));
+        clear_hazards(tid);
+        unsubscribe(local(tid));
     }
 
     /// Offline (between operations, its hazards cleared): publishes them and
@@ -179,9 +181,9 @@ class hp_pop_domain : public domain_base<hp_pop_domain, detail::hp_pop_local> {
         auto& me = local(tid);
         adopt_orphans(tid, me.retired);
         if (me.retired.empty()) return;
-        detail::begin_round(me.rounds);
+        begin_round(me.rounds);
         ping(tid);
-        detail::end_round(me.rounds);
+        end_round(me.rounds);
         reclaim(tid, me.retired.size());
         me.watch.stop();
     }
@@ -194,34 +196,11 @@ class hp_pop_domain : public domain_base<hp_pop_domain, detail::hp_pop_local> {
     T* on_protect(int tid, int index, const std::atomic<T*>& source) noexcept {
         return make_reader(tid).protect(index, source);
     }
-    detail::basic_hazard_reader<detail::ping_announcement> make_reader(int tid) noexcept {
+    basic_hazard_reader<ping_announcement> make_reader(int tid) noexcept {
         return {local(tid).hazards, {}};
     }
 
-    /// Clears every private cell. Relaxed: only this thread and its handler
-    /// read them; a reclaimer learns of the clear through a publication
-    /// (its seq_cst increment releases what the operation did before).
-    void on_end_op(int tid) noexcept {
-        core::for_each_unrolled(local(tid).hazards, [](std::atomic<const void*>& hazard) {
-            hazard.store(nullptr, std::memory_order_relaxed);
-        });
-    }
-
-    template <class T>
-    void on_retire(int tid, T* node) noexcept {
-        count_retired(tid, node);
-        auto& me = local(tid);
-        adopt_orphans(tid, me.retired);
-        // Appended first, as the artifact does (NBR's Algorithm 1 appends
-        // after its reclaim): unlinked before this call, the node is judged
-        // with the rest.
-        me.retired.push_back(node);
-        detail::watermark_step(
-            marks_, me.retired.size(), tid, [this] { return threads().scan_limit(); }, me.rounds,
-            me.watch, rounds_of(), [this, tid] { ping(tid); },
-            [this, tid](std::size_t count) { reclaim(tid, count); });
-        hand_over_if_offline(tid);
-    }
+    void on_end_op(int tid) noexcept { clear_hazards(tid); }
 
     // ---- introspection (tests, smrbench) --------------------------------------
 
@@ -229,18 +208,51 @@ class hp_pop_domain : public domain_base<hp_pop_domain, detail::hp_pop_local> {
     detail::watermarks watermarks() const noexcept { return marks_; }
     int signal() const noexcept { return signal_; }
 
-  private:
-    /// Every other registered thread publishes its hazards.
+  protected:
+    /// Clears every private cell. Relaxed: only this thread and its handler
+    /// read them; a reclaimer learns of the clear through a publication
+    /// (its seq_cst increment releases what the operation did before).
+    void clear_hazards(int tid) noexcept {
+        core::for_each_unrolled(local(tid).hazards, [](std::atomic<const void*>& hazard) {
+            hazard.store(nullptr, std::memory_order_relaxed);
+        });
+    }
+
+    /// Appends `node`, counted (and stamped) by the caller, and takes NBR+'s
+    /// watermark step. `high_round()` runs at the high watermark before the
+    /// round: true if it freed enough that no round is needed (EpochPOP's
+    /// epoch sweep).
+    template <class T, class HighRound>
+    [[gnu::always_inline]] void append_retired(int tid, T* node, HighRound&& high_round) noexcept {
+        auto& me = local(tid);
+        adopt_orphans(tid, me.retired);
+        // Appended first, as the artifact does (NBR's Algorithm 1 appends
+        // after its reclaim): unlinked before this call, the node is judged
+        // with the rest.
+        me.retired.push_back(node);
+        if (me.retired.size() >= marks_.high && high_round()) {
+            me.watch.stop();
+        } else {
+            watermark_step(
+                marks_, me.retired.size(), tid, [this] { return threads().scan_limit(); },
+                me.rounds, me.watch, rounds_of(), [this, tid] { ping(tid); },
+                [this, tid](std::size_t count) { reclaim(tid, count); });
+        }
+        hand_over_if_offline(tid);
+    }
+
+    /// Every other registered thread publishes its hazards (a round's
+    /// signals and wait).
     void ping(int tid) noexcept {
-        if (SMR_MUTANT("hp_pop_reclaims_without_ping")) return;
-        detail::ping_all(
+        if (SMR_MUTANT(Derived::mutant_reclaims_without_ping)) return;
+        ping_all(
             tid, threads().scan_limit(), signal_, local(tid).seen.get(),
-            [this](int i) -> detail::ping_subscriber& { return local(i); },
+            [this](int i) -> ping_subscriber& { return local(i); },
             [this, tid](int i) {
                 count_signal(tid);
                 record_event(tid, trace::event_kind::signal_sent, static_cast<std::uint64_t>(i));
             },
-            !SMR_MUTANT("hp_pop_ping_skips_wait"));
+            !SMR_MUTANT(Derived::mutant_ping_skips_wait));
     }
 
     /// Frees every node among the first `count` of the list that no hazard
@@ -250,21 +262,57 @@ class hp_pop_domain : public domain_base<hp_pop_domain, detail::hp_pop_local> {
         auto& me = local(tid);
         // Acquire loads; what they must see was released by the publication
         // the ping (or the round the watcher saw) acquired.
-        detail::collect_reserved(
+        collect_reserved(
             me.scratch, threads().scan_limit(), [ this, tid ](int i) -> const auto& {
                 return i == tid ? local(i).hazards : local(i).published;
             },
             true);
         const auto& hazards = me.scratch;
         core::limbo_bag safe =
-            detail::take_unreserved(me.retired, count, [&hazards](const core::retired_node* node) {
+            take_unreserved(me.retired, count, [&hazards](const core::retired_node* node) {
                 return !hazards.contains(static_cast<const void*>(node));
             });
         dispose_safe(tid, safe);
     }
 
+  private:
     int signal_;
     detail::watermarks marks_;
+};
+
+}  // namespace detail
+
+/// HazardPtrPOP; see the comment at the top of this file. Parameters:
+/// bag_threshold (the default high watermark), nbr_low_watermark,
+/// nbr_high_watermark, pop_signal.
+class hp_pop_domain
+    : public detail::pop_hazards<hp_pop_domain, detail::hp_pop_local, core::retired_node> {
+  public:
+    static constexpr reclaimer_traits traits{
+        .name = "hp_pop",
+        .family = reclaimer_family::reservation,
+        .garbage_bounded = true,
+        .needs_restart_from_root = false,
+        .uses_signals = false,
+        .pings = true,
+        .needs_quiescent_states = false,
+        .protect_uses_slots = true,
+        .nests = false,
+        .reads = {.bag_threshold = true,
+                  .nbr_low_watermark = true,
+                  .nbr_high_watermark = true,
+                  .pop_signal = true},
+    };
+    static constexpr const char* mutant_ping_skips_wait = "hp_pop_ping_skips_wait";
+    static constexpr const char* mutant_reclaims_without_ping = "hp_pop_reclaims_without_ping";
+
+    explicit hp_pop_domain(const domain_config& cfg) : pop_hazards(cfg, "hp_pop") {}
+
+    template <class T>
+    void on_retire(int tid, T* node) noexcept {
+        count_retired(tid, node);
+        append_retired(tid, node, [] { return false; });
+    }
 };
 
 }  // namespace smr

@@ -59,6 +59,7 @@ _RECLAIMER_ORDER = (
     "qsbr_ibr",  # appended: the colours of the names before it stay as they were
     "hp_pop",
     "he_pop",
+    "epoch_pop",
 )
 PALETTE = (
     "#4c72b0",
