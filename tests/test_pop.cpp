@@ -46,6 +46,25 @@ smr::domain_config one_node_threshold() {
     return config;
 }
 
+/// A node of `domain` that counts its destruction in `destroyed`.
+template <class Domain>
+tracked<Domain>* allocate_tracked(Domain& domain, std::atomic<int>& destroyed) {
+    smr::context owner(domain);
+    return domain.template allocate<tracked<Domain>>(owner, &destroyed);
+}
+
+/// Frees everything retired before the call, from a context of its own.
+template <class Domain>
+void barrier_of(Domain& domain) {
+    smr::context self(domain);
+    domain.barrier(self);
+}
+
+/// Sleeps until `step` holds `value` (acquire: what was done before it was set is visible).
+void wait_for(const std::atomic<int>& step, int value) {
+    while (step.load(std::memory_order_acquire) != value) std::this_thread::sleep_for(1ms);
+}
+
 /// The schemes that publish on ping; each test below runs on every one.
 template <class Domain>
 class ping_test : public ::testing::Test {};
@@ -75,11 +94,7 @@ TYPED_TEST(ping_test, a_reclaim_waits_for_the_pinged_reader_and_keeps_its_node) 
     using tracked = tracked<TypeParam>;
     TypeParam domain(one_node_threshold());
     std::atomic<int> destroyed{0};
-    std::atomic<tracked*> cell{nullptr};
-    {
-        smr::context owner(domain);
-        cell.store(domain.template allocate<tracked>(owner, &destroyed), std::memory_order_release);
-    }
+    std::atomic<tracked*> cell{allocate_tracked(domain, destroyed)};
     std::atomic<int> step{0};  // 1: the reader holds the node; 2: it may take the ping
     std::atomic<bool> reclaimed{false};
     std::thread reader([&] {
@@ -88,14 +103,14 @@ TYPED_TEST(ping_test, a_reclaim_waits_for_the_pinged_reader_and_keeps_its_node) 
         domain.begin_op(self);
         tracked* held = domain.protect(self, 0, cell);
         step.store(1, std::memory_order_release);
-        while (step.load(std::memory_order_acquire) != 2) std::this_thread::sleep_for(1ms);
+        wait_for(step, 2);
         set_blocked(domain.signal(), false);  // the pending ping runs the handler here
         while (!reclaimed.load(std::memory_order_acquire)) std::this_thread::sleep_for(1ms);
         EXPECT_EQ(destroyed.load(), 0) << "the published hazard did not keep the node";
         EXPECT_EQ(held->destroyed_, &destroyed);
         domain.end_op(self);
     });
-    while (step.load(std::memory_order_acquire) != 1) std::this_thread::sleep_for(1ms);
+    wait_for(step, 1);
     std::thread writer([&] {
         smr::context self(domain);
         domain.begin_op(self);
@@ -109,10 +124,7 @@ TYPED_TEST(ping_test, a_reclaim_waits_for_the_pinged_reader_and_keeps_its_node) 
     step.store(2, std::memory_order_release);
     writer.join();
     reader.join();
-    {
-        smr::context self(domain);
-        domain.barrier(self);
-    }
+    barrier_of(domain);
     EXPECT_EQ(destroyed.load(), 1);
     EXPECT_GE(domain.stats().signals, 1u);
 }
@@ -128,11 +140,7 @@ TYPED_TEST(ping_test, a_ping_publishes_every_domain_of_the_thread) {
     TypeParam first(one_node_threshold());
     other second(one_node_threshold());
     std::atomic<int> destroyed{0};
-    std::atomic<tracked*> cell{nullptr};
-    {
-        smr::context owner(first);
-        cell.store(first.template allocate<tracked>(owner, &destroyed), std::memory_order_release);
-    }
+    std::atomic<tracked*> cell{allocate_tracked(first, destroyed)};
     std::atomic<int> step{0};
     std::thread reader([&] {
         smr::context in_first(first);
@@ -140,10 +148,10 @@ TYPED_TEST(ping_test, a_ping_publishes_every_domain_of_the_thread) {
         first.begin_op(in_first);
         (void)first.protect(in_first, 3, cell);
         step.store(1, std::memory_order_release);
-        while (step.load(std::memory_order_acquire) != 2) std::this_thread::sleep_for(1ms);
+        wait_for(step, 2);
         first.end_op(in_first);
     });
-    while (step.load(std::memory_order_acquire) != 1) std::this_thread::sleep_for(1ms);
+    wait_for(step, 1);
     {
         smr::context self(first);
         first.begin_op(self);
@@ -153,10 +161,7 @@ TYPED_TEST(ping_test, a_ping_publishes_every_domain_of_the_thread) {
     EXPECT_EQ(destroyed.load(), 0);
     step.store(2, std::memory_order_release);
     reader.join();
-    {
-        smr::context self(first);
-        first.barrier(self);
-    }
+    barrier_of(first);
     EXPECT_EQ(destroyed.load(), 1);
 }
 
@@ -166,11 +171,7 @@ TYPED_TEST(ping_test, a_leaving_thread_ends_the_wait_for_it) {
     using tracked = tracked<TypeParam>;
     TypeParam domain(one_node_threshold());
     std::atomic<int> destroyed{0};
-    std::atomic<tracked*> cell{nullptr};
-    {
-        smr::context owner(domain);
-        cell.store(domain.template allocate<tracked>(owner, &destroyed), std::memory_order_release);
-    }
+    std::atomic<tracked*> cell{allocate_tracked(domain, destroyed)};
     std::atomic<int> step{0};
     std::thread reader([&] {
         smr::context self(domain);           // registering unblocks the signal: block it after
@@ -178,10 +179,10 @@ TYPED_TEST(ping_test, a_leaving_thread_ends_the_wait_for_it) {
         domain.begin_op(self);
         (void)domain.protect(self, 0, cell);
         step.store(1, std::memory_order_release);
-        while (step.load(std::memory_order_acquire) != 2) std::this_thread::sleep_for(1ms);
+        wait_for(step, 2);
         domain.end_op(self);
     });  // leaves with the signal blocked (a pending one dies with the thread)
-    while (step.load(std::memory_order_acquire) != 1) std::this_thread::sleep_for(1ms);
+    wait_for(step, 1);
     std::thread writer([&] {
         smr::context self(domain);
         domain.begin_op(self);
@@ -193,10 +194,7 @@ TYPED_TEST(ping_test, a_leaving_thread_ends_the_wait_for_it) {
     step.store(2, std::memory_order_release);
     reader.join();
     writer.join();  // would hang if the wait outlived the reader
-    {
-        smr::context self(domain);
-        domain.barrier(self);
-    }
+    barrier_of(domain);
     EXPECT_EQ(destroyed.load(), 1);
 }
 
