@@ -244,6 +244,17 @@ void print_human(std::ostream& out, const bench_config& config, const combinatio
                           100.0 * double(r.totals.remote_frees) / double(r.totals.freed));
             out << line;
         }
+        if (const auto& rounds = r.totals.publish_latency; rounds.count() != 0) {
+            std::snprintf(line, sizeof line,
+                          "       ping rounds: %s, %s signals, publication p50 %s, p99 %s, max "
+                          "%s\n",
+                          human_count(double(rounds.count())).c_str(),
+                          human_count(double(r.totals.signals)).c_str(),
+                          human_ns(rounds.percentile(0.5)).c_str(),
+                          human_ns(rounds.percentile(0.99)).c_str(),
+                          human_ns(rounds.max_ns()).c_str());
+            out << line;
+        }
         if (t.has_stm) {
             const smr::stm::stm_stats& x = t.stm;
             out << "       stm: " << x.commits << " commits, " << x.aborts << " aborts ("

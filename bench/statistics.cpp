@@ -20,7 +20,7 @@ enum class where : std::uint8_t { run, trial, reclaimer, pool, stm, allocator };
 
 /// How a row reads its figure from a trial: a member of the trial, of its
 /// reclaimer report, of the domain's own statistics or of the pool's, or a
-/// function of the free-latency histogram or of the trial (monostate: a run
+/// function of the trial (monostate: a run
 /// figure computed over trials by report.cpp, only described here).
 using stat_field =
     std::variant<std::monostate, std::uint64_t trial_result::*, std::int64_t trial_result::*,
@@ -28,7 +28,6 @@ using stat_field =
                  std::uint64_t reclaimer_report::*, std::uint64_t smr::reclaimer_stats::*,
                  double smr::reclaimer_stats::*, std::uint64_t smr::alloc::pool_stats::*,
                  double smr::alloc::pool_stats::*, std::uint64_t smr::stm::stm_stats::*,
-                 std::uint64_t (*)(const smr::trace::latency_histogram&),
                  json (*)(const trial_result&)>;
 
 struct statistic_spec {
@@ -64,11 +63,24 @@ using t = trial_result;
 using p = smr::alloc::pool_stats;
 using x = smr::stm::stm_stats;
 
-template <int Permille>
-std::uint64_t percentile(const smr::trace::latency_histogram& h) {
-    return h.percentile(Permille / 1000.0);
+/// A latency histogram of the domain's statistics (free() calls, ping rounds).
+using histogram_field = smr::trace::latency_histogram s::*;
+
+template <histogram_field Histogram, int Permille>
+json percentile(const trial_result& trial) {
+    return (trial.reclaimer.totals.*Histogram).percentile(Permille / 1000.0);
 }
-std::uint64_t calls(const smr::trace::latency_histogram& h) { return h.count(); }
+template <histogram_field Histogram>
+json calls(const trial_result& trial) {
+    return (trial.reclaimer.totals.*Histogram).count();
+}
+template <histogram_field Histogram>
+json longest(const trial_result& trial) {
+    return (trial.reclaimer.totals.*Histogram).max_ns();
+}
+json publish_seconds(const trial_result& trial) {
+    return static_cast<double>(trial.reclaimer.totals.publish_latency.sum_ns()) * 1e-9;
+}
 /// Every non-empty bucket of the trial's free-latency histogram: its largest value and its
 /// count, in increasing order (sparse: most of the 336 buckets of a run are empty).
 json latency_buckets(const trial_result& trial) {
@@ -83,7 +95,6 @@ json latency_buckets(const trial_result& trial) {
     }
     return {{"upper_ns", upper}, {"counts", counts}, {"sum_ns", h.sum_ns()}};
 }
-std::uint64_t longest(const smr::trace::latency_histogram& h) { return h.max_ns(); }
 /// 100 x part / whole, or null when whole is 0.
 json percent(std::uint64_t part, std::uint64_t whole) {
     if (whole == 0) return nullptr;
@@ -197,21 +208,34 @@ constexpr std::array table{
                    &s::free_seconds},
     statistic_spec{where::reclaimer, "free_calls", "free() calls timed", "calls",
                    "free() calls timed, one in --time-frees-every (every one with --timeline)",
-                   &calls},
+                   &calls<&s::free_latency>},
     statistic_spec{where::reclaimer, "free_latency_ns/p50", "free() call latency, median", "ns",
-                   "median free() call", &percentile<500>},
+                   "median free() call", &percentile<&s::free_latency, 500>},
     statistic_spec{where::reclaimer, "free_latency_ns/p99", "free() call latency, p99", "ns",
-                   "99th percentile free() call", &percentile<990>},
+                   "99th percentile free() call", &percentile<&s::free_latency, 990>},
     statistic_spec{where::reclaimer, "free_latency_ns/p999", "free() call latency, p99.9", "ns",
-                   "99.9th percentile free() call", &percentile<999>},
+                   "99.9th percentile free() call", &percentile<&s::free_latency, 999>},
     statistic_spec{where::reclaimer, "free_latency_ns/max", "free() call latency, max", "ns",
-                   "longest free() call", &longest},
+                   "longest free() call", &longest<&s::free_latency>},
     statistic_spec{where::reclaimer, "free_latency_histogram", "free() call latency histogram",
                    "ns",
                    "every non-empty bucket of the timed free() calls: upper_ns (a bucket's "
                    "largest value: exact below 16 ns, then 8 buckets per power of two, within "
                    "12.5 %), counts, and sum_ns",
                    &latency_buckets},
+    statistic_spec{where::reclaimer, "publish_rounds", "ping rounds", "rounds",
+                   "Publish-on-Ping rounds that signalled another thread and waited for its "
+                   "publication (0: the scheme does not ping)",
+                   &calls<&s::publish_latency>},
+    statistic_spec{where::reclaimer, "publish_seconds", "time in ping rounds", "s",
+                   "time reclaiming threads spent in ping rounds, summed", &publish_seconds},
+    statistic_spec{where::reclaimer, "publish_latency_ns/p50", "publication latency, median", "ns",
+                   "median ping round: fence, signals, and the wait for every answer",
+                   &percentile<&s::publish_latency, 500>},
+    statistic_spec{where::reclaimer, "publish_latency_ns/p99", "publication latency, p99", "ns",
+                   "99th percentile ping round", &percentile<&s::publish_latency, 990>},
+    statistic_spec{where::reclaimer, "publish_latency_ns/max", "publication latency, max", "ns",
+                   "longest ping round", &longest<&s::publish_latency>},
     statistic_spec{where::allocator, "tcache_flushes", "thread-cache flushes", "flushes",
                    "jemalloc: thread caches flushed into a size class's bins (a cache that "
                    "overflowed, or a worker's at exit)",
@@ -304,8 +328,6 @@ json rows_json(where object, const trial_result& trial) {
                     out[at] = source<typename member_of<Field>::type>(trial).*field;
                 } else if constexpr (std::is_same_v<Field, json (*)(const trial_result&)>) {
                     out[at] = field(trial);
-                } else if constexpr (!std::is_same_v<Field, std::monostate>) {
-                    out[at] = field(trial.reclaimer.totals.free_latency);
                 }
             },
             spec.field);

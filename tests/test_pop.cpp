@@ -88,8 +88,8 @@ void set_blocked(int signo, bool blocked) {
 // A reader protects a node and cannot take the ping yet: the reclaim that
 // retires the node waits for it instead of reading a stale publication, and
 // once the handler ran the node survives, published, until the reader's
-// operation ends. Kills each scheme's mutants *_ping_skips_wait and
-// *_reclaims_without_ping.
+// operation ends; the round's wait is its publication latency. Kills each
+// scheme's mutants *_ping_skips_wait and *_reclaims_without_ping.
 TYPED_TEST(ping_test, a_reclaim_waits_for_the_pinged_reader_and_keeps_its_node) {
     using tracked = tracked<TypeParam>;
     TypeParam domain(one_node_threshold());
@@ -126,7 +126,13 @@ TYPED_TEST(ping_test, a_reclaim_waits_for_the_pinged_reader_and_keeps_its_node) 
     reader.join();
     barrier_of(domain);
     EXPECT_EQ(destroyed.load(), 1);
-    EXPECT_GE(domain.stats().signals, 1u);
+    const smr::reclaimer_stats stats = domain.stats();
+    EXPECT_GE(stats.signals, 1u);
+    // The round that waited is the longest: at least most of the 100 ms the
+    // reader held its ping back (less the writer's start). Kills
+    // publish_latency_not_recorded.
+    EXPECT_GE(stats.publish_latency.count(), 1u);
+    EXPECT_GE(stats.publish_latency.max_ns(), std::uint64_t{50'000'000});
 }
 
 // A thread registered with two domains: a ping from either publishes both

@@ -308,6 +308,36 @@ TEST(Cli, HazardPointersFenceAsymmetricallyUnlessAskedNotTo) {
     EXPECT_TRUE(d["reclaimer"]["fence"].is_null());
 }
 
+// A Publish-on-Ping run reports its ping rounds (each signals at least one
+// thread) and how long they took; a scheme that does not ping reports none.
+TEST(Cli, PublishOnPingReportsItsRoundsAndTheirLatency) {
+    const run_result pop = smrbench(
+        "--ds hm_list --reclaimer hp_pop --key-range 64 --ops 20000 --threads 4 --bag-size 64 "
+        "--quiet --json");
+    const run_result ebr = smrbench(
+        "--ds hm_list --reclaimer ebr --key-range 64 --ops 2000 "
+        "--threads 2 --quiet --json");
+    ASSERT_EQ(pop.exit_code, 0) << pop.err;
+    ASSERT_EQ(ebr.exit_code, 0) << ebr.err;
+    const auto p = nlohmann::json::parse(pop.out)["reclaimer"];
+    const auto rounds = p["publish_rounds"].get<std::uint64_t>();
+    EXPECT_GT(rounds, 0u);
+    EXPECT_LE(rounds, p["signals"].get<std::uint64_t>());
+    const auto& latency = p["publish_latency_ns"];
+    EXPECT_GT(latency["p50"].get<std::uint64_t>(), 0u);
+    EXPECT_LE(latency["p50"].get<std::uint64_t>(), latency["p99"].get<std::uint64_t>());
+    EXPECT_LE(latency["p99"].get<std::uint64_t>(), latency["max"].get<std::uint64_t>());
+    EXPECT_GT(p["publish_seconds"].get<double>(), 0);
+    const auto e = nlohmann::json::parse(ebr.out)["reclaimer"];
+    EXPECT_EQ(e["publish_rounds"], 0);
+    EXPECT_EQ(e["publish_latency_ns"]["max"], 0);
+
+    const run_result text = smrbench(
+        "--ds hm_list --reclaimer hp_pop --key-range 64 --ops 20000 --threads 4 --bag-size 64");
+    ASSERT_EQ(text.exit_code, 0) << text.err;
+    EXPECT_NE(text.out.find("ping rounds: "), std::string::npos) << text.out;
+}
+
 // Where membarrier fails (a kernel without it), a run that did not ask for a
 // mode falls back to symmetric fences and says so; one that asked for
 // asymmetric ones is refused before it starts.

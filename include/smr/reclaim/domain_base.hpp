@@ -482,6 +482,10 @@ class domain_base {
         out.garbage = out.retired > out.freed ? out.retired - out.freed : 0;
         out.garbage_peak = std::max(garbage_peak_.load(std::memory_order_relaxed), out.garbage);
         free_.merge_latency(out.free_latency, limit);
+        if constexpr (requires(const Local& l) { out.publish_latency.merge(l.publish_latency); }) {
+            for (int i = 0; i < limit; ++i)
+                out.publish_latency.merge(slots_[i].local.publish_latency);
+        }
         // Every free counted as freed went through free_timed; one in
         // time_frees_every of them was timed.
         const std::uint64_t timed = out.free_latency.count();

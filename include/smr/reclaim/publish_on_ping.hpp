@@ -74,13 +74,16 @@
 
 #include <atomic>
 #include <cerrno>
+#include <chrono>
 #include <csignal>
 #include <cstdint>
 
 #include "smr/core/asymmetric_fence.hpp"
 #include "smr/core/fence.hpp"
+#include "smr/core/mutant.hpp"
 #include "smr/core/padded.hpp"
 #include "smr/reclaim/signals.hpp"
+#include "smr/trace/latency_histogram.hpp"
 
 namespace smr::detail {
 
@@ -116,6 +119,10 @@ struct ping_subscriber {
     signal_target target;
     /// The owner's pinging rounds: odd while it pings (round_watcher).
     alignas(core::false_sharing_range) std::atomic<std::uint64_t> rounds{0};
+    /// How long the owner's ping rounds took, those that signalled someone
+    /// (reclaimer_stats::publish_latency). The owner's alone; merged by
+    /// domain_base::stats once the threads are done.
+    trace::latency_histogram publish_latency;
 };
 
 /// The calling thread's subscriptions. constinit: no TLS wrapper or lazy
@@ -207,7 +214,9 @@ inline constexpr std::uint64_t pinged_bit = std::uint64_t{1} << 63;
 /// private one that could still reach a node unlinked before the call.
 /// `subscriber_of(i)` is slot i's ping_subscriber; `seen` has room for
 /// `limit` counts; `sent(i)` runs for each signal sent. `wait` false (a
-/// mutant of the calling scheme) returns without waiting.
+/// mutant of the calling scheme) returns without waiting. A round that
+/// signalled records its duration, fence to last answer, in the caller's
+/// publish_latency.
 template <class SubscriberOf, class Sent>
 void ping_all(int self, int limit, int signo, std::uint64_t* seen, SubscriberOf&& subscriber_of,
               Sent&& sent, bool wait) noexcept {
@@ -215,10 +224,14 @@ void ping_all(int self, int limit, int signo, std::uint64_t* seen, SubscriberOf&
     // structure's release or acq_rel CASes, outside S) precede in S the
     // count loads below, so a re-read ordered after a handler run that
     // answers us sees them (top of this file).
+    // A round is rare (one per watermark's worth of retires): a clock read
+    // at each end costs nothing an operation sees.
+    const auto start = std::chrono::steady_clock::now();
     core::fence();
     for (int i = 0; i < limit; ++i) {
         seen[i] = subscriber_of(i).publications.load(std::memory_order_seq_cst);
     }
+    bool signalled = false;
     for (int i = 0; i < limit; ++i) {
         if (i == self) continue;
         ping_subscriber& other = subscriber_of(i);
@@ -226,6 +239,7 @@ void ping_all(int self, int limit, int signo, std::uint64_t* seen, SubscriberOf&
         if (other.offline.load(std::memory_order_seq_cst)) continue;
         if (other.target.try_signal(signo)) {
             seen[i] |= pinged_bit;
+            signalled = true;
             sent(i);
         }
     }
@@ -242,6 +256,11 @@ void ping_all(int self, int limit, int signo, std::uint64_t* seen, SubscriberOf&
             if (other.target.leaving()) break;
             sched_yield();
         }
+    }
+    if (signalled && !SMR_MUTANT("publish_latency_not_recorded")) {
+        const auto took = std::chrono::steady_clock::now() - start;
+        subscriber_of(self).publish_latency.record(static_cast<std::uint64_t>(
+            std::chrono::duration_cast<std::chrono::nanoseconds>(took).count()));
     }
 }
 

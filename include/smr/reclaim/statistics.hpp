@@ -39,6 +39,11 @@ struct reclaimer_stats {
     /// Time inside free() calls, summed over threads (domain_config::time_frees).
     double free_seconds = 0;
     trace::latency_histogram free_latency;  ///< per free() call (time_frees)
+    /// Per ping round that signalled another thread (the Publish-on-Ping
+    /// schemes; empty for the others): from the round's fence to the last
+    /// publication it waited for, what a reclaim pays to read reservations
+    /// that readers keep private.
+    trace::latency_histogram publish_latency;
 };
 
 namespace detail {
