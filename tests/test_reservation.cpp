@@ -1,4 +1,4 @@
-// Tests of the reservation reclaimers (hp, hp_pop, he, he_pop, epoch_pop, ibr,
+// Tests of the reservation reclaimers (hp, hp_pop, hp_pp, he, he_pop, epoch_pop, ibr,
 // wfe).
 //
 // Unlike tests/test_reclaimers.cpp, whose workers read shared cells without
@@ -41,6 +41,8 @@ using setups = ::testing::Types<
     setup<smr::hp_domain, smr::free_mode::batch>, setup<smr::hp_domain, smr::free_mode::amortized>,
     setup<smr::hp_pop_domain, smr::free_mode::batch>,
     setup<smr::hp_pop_domain, smr::free_mode::amortized>,
+    setup<smr::hp_pp_domain, smr::free_mode::batch>,
+    setup<smr::hp_pp_domain, smr::free_mode::amortized>,
     setup<smr::he_pop_domain, smr::free_mode::batch>,
     setup<smr::he_pop_domain, smr::free_mode::amortized>,
     setup<smr::epoch_pop_domain, smr::free_mode::batch>,
@@ -53,6 +55,7 @@ using setups = ::testing::Types<
     // Michael's full fences, both free modes, every scheme.
     setup<smr::hp_domain, smr::free_mode::batch, smr::fence_mode::symmetric>,
     setup<smr::hp_domain, smr::free_mode::amortized, smr::fence_mode::symmetric>,
+    setup<smr::hp_pp_domain, smr::free_mode::batch, smr::fence_mode::symmetric>,
     setup<smr::he_domain, smr::free_mode::batch, smr::fence_mode::symmetric>,
     setup<smr::he_domain, smr::free_mode::amortized, smr::fence_mode::symmetric>,
     setup<smr::ibr_domain, smr::free_mode::batch, smr::fence_mode::symmetric>,
@@ -320,8 +323,8 @@ TYPED_TEST(reservation_test, stalled_thread_keeps_garbage_bounded) {
     const std::uint64_t registered = workers + 1;
     const std::uint64_t per_era = cell_count + workers * config.epoch_freq * registered;
     // epoch_pop: with the stall holding the epochs back, its hazard sweep.
-    const bool by_address =
-        D::traits.name == "hp" || D::traits.name == "hp_pop" || D::traits.name == "epoch_pop";
+    const bool by_address = D::traits.name == "hp" || D::traits.name == "hp_pop" ||
+                            D::traits.name == "hp_pp" || D::traits.name == "epoch_pop";
     const std::uint64_t pinned = by_address ? smr::max_protect_slots + 2 : 3 * per_era;
     const std::uint64_t lists = config.bag_threshold + pinned;
     const bool amortized = TestFixture::config().free.mode == smr::free_mode::amortized;

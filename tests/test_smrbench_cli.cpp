@@ -71,7 +71,7 @@ INSTANTIATE_TEST_SUITE_P(
                        "--check-every is read only by debra, and --reclaimer ebr would ignore "
                        "it: leave it out"},
         bad_input_case{"--reclaimer debra --bag-size 64",
-                       "--bag-size is read only by rcu, qsbr_ibr, hp, hp_pop, he, he_pop, "
+                       "--bag-size is read only by rcu, qsbr_ibr, hp, hp_pop, hp_pp, he, he_pop, "
                        "epoch_pop, ibr, wfe, "
                        "nbr, "
                        "nbrplus"},

@@ -1,8 +1,8 @@
 // Which reclaimer may run with which data structure, derived from what each
 // declares: the reclaimer's traits.family and the structure's
-// traverses_unlinked_nodes, has_read_write_phases, read_phases_start_at_root,
-// counts_links, locks_every_access and transactional. The NBR paper's Table 1 (Singh, Brown,
-// Mashtizadeh, PPoPP 2021) is the source, extended to every reclaimer here;
+// traverses_unlinked_nodes, names_frontiers, has_read_write_phases,
+// read_phases_start_at_root, counts_links, locks_every_access and transactional. The NBR paper's
+// Table 1 (Singh, Brown, Mashtizadeh, PPoPP 2021) is the source, extended to every reclaimer here;
 // docs/compatibility.md shows the resulting table (`smrbench --list
 // --markdown` prints it, and tests/test_compatibility.cpp fails when the
 // document and this code disagree).
@@ -33,6 +33,11 @@ struct ds_traits {
     /// A reader may follow a pointer out of a node that is already unlinked
     /// (lazylist's and dgt_bst's searches, harris_list's runs of marked nodes).
     bool traverses_unlinked_nodes = true;
+    /// Every step out of a node that may be unlinked goes through
+    /// smr::protect_from with that node and restarts when it fails, and every
+    /// unlink names its frontier (smr::begin_unlink) and leaves the unlinked
+    /// nodes' links frozen: HP++'s conditions (reclaim/unlink.hpp).
+    bool names_frontiers = false;
     /// Every operation is a sequence of read phases (SMR_READ_PHASE_BEGIN ...
     /// read_phase_end: no shared writes, locks, allocation or destructors) and
     /// write phases that touch only the nodes reserved at read_phase_end.
@@ -79,6 +84,7 @@ constexpr ds_traits ds_traits_of() noexcept {
     ds_traits t;
     t.name = DS::name;
     t.traverses_unlinked_nodes = DS::traverses_unlinked_nodes;
+    if constexpr (requires { DS::names_frontiers; }) t.names_frontiers = DS::names_frontiers;
     if constexpr (requires { DS::has_read_write_phases; }) {
         t.has_read_write_phases = DS::has_read_write_phases;
     }
@@ -138,6 +144,16 @@ inline constexpr std::string_view reservation_unlinked =
     "reserved there may postdate that target's retirement (NBR paper, Section 2 and Table 1: "
     "HP, HE, IBR and WFE are not compatible with the lazy list or DGT; Michael 2002 changed "
     "Harris's list into HM04 for this reason).";
+inline constexpr std::string_view reservation_frontier =
+    "its readers follow links out of nodes that may be unlinked, and the structure names the "
+    "node each step leaves and each unlink's frontier: the unlinker protects the frontier until "
+    "the unlinked nodes are invalidated, and a reader that finds the node it left invalidated "
+    "restarts, so every successor it keeps was protected when its hazard became visible (HP++: "
+    "Jung, Lee, Kim, Kang, SPAA 2023).";
+inline constexpr std::string_view reservation_no_frontier =
+    "its readers follow links out of nodes that may be unlinked, and the structure does not name "
+    "the node each step leaves or its unlinks' frontiers (names_frontiers), which HP++ needs to "
+    "invalidate unlinked nodes and protect what they lead to (Jung, Lee, Kim, Kang, SPAA 2023).";
 inline constexpr std::string_view reservation_safe =
     "every node is dereferenced only after a validation showed it still reachable once the "
     "reservation was visible (protect's re-read of an unmarked predecessor in Michael's list, "
@@ -223,8 +239,10 @@ constexpr compatibility check(const ds_traits& ds, const reclaimer_traits& recla
         case reclaimer_family::external:
             return {true, why::external};
         case reclaimer_family::reservation:
-            if (ds.traverses_unlinked_nodes) return {false, why::reservation_unlinked};
-            return {true, why::reservation_safe};
+            if (!ds.traverses_unlinked_nodes) return {true, why::reservation_safe};
+            if (!reclaimer.invalidates_unlinked) return {false, why::reservation_unlinked};
+            if (!ds.names_frontiers) return {false, why::reservation_no_frontier};
+            return {true, why::reservation_frontier};
         case reclaimer_family::neutralization:
             if (!ds.has_read_write_phases) return {false, why::neutralization_no_phases};
             if (!ds.read_phases_start_at_root) return {false, why::neutralization_no_root_restart};

@@ -39,6 +39,7 @@
     X(DS, smr::token_periodic_domain)        \
     X(DS, smr::hp_domain)                    \
     X(DS, smr::hp_pop_domain)                \
+    X(DS, smr::hp_pp_domain)                 \
     X(DS, smr::he_domain)                    \
     X(DS, smr::he_pop_domain)                \
     X(DS, smr::epoch_pop_domain)             \
@@ -47,7 +48,7 @@
     X(DS, smr::nbr_domain)                   \
     X(DS, smr::nbrplus_domain)
 // The list above and lfrc are every reclaimer of the library.
-static_assert(std::tuple_size_v<smr::all_domains> == 19 + 1);
+static_assert(std::tuple_size_v<smr::all_domains> == 20 + 1);
 
 #define SMR_INSTANTIATE(DS, Domain) template class DS<Domain>;
 

@@ -83,6 +83,7 @@ def test_the_tunings_each_reclaimer_reads() -> None:
         "qsbr_ibr",
         "hp",
         "hp_pop",
+        "hp_pp",
         "he",
         "he_pop",
         "epoch_pop",

@@ -58,9 +58,15 @@
 // the Harris-Michael list (hm_list.hpp) for hazard pointers. The NBR paper's
 // Table 1 lists HL01 as compatible with HP-like schemes, presumably for a
 // variant that validates like Michael's; the original search here does not,
-// and the compatibility table (smr/compatibility.hpp) refuses reservation
-// schemes with it. Epoch schemes protect everything an operation read, and
-// NBR protects it through the phase discipline above.
+// and the compatibility table (smr/compatibility.hpp) refuses hp, he, ibr
+// and the like with it. HP++ (hp_pp.hpp) protects it: every step out of a
+// node goes through smr::protect_from with that node (a failed one, on an
+// invalidated node, starts the read phase again from the head), and each
+// unlink names its frontier (smr::begin_unlink): the node right after the
+// run of marked nodes, whose frozen links lead only inside the run or to it
+// (names_frontiers; every other scheme compiles both calls away). Epoch
+// schemes protect everything an operation read, and NBR protects it through
+// the phase discipline above.
 //
 // Progress: contains is wait-free; insert and erase are lock-free (a failed
 // CAS means another operation's CAS succeeded). A successful insert allocates
@@ -85,6 +91,7 @@
 #include "smr/ds/validation.hpp"
 #include "smr/reclaim/guards.hpp"
 #include "smr/reclaim/reader.hpp"
+#include "smr/reclaim/unlink.hpp"
 
 namespace smr::ds {
 
@@ -127,6 +134,8 @@ class harris_list {
     static constexpr std::string_view name = "harris_list";
     /// find and contains walk out of marked nodes that may be unlinked.
     static constexpr bool traverses_unlinked_nodes = true;
+    /// Steps out of nodes with smr::protect_from, unlinks with a frontier (HP++).
+    static constexpr bool names_frontiers = true;
     /// Every operation is a sequence of (read phase, write phase) pairs: the
     /// read phases write nothing shared, and the write phases touch only the
     /// nodes reserved at read_phase_end (and the run they unlinked).
@@ -197,11 +206,17 @@ class harris_list {
                                                        std::memory_order_acquire)) {
                 continue;  // right.next changed (insert after it, or marked): retry
             }
-            node* expected = w.right;
-            if (w.left->next.compare_exchange_strong(expected, succ, std::memory_order_acq_rel,
-                                                     std::memory_order_acquire)) {
-                domain_.retire(self, w.right);
-            } else {
+            bool unlinked = false;
+            {
+                // succ: right's frozen successor, which nobody unlinks before
+                // right is (its only predecessor is right).
+                auto unlink = smr::begin_unlink(domain_, self, succ);
+                node* expected = w.right;
+                unlinked = w.left->next.compare_exchange_strong(
+                    expected, succ, std::memory_order_acq_rel, std::memory_order_acquire);
+                if (unlinked) unlink.retire(w.right);
+            }
+            if (!unlinked) {
                 // Someone changed left.next: let a search unlink right (with
                 // whatever run it is in). Harris: "right_node = search(...)".
                 (void)search(slots.lent(), key);
@@ -214,17 +229,20 @@ class harris_list {
         detail::check_key(key, min_key, max_key);
         smr::op_guard guard(domain_, self);
         const auto block = smr::lend_slots<2>(guard);  // hand over hand
-        for (;;) {  // contains never restarts by itself; NBR may neutralize its read phase
+        // Restarts only when NBR neutralizes its read phase or hp_pp finds
+        // the node it stands on invalidated.
+        for (;;) {
             SMR_READ_PHASE_BEGIN(domain_, self);
             const auto reader = block.reader(domain_);
             const auto slots = smr::first_slots<2>(reader);
             node* curr = reader.protect(slots[0], head_.next);  // head is never marked
-            node* succ = reader.protect(slots[1], curr->next);
-            for (std::size_t slot = 0; curr->key < key; slot ^= 1) {
-                curr = detail::without_mark(succ);
-                succ = reader.protect(slots[slot], curr->next);
+            smr::link_read<node> succ = smr::protect_from(reader, slots[1], curr->next, *curr);
+            for (std::size_t slot = 0; succ.valid && curr->key < key; slot ^= 1) {
+                curr = detail::without_mark(succ.ptr);
+                succ = smr::protect_from(reader, slots[slot], curr->next, *curr);
             }
-            const bool found = curr->key == key && !detail::is_marked(succ);
+            if (!succ.valid) continue;
+            const bool found = curr->key == key && !detail::is_marked(succ.ptr);
             domain_.read_phase_end(self);
             return found;
         }
@@ -258,12 +276,16 @@ class harris_list {
             domain_.read_phase_end(self, w.left, w.right);
 
             if (w.left_next != w.right) {
-                node* expected = w.left_next;
-                if (!w.left->next.compare_exchange_strong(
-                        expected, w.right, std::memory_order_acq_rel, std::memory_order_acquire)) {
-                    continue;  // left changed or was marked: from the head
+                bool unlinked = false;
+                {
+                    // right: where the run's frozen links lead (find protected it).
+                    auto unlink = smr::begin_unlink(domain_, self, w.right);
+                    node* expected = w.left_next;
+                    unlinked = w.left->next.compare_exchange_strong(
+                        expected, w.right, std::memory_order_acq_rel, std::memory_order_acquire);
+                    if (unlinked) retire_run(unlink, w.left_next, w.right);
                 }
-                retire_run(self, w.left_next, w.right);
+                if (!unlinked) continue;  // left changed or was marked: from the head
             }
             if (w.right != &tail_ &&
                 detail::is_marked(w.right->next.load(std::memory_order_acquire))) {
@@ -279,34 +301,45 @@ class harris_list {
     /// while the walk goes on past it.
     window find(slot_view slots, Key key) noexcept {
         const auto reader = smr::reader_of(domain_, slots);
-        node* left = &head_;  // sentinels need no protection
-        int left_slot = detail::sentinel_slot;
-        node* left_next = reader.protect(reader.slot(0), head_.next);  // head is never marked
-        node* t = left_next;
-        int t_slot = 0;
-        while (t != &tail_) {
-            const int slot = detail::next_slot_for<Domain>(left_slot, t_slot);
-            // Named per node; a constant 0 where slots are unused, so the
-            // check folds away where it would cost.
-            node* t_next = reader.protect(reader.slot(slot), t->next);
-            if (!detail::is_marked(t_next)) {
-                if (!(t->key < key)) break;  // t is right
-                left = t;
-                left_slot = t_slot;
-                left_next = t_next;
+        for (;;) {                // again from the head when hp_pp finds t invalidated
+            node* left = &head_;  // sentinels need no protection
+            int left_slot = detail::sentinel_slot;
+            node* left_next = reader.protect(reader.slot(0), head_.next);  // head is never marked
+            node* t = left_next;
+            int t_slot = 0;
+            bool invalidated = false;
+            while (t != &tail_) {
+                const int slot = detail::next_slot_for<Domain>(left_slot, t_slot);
+                // Named per node; a constant 0 where slots are unused, so the
+                // check folds away where it would cost.
+                const smr::link_read<node> step =
+                    smr::protect_from(reader, reader.slot(slot), t->next, *t);
+                if (!step.valid) {
+                    invalidated = true;
+                    break;
+                }
+                node* t_next = step.ptr;
+                if (!detail::is_marked(t_next)) {
+                    if (!(t->key < key)) break;  // t is right
+                    left = t;
+                    left_slot = t_slot;
+                    left_next = t_next;
+                }
+                t = detail::without_mark(t_next);
+                t_slot = slot;
             }
-            t = detail::without_mark(t_next);
-            t_slot = slot;
+            if (!invalidated) return {left, left_next, t};
         }
-        return {left, left_next, t};
     }
 
-    /// Retires the run [first, last) this thread's CAS just unlinked. Each
-    /// node's next is read before the node is retired (retire may free it).
-    void retire_run(smr::context_ref<Domain> self, node* first, node* last) noexcept {
+    /// Retires the run [first, last) this thread's CAS just unlinked, through
+    /// its unlink. Each node's next is read before the node is retired
+    /// (retire may free it).
+    template <class Unlink>
+    static void retire_run(Unlink& unlink, node* first, node* last) noexcept {
         while (first != last) {
             node* next = detail::without_mark(first->next.load(std::memory_order_acquire));
-            domain_.retire(self, first);
+            unlink.retire(first);
             first = next;
         }
     }

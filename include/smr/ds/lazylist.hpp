@@ -25,6 +25,7 @@
 #include "smr/ds/validation.hpp"
 #include "smr/reclaim/guards.hpp"
 #include "smr/reclaim/reader.hpp"
+#include "smr/reclaim/unlink.hpp"
 
 namespace smr::ds {
 
@@ -42,8 +43,13 @@ namespace smr::ds {
 ///
 /// Reclamation: traverses_unlinked_nodes, so a scheme that validates each
 /// reservation against its source pointer (hazard pointers) cannot protect a
-/// traversal; epoch, era and neutralization schemes can. erase retires one
-/// node (the erased one); a successful insert allocates one node.
+/// traversal; epoch, era and neutralization schemes can, and HP++ (hp_pp):
+/// every step goes through smr::protect_from with the node it leaves and
+/// erase names the erased node's successor as its unlink's frontier
+/// (smr::begin_unlink). Under hp_pp a traversal that stands on an
+/// invalidated node starts again from the head, so contains is lock-free
+/// there, not wait-free. erase retires one node (the erased one); a
+/// successful insert allocates one node.
 ///
 /// Memory layout: a node is the domain's header + 32 bytes (key, value, next,
 /// lock, mark); 48 bytes with the 16-byte header of the epoch-family and
@@ -85,6 +91,11 @@ class lazylist {
     static constexpr std::string_view name = "lazylist";
     /// contains and the updates' traversal walk through unlinked nodes.
     static constexpr bool traverses_unlinked_nodes = true;
+    /// Steps out of nodes with smr::protect_from, unlinks with a frontier
+    /// (HP++): an unlinked node is marked and locked-out, so its next is
+    /// frozen, and its successor cannot be unlinked while the eraser holds
+    /// the node's lock.
+    static constexpr bool names_frontiers = true;
     /// One read phase (the search) then one write phase (lock, validate,
     /// write) per attempt; the write phase touches only the reserved nodes.
     static constexpr bool has_read_write_phases = true;
@@ -181,13 +192,16 @@ class lazylist {
                 // curr.next is stable: we hold curr's lock, and every writer
                 // of it held that lock, whose acquire made its write visible.
                 node* succ = w.curr->next.load(std::memory_order_relaxed);
+                // succ: curr's frozen successor (hp_pp), which nobody
+                // unlinks while we hold curr's lock.
+                auto unlink = smr::begin_unlink(domain_, self, succ);
                 // release: pairs with traversals' acquire of pred.next (which
                 // then see curr marked) and publishes succ's fields, known to
                 // us through the locks' acquire chain.
                 w.pred->next.store(succ, std::memory_order_release);
                 w.curr->lock.unlock();
                 w.pred->lock.unlock();
-                domain_.retire(self, w.curr);
+                unlink.retire(w.curr);
                 return true;
             }
             w.curr->lock.unlock();
@@ -200,17 +214,21 @@ class lazylist {
         const auto self = smr::local_copy(caller);
         smr::op_guard guard(domain_, self);
         const auto block = smr::lend_slots<2>(guard);
-        for (;;) {  // contains never restarts by itself; NBR may neutralize its read phase
+        // Restarts only when NBR neutralizes its read phase or hp_pp finds
+        // the node it stands on invalidated.
+        for (;;) {
             SMR_READ_PHASE_BEGIN(domain_, self);
             // The whole traversal is the read phase.
             const auto reader = block.reader(domain_);
             const auto slots = smr::first_slots<2>(reader);
-            node* curr = reader.protect(slots[0], head_.next);
-            for (std::size_t slot = 1; curr->key < key; slot ^= 1) {
-                curr = reader.protect(slots[slot], curr->next);
+            smr::link_read<node> curr{reader.protect(slots[0], head_.next), true};
+            for (std::size_t slot = 1; curr.ptr->key < key; slot ^= 1) {
+                curr = smr::protect_from(reader, slots[slot], curr.ptr->next, *curr.ptr);
+                if (!curr.valid) break;
             }
-            domain_.read_phase_end(self, curr);
-            return curr->key == key && !curr->marked.load(std::memory_order_relaxed);
+            if (!curr.valid) continue;
+            domain_.read_phase_end(self, curr.ptr);
+            return curr.ptr->key == key && !curr.ptr->marked.load(std::memory_order_relaxed);
         }
     }
 
@@ -237,15 +255,18 @@ class lazylist {
     /// paper, hand over hand in two protect slots. Writes nothing shared and
     /// keeps no state across a neutralization restart.
     window search(slot_view block, Key key) noexcept {
-        node* pred = &head_;  // sentinels are never freed: no slot needed
         const auto reader = smr::reader_of(domain_, block);
         const auto slots = smr::first_slots<2>(reader);
-        node* curr = reader.protect(slots[0], head_.next);
-        for (std::size_t slot = 1; curr->key < key; slot ^= 1) {
-            pred = curr;  // stays protected in slot `slot ^ 1`
-            curr = reader.protect(slots[slot], curr->next);
+        for (;;) {                // again from the head when hp_pp finds pred invalidated
+            node* pred = &head_;  // sentinels are never freed: no slot needed
+            smr::link_read<node> curr{reader.protect(slots[0], head_.next), true};
+            for (std::size_t slot = 1; curr.ptr->key < key; slot ^= 1) {
+                pred = curr.ptr;  // stays protected in slot `slot ^ 1`
+                curr = smr::protect_from(reader, slots[slot], pred->next, *pred);
+                if (!curr.valid) break;
+            }
+            if (curr.valid) return {pred, curr.ptr};
         }
-        return {pred, curr};
     }
 
     /// The paper's validate: called with both locks held, so relaxed loads

@@ -226,6 +226,11 @@ class basic_hazard_reader {
         return protect(slot(index), source);
     }
 
+  protected:
+    /// For a reader that adds a protect of its own (hp_pp's protect_from).
+    static std::atomic<const void*>& cell_of(slot_type slot) noexcept { return *slot.cell_; }
+    Announce fences() const noexcept { return fences_; }
+
   private:
     std::atomic<const void*>* hazards_;
     [[no_unique_address]] Announce fences_;

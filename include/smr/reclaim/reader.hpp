@@ -106,6 +106,8 @@ template <class Reader, std::size_t N>
 class block_reader {
   public:
     using slot_type = typename Reader::slot_type;
+    /// Whether protect_from checks the node it steps out of (unlink.hpp).
+    static constexpr bool checks_sources = requires { requires Reader::checks_sources; };
 
     /// `shifted`: the thread's reader, its slot 0 moved to the block's first.
     explicit block_reader(Reader shifted) noexcept : inner_(shifted) {}
@@ -119,6 +121,20 @@ class block_reader {
             return inner_.protect(checked(slot), source);
         } else {
             return inner_.protect(slot, source);
+        }
+    }
+    /// A step out of a node that may be unlinked (smr::protect_from,
+    /// unlink.hpp), where the inner reader checks it.
+    template <class T, class From>
+    auto protect_from(slot_type slot, const std::atomic<T*>& source,
+                      const From& from) const noexcept requires requires(const Reader& inner) {
+        inner.protect_from(slot, source, from);
+    }
+    {
+        if constexpr (std::is_same_v<slot_type, int>) {
+            return inner_.protect_from(checked(slot), source, from);
+        } else {
+            return inner_.protect_from(slot, source, from);
         }
     }
 

@@ -61,6 +61,20 @@ class era_set {
     core::scan_buffer<std::uint64_t> eras_;
 };
 
+/// collect_reserved's loads, appended to `out` (neither cleared nor
+/// sealed): a scan that must read one kind of cell of every thread before
+/// another (hp_pp's frontiers, then its hazards) gathers twice.
+template <class Cells>
+void gather_reserved(core::scan_buffer<const void*>& out, int limit, Cells&& cells,
+                     bool honest) noexcept {
+    for (int i = 0; i < limit; ++i) {
+        for (const std::atomic<const void*>& cell : cells(i)) {
+            const void* p = cell.load(std::memory_order_acquire);
+            if (p != nullptr && honest) out.push_back(p);
+        }
+    }
+}
+
 /// A scan's first step in the schemes that reserve nodes by address (hp's
 /// hazards, nbr's reservations): every non-null pointer that a thread below
 /// `limit` publishes in its cells (`cells(i)`, a range of
@@ -74,12 +88,7 @@ template <class Cells>
 void collect_reserved(core::scan_buffer<const void*>& out, int limit, Cells&& cells,
                       bool honest) noexcept {
     out.clear();
-    for (int i = 0; i < limit; ++i) {
-        for (const std::atomic<const void*>& cell : cells(i)) {
-            const void* p = cell.load(std::memory_order_acquire);
-            if (p != nullptr && honest) out.push_back(p);
-        }
-    }
+    gather_reserved(out, limit, cells, honest);
     out.seal();
 }
 

@@ -103,6 +103,11 @@ struct reclaimer_traits {
     /// NBR's one checkpoint; a nested guard then fails a debug-build
     /// assertion (docs/design.md, "Nested operations").
     bool nests = true;
+    /// Protects a traversal out of a node that may be unlinked where the
+    /// structure names the node it steps out of and each unlink's frontier
+    /// (smr::protect_from, smr::begin_unlink: reclaim/unlink.hpp; HP++):
+    /// safe with a structure that declares names_frontiers.
+    bool invalidates_unlinked = false;
     /// Each thread begins epochs of its own: it moves to a new limbo bag when
     /// it sees the epoch change (debra, ebr, nebr, qsbr) or receives the token
     /// (token_*), and tells the domain (note_epoch_begun). The Epochs paper's

@@ -60,6 +60,7 @@ _RECLAIMER_ORDER = (
     "hp_pop",
     "he_pop",
     "epoch_pop",
+    "hp_pp",
 )
 PALETTE = (
     "#4c72b0",
