@@ -98,7 +98,7 @@ static_assert(safe(traits_of<smr::ds::harris_list>, reclaimer_family::neutraliza
 static_assert(safe(traits_of<smr::ds::harris_list>, reclaimer_family::epoch));
 static_assert(safe(traits_of<smr::ds::hm_list>, reclaimer_family::reservation));
 // HP++: a reservation scheme that invalidates unlinked nodes, on the structures
-// that name their frontiers (harris_list, lazylist), and not on the others.
+// that name their frontiers (harris_list, lazylist, dgt_bst), and not on the others.
 constexpr smr::reclaimer_traits invalidating = [] {
     smr::reclaimer_traits t = of_family(reclaimer_family::reservation);
     t.invalidates_unlinked = true;
@@ -107,7 +107,8 @@ constexpr smr::reclaimer_traits invalidating = [] {
 static_assert(smr::check(traits_of<smr::ds::harris_list>, invalidating).safe);
 static_assert(smr::check(traits_of<smr::ds::lazylist>, invalidating).safe);
 static_assert(smr::check(traits_of<smr::ds::hm_list>, invalidating).safe);
-static_assert(!smr::check(traits_of<smr::ds::dgt_bst>, invalidating).safe);
+static_assert(smr::check(traits_of<smr::ds::dgt_bst>, invalidating).safe);
+static_assert(!smr::check(traits_of<smr::ds::occ_avl>, invalidating).safe);
 static_assert(!smr::check(traits_of<smr::ds::abtree>, invalidating).safe);
 static_assert(safe(traits_of<smr::ds::hm_list>, reclaimer_family::neutralization));
 static_assert(safe(traits_of<smr::ds::hm_list>, reclaimer_family::epoch));

@@ -12,6 +12,7 @@
 #include <type_traits>
 
 #include "smr/compatibility.hpp"
+#include "smr/ds/abtree.hpp"
 #include "smr/ds/dgt_bst.hpp"
 #include "smr/ds/harris_list.hpp"
 #include "smr/ds/hm_list.hpp"
@@ -184,7 +185,7 @@ TEST(hp_pp, other_schemes_protect_and_retire_as_they_always_do) {
 }
 
 // The compatibility table: hp_pp where the structure names its frontiers
-// (harris_list, lazylist),
+// (harris_list, lazylist, dgt_bst),
 // hp where nothing is traversed through unlinked nodes, neither elsewhere.
 TEST(hp_pp, is_safe_where_the_structure_names_its_frontiers) {
     using smr::check;
@@ -192,7 +193,8 @@ TEST(hp_pp, is_safe_where_the_structure_names_its_frontiers) {
     EXPECT_FALSE((check<smr::ds::harris_list<smr::hp_domain>>().safe));
     EXPECT_TRUE((check<smr::ds::hm_list<smr::hp_pp_domain>>().safe));
     EXPECT_TRUE((check<smr::ds::lazylist<smr::hp_pp_domain>>().safe));
-    const auto tree = check<smr::ds::dgt_bst<smr::hp_pp_domain>>();
+    EXPECT_TRUE((check<smr::ds::dgt_bst<smr::hp_pp_domain>>().safe));
+    const auto tree = check<smr::ds::abtree<smr::hp_pp_domain>>();
     EXPECT_FALSE(tree.safe);
     EXPECT_NE(tree.reason.find("names_frontiers"), std::string_view::npos) << tree.reason;
 }

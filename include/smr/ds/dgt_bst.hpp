@@ -29,6 +29,7 @@
 #include "smr/ds/validation.hpp"
 #include "smr/reclaim/guards.hpp"
 #include "smr/reclaim/reader.hpp"
+#include "smr/reclaim/unlink.hpp"
 
 namespace smr::ds {
 
@@ -50,9 +51,15 @@ namespace smr::ds {
 /// without locking or writing (DGT's "ASCY 3").
 ///
 /// Reclamation: traverses_unlinked_nodes (a parse may walk through removed
-/// routing nodes), so hazard pointers cannot protect it. A successful insert
-/// allocates two nodes (leaf + routing node); a successful erase retires two
-/// (the leaf and its parent).
+/// routing nodes), so hazard pointers cannot protect it; HP++ (hp_pp) can:
+/// every step goes through smr::protect_from with the node it leaves, and
+/// erase names the sibling as its unlink's frontier (smr::begin_unlink): the
+/// removed parent stays locked on both sides for good, so its links are
+/// frozen, and nobody removes the sibling while that lock is held. Under
+/// hp_pp a parse or contains that stands on an invalidated node starts again
+/// from the root (contains is lock-free there, not wait-free). A successful
+/// insert allocates two nodes (leaf + routing node); a successful erase
+/// retires two (the leaf and its parent).
 ///
 /// Memory layout: one node type for leaves and routing nodes, as in the
 /// paper's code: the domain's header (none for the epoch family, the leak
@@ -167,6 +174,8 @@ class dgt_bst {
     static constexpr std::string_view name = "dgt_bst";
     /// A parse may walk through routing nodes already removed from the tree.
     static constexpr bool traverses_unlinked_nodes = true;
+    /// Steps out of nodes with smr::protect_from, unlinks with a frontier (HP++).
+    static constexpr bool names_frontiers = true;
     /// One read phase (the parse) then one write phase (try-locks with the
     /// parse's versions, then the write) per attempt; the write phase touches
     /// only the reserved nodes.
@@ -301,14 +310,16 @@ class dgt_bst {
             // Stable: we hold that side, and try_lock's acquire made the last
             // write to it visible.
             node* sibling = p.parent->child[sibling_side].load(std::memory_order_relaxed);
+            // The sibling: where the parent's frozen links lead out (hp_pp).
+            auto unlink = smr::begin_unlink(domain_, self, sibling);
             // release: pairs with the parses' acquire load of this pointer;
             // publishes the sibling's fields along the locks' acquire chain.
             p.gparent->child[p.gparent_side].store(sibling, std::memory_order_release);
             p.gparent->unlock(p.gparent_side);
             // The parent stays locked on both sides for good: any parse that
             // went through it will fail its try-lock on it and restart.
-            domain_.retire(self, p.parent);
-            domain_.retire(self, p.leaf);
+            unlink.retire(p.parent);
+            unlink.retire(p.leaf);
             return true;
         }
     }
@@ -318,17 +329,21 @@ class dgt_bst {
         const auto self = smr::local_copy(caller);
         smr::op_guard guard(domain_, self);
         const auto block = smr::lend_slots<2>(guard);  // parent and child
-        for (;;) {  // search never restarts by itself; NBR may neutralize its read phase
+        // Restarts only when NBR neutralizes its read phase or hp_pp finds
+        // the node it stands on invalidated.
+        for (;;) {
             SMR_READ_PHASE_BEGIN(domain_, self);
             const auto reader = block.reader(domain_);
             const auto slots = smr::first_slots<2>(reader);
-            node* curr = &root_;
-            for (std::size_t slot = 0; !curr->leaf; slot ^= 1) {
-                const side s = key < curr->key ? left : right;
-                curr = reader.protect(slots[slot], curr->child[s]);
+            smr::link_read<node> curr{&root_, true};
+            for (std::size_t slot = 0; !curr.ptr->leaf; slot ^= 1) {
+                const side s = key < curr.ptr->key ? left : right;
+                curr = smr::protect_from(reader, slots[slot], curr.ptr->child[s], *curr.ptr);
+                if (!curr.valid) break;
             }
-            domain_.read_phase_end(self, curr);
-            return curr->key == key;
+            if (!curr.valid) continue;
+            domain_.read_phase_end(self, curr.ptr);
+            return curr.ptr->key == key;
         }
     }
 
@@ -426,29 +441,35 @@ class dgt_bst {
         // Locals, not the result's fields: GCC keeps a struct that is
         // returned in memory there, two stores per level. With the word-sized
         // side, insert's parse is 11 instructions per level where it was 15.
-        node* gparent = nullptr;
-        node* parent = nullptr;
-        node* curr = &root_;
-        side gparent_side = left;
-        side parent_side = left;
-        version_t gparent_version = 0;
-        version_t parent_version = 0;
         const auto reader = smr::reader_of(domain_, slots);
         const auto rotation = smr::first_slots<3>(reader);
-        for (std::size_t slot = 0; !curr->leaf; slot = slot == 2 ? 0 : slot + 1) {
-            const side s = key < curr->key ? left : right;
-            // acquire: pairs with unlock's release, so the child read next is
-            // at least as new as this version (and is not read before it).
-            const version_t v = curr->version[s].load(std::memory_order_acquire);
-            gparent = parent;
-            gparent_side = parent_side;
-            gparent_version = parent_version;
-            parent = curr;
-            parent_side = s;
-            parent_version = v;
-            curr = reader.protect(rotation[slot], curr->child[s]);
+        for (;;) {  // again from the root when hp_pp finds a node invalidated
+            node* gparent = nullptr;
+            node* parent = nullptr;
+            smr::link_read<node> curr{&root_, true};
+            side gparent_side = left;
+            side parent_side = left;
+            version_t gparent_version = 0;
+            version_t parent_version = 0;
+            for (std::size_t slot = 0; !curr.ptr->leaf; slot = slot == 2 ? 0 : slot + 1) {
+                const side s = key < curr.ptr->key ? left : right;
+                // acquire: pairs with unlock's release, so the child read next
+                // is at least as new as this version (and is not read before it).
+                const version_t v = curr.ptr->version[s].load(std::memory_order_acquire);
+                gparent = parent;
+                gparent_side = parent_side;
+                gparent_version = parent_version;
+                parent = curr.ptr;
+                parent_side = s;
+                parent_version = v;
+                curr = smr::protect_from(reader, rotation[slot], parent->child[s], *parent);
+                if (!curr.valid) break;
+            }
+            if (curr.valid) {
+                return {gparent,     parent,          curr.ptr,      gparent_side,
+                        parent_side, gparent_version, parent_version};
+            }
         }
-        return {gparent, parent, curr, gparent_side, parent_side, gparent_version, parent_version};
     }
 
     /// Called after a failed try-lock: the holder is usually running and
