@@ -61,6 +61,7 @@
 #include "smr/core/retired_node.hpp"
 #include "smr/core/scan_buffer.hpp"
 #include "smr/core/unrolled.hpp"
+#include "smr/reclaim/domain_config.hpp"
 #include "smr/reclaim/reservation_common.hpp"
 #include "smr/reclaim/retire_list.hpp"
 #include "smr/reclaim/traits.hpp"
@@ -237,6 +238,27 @@ class basic_hazard_reader {
 };
 using hazard_reader = basic_hazard_reader<core::fence_pair>;
 
+/// Michael's R = H + Omega(H) in Hart et al.'s form, over the hazard slots
+/// of the threads registered (`registered`): max(bag_threshold, factor x H
+/// + offset), at least 1 (hp, hp_pp).
+inline std::size_t hazard_scan_threshold(const domain_config& config, int registered) noexcept {
+    const std::size_t hazards = static_cast<std::size_t>(registered) * max_protect_slots;
+    const std::size_t hart =
+        std::size_t{config.hp_scan_factor} * hazards + std::size_t{config.hp_scan_offset};
+    return std::max<std::size_t>({config.bag_threshold, hart, 1});
+}
+
+/// The end of a hazard scheme's operation: every slot cleared, eight stores
+/// to one line (unrolled, core/unrolled.hpp), where tracking the slots used
+/// costs every protect a load, a compare and a store.
+inline void clear_hazard_cells(std::atomic<const void*> (&hazards)[max_protect_slots]) noexcept {
+    core::for_each_unrolled(hazards, [](std::atomic<const void*>& hazard) {
+        // release: the operation's reads of the node happen before a scan
+        // that reads null (acquire) and frees it.
+        hazard.store(nullptr, std::memory_order_release);
+    });
+}
+
 struct hp_local {
     /// The thread's hazard pointers. Read by every scan; alone on their lines.
     alignas(core::false_sharing_range) std::atomic<const void*> hazards[max_protect_slots] = {};
@@ -293,16 +315,7 @@ class hp_domain : public retire_list_domain<hp_domain, detail::hp_local> {
         local(tid).scratch.reserve(config().max_threads * max_protect_slots);
     }
 
-    /// Clears every slot: eight stores to one line per operation (unrolled,
-    /// core/unrolled.hpp), where tracking the slots used costs every protect
-    /// a load, a compare and a store.
-    void on_end_op(int tid) noexcept {
-        core::for_each_unrolled(local(tid).hazards, [](std::atomic<const void*>& hazard) {
-            // release: this operation's reads of the node happen before a
-            // scan that reads null (acquire) and frees it.
-            hazard.store(nullptr, std::memory_order_release);
-        });
-    }
+    void on_end_op(int tid) noexcept { detail::clear_hazard_cells(local(tid).hazards); }
 
     template <class T>
     void on_retire(int tid, T* node) noexcept {
@@ -324,11 +337,7 @@ class hp_domain : public retire_list_domain<hp_domain, detail::hp_local> {
 
     /// R for the threads registered now.
     std::size_t scan_threshold() const noexcept {
-        const std::size_t hazards =
-            static_cast<std::size_t>(registry().scan_limit()) * max_protect_slots;
-        const std::size_t hart =
-            std::size_t{config().hp_scan_factor} * hazards + std::size_t{config().hp_scan_offset};
-        return std::max<std::size_t>({config().bag_threshold, hart, 1});
+        return detail::hazard_scan_threshold(config(), registry().scan_limit());
     }
 
   private:

@@ -244,12 +244,7 @@ class hp_pp_domain
     }
 
     /// hp's: clears the hazards (the frontier cells outlive the operation).
-    void on_end_op(int tid) noexcept {
-        core::for_each_unrolled(local(tid).hazards, [](std::atomic<const void*>& hazard) {
-            // release: as hp's end_op.
-            hazard.store(nullptr, std::memory_order_release);
-        });
-    }
+    void on_end_op(int tid) noexcept { detail::clear_hazard_cells(local(tid).hazards); }
 
     template <class T>
     void on_retire(int tid, T* node) noexcept {
@@ -278,11 +273,7 @@ class hp_pp_domain
     /// counting all 128 would raise R seventeenfold (a scan keeps at most
     /// the hazards and the frontiers held; the bound at the top of the file).
     std::size_t scan_threshold() const noexcept {
-        const std::size_t hazards =
-            static_cast<std::size_t>(registry().scan_limit()) * max_protect_slots;
-        const std::size_t hart =
-            std::size_t{config().hp_scan_factor} * hazards + std::size_t{config().hp_scan_offset};
-        return std::max<std::size_t>({config().bag_threshold, hart, 1});
+        return detail::hazard_scan_threshold(config(), registry().scan_limit());
     }
 
   private:
