@@ -45,10 +45,11 @@
     X(DS, smr::epoch_pop_domain)             \
     X(DS, smr::ibr_domain)                   \
     X(DS, smr::wfe_domain)                   \
+    X(DS, smr::hyaline_domain)               \
     X(DS, smr::nbr_domain)                   \
     X(DS, smr::nbrplus_domain)
 // The list above and lfrc are every reclaimer of the library.
-static_assert(std::tuple_size_v<smr::all_domains> == 20 + 1);
+static_assert(std::tuple_size_v<smr::all_domains> == 21 + 1);
 
 #define SMR_INSTANTIATE(DS, Domain) template class DS<Domain>;
 

@@ -89,6 +89,7 @@ def test_the_tunings_each_reclaimer_reads() -> None:
         "epoch_pop",
         "ibr",
         "wfe",
+        "hyaline",
         "nbr",
         "nbrplus",
     }
@@ -100,6 +101,7 @@ def test_the_tunings_each_reclaimer_reads() -> None:
         "epoch_pop",
         "ibr",
         "wfe",
+        "hyaline",
     }
     assert readers["nbr_low_watermark"] == ("hp_pop", "epoch_pop", "nbrplus")
     assert readers["nbr_high_watermark"] == ("hp_pop", "epoch_pop", "nbr", "nbrplus")

@@ -13,6 +13,7 @@
 #include "smr/reclaim/hp.hpp"
 #include "smr/reclaim/hp_pop.hpp"
 #include "smr/reclaim/hp_pp.hpp"
+#include "smr/reclaim/hyaline.hpp"
 #include "smr/reclaim/ibr.hpp"
 #include "smr/reclaim/lfrc.hpp"
 #include "smr/reclaim/nbr.hpp"
@@ -33,6 +34,6 @@ using all_domains =
     std::tuple<leak_domain, ebr_domain, nebr_domain, debra_domain, qsbr_domain, rcu_epoch_domain,
                qsbr_ibr_domain, token_naive_domain, token_passfirst_domain, token_periodic_domain,
                hp_domain, hp_pop_domain, hp_pp_domain, he_domain, he_pop_domain, epoch_pop_domain,
-               ibr_domain, wfe_domain, lfrc_domain, nbr_domain, nbrplus_domain>;
+               ibr_domain, wfe_domain, hyaline_domain, lfrc_domain, nbr_domain, nbrplus_domain>;
 
 }  // namespace smr

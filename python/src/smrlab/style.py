@@ -61,6 +61,7 @@ _RECLAIMER_ORDER = (
     "he_pop",
     "epoch_pop",
     "hp_pp",
+    "hyaline",
 )
 PALETTE = (
     "#4c72b0",
