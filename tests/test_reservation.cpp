@@ -1,5 +1,5 @@
 // Tests of the reservation reclaimers (hp, hp_pop, hp_pp, he, he_pop, epoch_pop, ibr, hyaline,
-// wfe).
+// crystalline_l, wfe).
 //
 // Unlike tests/test_reclaimers.cpp, whose workers read shared cells without
 // protect (valid only for grace-period schemes), every read of a shared
@@ -54,6 +54,8 @@ using setups = ::testing::Types<
     setup<smr::wfe_domain, smr::free_mode::amortized>,
     setup<smr::hyaline_domain, smr::free_mode::batch>,
     setup<smr::hyaline_domain, smr::free_mode::amortized>,
+    setup<smr::crystalline_l_domain, smr::free_mode::batch>,
+    setup<smr::crystalline_l_domain, smr::free_mode::amortized>,
     // Michael's full fences, both free modes, every scheme.
     setup<smr::hp_domain, smr::free_mode::batch, smr::fence_mode::symmetric>,
     setup<smr::hp_domain, smr::free_mode::amortized, smr::fence_mode::symmetric>,
@@ -64,7 +66,8 @@ using setups = ::testing::Types<
     setup<smr::ibr_domain, smr::free_mode::amortized, smr::fence_mode::symmetric>,
     setup<smr::wfe_domain, smr::free_mode::batch, smr::fence_mode::symmetric>,
     setup<smr::wfe_domain, smr::free_mode::amortized, smr::fence_mode::symmetric>,
-    setup<smr::hyaline_domain, smr::free_mode::batch, smr::fence_mode::symmetric>>;
+    setup<smr::hyaline_domain, smr::free_mode::batch, smr::fence_mode::symmetric>,
+    setup<smr::crystalline_l_domain, smr::free_mode::batch, smr::fence_mode::symmetric>>;
 
 struct setup_names {
     template <class S>
@@ -235,11 +238,15 @@ TYPED_TEST(reservation_test, each_asymmetric_scan_issues_one_heavy_barrier) {
     }
     {
         smr::context handle(domain);
-        for (int i = 0; i < 12; ++i) {
+        // hyaline and crystalline_l seal a batch (one fence) at
+        // max(bag_threshold, slots + 1) retirements.
+        std::uint64_t per_scan = 4;
+        if constexpr (requires { domain.batch_size(); }) per_scan = domain.batch_size();
+        for (std::uint64_t i = 0; i < 3 * per_scan; ++i) {
             domain.retire(handle, domain.template allocate<node>(handle, 0));
         }
         if (TypeParam::mode == smr::free_mode::batch) {
-            EXPECT_EQ(domain.stats().freed, 12u);
+            EXPECT_EQ(domain.stats().freed, 3 * per_scan);
         }
     }
     EXPECT_EQ(domain.stats().heavy_barriers, asymmetric ? 3u : 0u);
@@ -288,7 +295,7 @@ void run_round_robin(Domain& domain, cells<Domain>& shared, int workers, std::ui
 // reserved nodes, so its list never exceeds R + P, P being the nodes all
 // reservations pin at a scan:
 //  - hp: one node per hazard, the stall's 8 and the scanning worker's 2;
-//  - hyaline: no scan; see the bound's comment below;
+//  - hyaline, crystalline_l: no scan; see the bound's comment below;
 //  - he, ibr, wfe: the nodes alive in a reserved era. The stall reserves one
 //    era (nothing allocates while it protects) and the scanning worker at
 //    most the era it began in and the current one. An era lasts at most
@@ -332,11 +339,11 @@ TYPED_TEST(reservation_test, stalled_thread_keeps_garbage_bounded) {
     const std::uint64_t pinned = by_address ? smr::max_protect_slots + 2 : 3 * per_era;
     const std::uint64_t lists = config.bag_threshold + pinned;
     const bool amortized = TestFixture::config().free.mode == smr::free_mode::amortized;
-    // hyaline: each worker's unsealed batch, and the batches holding a node
+    // hyaline, crystalline_l: each worker's unsealed batch, and the batches holding a node
     // born at or before the stall's era (at most per_era such nodes, one
     // batch each), which wait for the stall; every other batch skips it.
-    const std::uint64_t held =
-        D::traits.name == "hyaline" ? (workers + per_era) * config.bag_threshold : workers * lists;
+    const std::uint64_t held = requires(D & d) { d.batch_size(); }
+    ? (workers + per_era) * config.bag_threshold : workers* lists;
     const std::uint64_t bound = held * (amortized ? 2 : 1);
     std::printf("%s: peak garbage %llu without a stall, %llu with, bound %llu\n",
                 std::string(D::traits.name).c_str(), static_cast<unsigned long long>(without),
@@ -366,11 +373,15 @@ TYPED_TEST(reservation_test, protected_node_survives_until_end_op) {
     // sweep, and the node the writer retires inside an operation carries the
     // epoch that operation reserved: it waits for the writer's next sweep.
     const std::uint64_t own_at_end = own + (std::is_same_v<D, smr::epoch_pop_domain> ? 1 : 0);
-    // hyaline holds `held`'s whole batch, the two nodes retired after it
-    // (a batch is T + 1 = 3 nodes here), not `held` alone.
-    const std::uint64_t batch_mates = std::is_same_v<D, smr::hyaline_domain> ? 2 : 0;
     const smr::context<D> reader(domain);
     const smr::context<D> writer(domain);
+    // hyaline and crystalline_l hold `held`'s whole batch, sealed together:
+    // batch_size() nodes (here 3 and 17, the slots of two threads plus one).
+    std::uint64_t batch = 1;
+    if constexpr (requires { domain.batch_size(); }) batch = domain.batch_size();
+    const std::uint64_t rounds = batch > 1 ? 2 * batch : 21;
+    const std::uint64_t freed_before = batch > 1 ? batch : 20 - own;
+    const std::uint64_t freed_after = batch > 1 ? (rounds + 3) / batch * batch : 24 - own_at_end;
     std::atomic<node*> cell{domain.template allocate<node>(writer, 1)};
     // Allocations (discarded) that move the era on at least once.
     auto move_era = [&] {
@@ -401,26 +412,26 @@ TYPED_TEST(reservation_test, protected_node_survives_until_end_op) {
     // reserved era, not only the one the reader holds).
     move_era();
     move_era();
-    for (int i = 0; i < 21; ++i) replace();  // retires `held`, then 20 more
-    for (int i = 0; i < 8; ++i) {  // amortized: drain the writer's freeable list
+    for (std::uint64_t i = 0; i < rounds; ++i) replace();  // retires `held`, then more
+    for (int i = 0; i < 40; ++i) {  // amortized: drain the writer's freeable list
         domain.begin_op(writer);
         domain.end_op(writer);
     }
     check(held);
     EXPECT_EQ(bad_reads.load(), 0u);
-    EXPECT_EQ(domain.stats().retired, 21u);
-    EXPECT_EQ(domain.stats().freed, 20u - own - batch_mates);  // everything but `held`
+    EXPECT_EQ(domain.stats().retired, rounds);
+    EXPECT_EQ(domain.stats().freed, freed_before);  // everything but `held` (and its batch)
     domain.end_op(reader);
     for (int i = 0; i < 3; ++i) replace();
-    for (int i = 0; i < 30; ++i) {  // amortized: drain the freeable lists
+    for (int i = 0; i < 40; ++i) {  // amortized: drain the freeable lists
         domain.begin_op(writer);
         domain.end_op(writer);
-        // hyaline: the reader's end_op dropped the last reference to
-        // `held`'s batch, so its freeable list holds it.
+        // hyaline, crystalline_l: the reader's end_op dropped the last
+        // reference to `held`'s batch, so its freeable list holds it.
         domain.begin_op(reader);
         domain.end_op(reader);
     }
-    EXPECT_EQ(domain.stats().freed, 24u - own_at_end);  // now `held` too
+    EXPECT_EQ(domain.stats().freed, freed_after);  // now `held` too
     domain.free_unshared(cell.load());
 }
 

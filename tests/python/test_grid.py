@@ -90,6 +90,7 @@ def test_the_tunings_each_reclaimer_reads() -> None:
         "ibr",
         "wfe",
         "hyaline",
+        "crystalline_l",
         "nbr",
         "nbrplus",
     }
@@ -102,6 +103,7 @@ def test_the_tunings_each_reclaimer_reads() -> None:
         "ibr",
         "wfe",
         "hyaline",
+        "crystalline_l",
     }
     assert readers["nbr_low_watermark"] == ("hp_pop", "epoch_pop", "nbrplus")
     assert readers["nbr_high_watermark"] == ("hp_pop", "epoch_pop", "nbr", "nbrplus")

@@ -62,6 +62,7 @@ _RECLAIMER_ORDER = (
     "epoch_pop",
     "hp_pp",
     "hyaline",
+    "crystalline_l",
 )
 PALETTE = (
     "#4c72b0",
