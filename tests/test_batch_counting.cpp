@@ -58,18 +58,28 @@ void move_era(Domain& domain, smr::context<Domain>& self, std::atomic<int>& dest
         domain.discard(self, domain.template allocate<node>(self, &destroyed));
 }
 
+/// What most tests start from: a domain, a writer and a reader, a source
+/// node, and one full batch of nodes born before the reader's first protect.
+template <class Domain>
+struct scene {
+    Domain domain{small_batches()};
+    std::atomic<int> destroyed{0};
+    smr::context<Domain> writer{domain};
+    smr::context<Domain> reader{domain};
+    std::atomic<node*> source{domain.template allocate<node>(writer, &destroyed)};
+    std::vector<node*> batch = allocate_batch(domain, writer, destroyed);
+
+    ~scene() { domain.free_unshared(source.load()); }
+};
+
 // ---- hyaline: one slot per thread, held for the whole operation -------------
 
 // A reader inside an operation, its era announced after the batch's nodes
 // were born, holds the batch until it leaves; the retirer's own slot,
 // outside any operation, takes nothing. Kills batch_counting_skips_held_slots.
 TEST(hyaline, a_batch_waits_for_a_reader_inside_an_operation) {
-    smr::hyaline_domain domain(small_batches());
-    std::atomic<int> destroyed{0};
-    smr::context writer(domain);
-    smr::context reader(domain);
-    std::atomic<node*> source{domain.allocate<node>(writer, &destroyed)};
-    const auto batch = allocate_batch(domain, writer, destroyed);
+    scene<smr::hyaline_domain> s;
+    auto& [domain, destroyed, writer, reader, source, batch] = s;
     {
         smr::op_guard guard(domain, reader);
         EXPECT_NE(domain.protect(reader, 0, source), nullptr);  // announces the current era
@@ -79,7 +89,6 @@ TEST(hyaline, a_batch_waits_for_a_reader_inside_an_operation) {
     }
     EXPECT_EQ(domain.garbage(), 0u) << "the reader's leave dropped the last reference";
     EXPECT_EQ(destroyed.load(), static_cast<int>(domain.batch_size()));
-    domain.free_unshared(source.load());
 }
 
 // A reader stalled inside an operation whose era is older than every node of
@@ -95,12 +104,7 @@ TEST(hyaline, a_stalled_reader_is_skipped_by_batches_born_after_its_era) {
     std::atomic<node*> source{old};
     domain.begin_op(staller);
     EXPECT_EQ(domain.protect(staller, 0, source), old);
-    const std::uint64_t stalled_era = domain.global_era();
-    // Move the era past the staller's.
-    std::vector<node*> young;
-    while (domain.global_era() == stalled_era)
-        young.push_back(domain.allocate<node>(writer, &destroyed));
-    for (node* n : young) domain.discard(writer, n);
+    move_era(domain, writer, destroyed);  // past the staller's
     destroyed.store(0);
 
     for (int round = 0; round < 50; ++round) {
@@ -125,12 +129,8 @@ TEST(hyaline, a_stalled_reader_is_skipped_by_batches_born_after_its_era) {
 // until the operation ends; the writer, holding no slot, keeps nothing.
 // Kills batch_counting_skips_held_slots.
 TEST(crystalline, a_batch_waits_for_a_held_slot) {
-    smr::crystalline_l_domain domain(small_batches());
-    std::atomic<int> destroyed{0};
-    smr::context writer(domain);
-    smr::context reader(domain);
-    std::atomic<node*> source{domain.allocate<node>(writer, &destroyed)};
-    const auto batch = allocate_batch(domain, writer, destroyed);
+    scene<smr::crystalline_l_domain> s;
+    auto& [domain, destroyed, writer, reader, source, batch] = s;
     {
         smr::op_guard guard(domain, reader);
         EXPECT_NE(domain.protect(reader, 3, source), nullptr);  // holds slot 3
@@ -140,19 +140,14 @@ TEST(crystalline, a_batch_waits_for_a_held_slot) {
     }
     EXPECT_EQ(domain.garbage(), 0u) << "the end of the operation released slot 3";
     EXPECT_EQ(destroyed.load(), static_cast<int>(batch.size()));
-    domain.free_unshared(source.load());
 }
 
 // The reader's slot moves to a new era inside one operation (the structure
 // protects another node in it): the batch pushed under the old era is freed
 // then, not at the operation's end. Kills crystalline_keeps_list_on_era_change.
 TEST(crystalline, a_slot_that_changes_era_releases_its_batches) {
-    smr::crystalline_l_domain domain(small_batches());
-    std::atomic<int> destroyed{0};
-    smr::context writer(domain);
-    smr::context reader(domain);
-    std::atomic<node*> source{domain.allocate<node>(writer, &destroyed)};
-    const auto batch = allocate_batch(domain, writer, destroyed);
+    scene<smr::crystalline_l_domain> s;
+    auto& [domain, destroyed, writer, reader, source, batch] = s;
     smr::op_guard guard(domain, reader);
     EXPECT_NE(domain.protect(reader, 0, source), nullptr);
     retire_all(domain, writer, batch);
@@ -162,18 +157,13 @@ TEST(crystalline, a_slot_that_changes_era_releases_its_batches) {
     EXPECT_NE(domain.protect(reader, 0, source), nullptr);  // slot 0 moves to the new era
     EXPECT_EQ(domain.garbage(), 0u) << "slot 0 kept what it held under its old era";
     EXPECT_EQ(destroyed.load(), static_cast<int>(batch.size()));
-    domain.free_unshared(source.load());
 }
 
 // Another slot of the same operation keeps its own era and its batches: a
 // batch old enough for slot 1 but not for slot 0 waits for slot 1 alone.
 TEST(crystalline, each_slot_keeps_its_own_era) {
-    smr::crystalline_l_domain domain(small_batches());
-    std::atomic<int> destroyed{0};
-    smr::context writer(domain);
-    smr::context reader(domain);
-    std::atomic<node*> source{domain.allocate<node>(writer, &destroyed)};
-    const auto batch = allocate_batch(domain, writer, destroyed);
+    scene<smr::crystalline_l_domain> s;
+    auto& [domain, destroyed, writer, reader, source, batch] = s;
     smr::op_guard guard(domain, reader);
     EXPECT_NE(domain.protect(reader, 1, source), nullptr);  // slot 1: the batch's era
     retire_all(domain, writer, batch);
@@ -183,7 +173,6 @@ TEST(crystalline, each_slot_keeps_its_own_era) {
     move_era(domain, writer, destroyed);
     EXPECT_NE(domain.protect(reader, 1, source), nullptr);  // slot 1 moves on
     EXPECT_EQ(domain.garbage(), 0u);
-    domain.free_unshared(source.load());
 }
 
 }  // namespace
