@@ -204,6 +204,114 @@ TYPED_TEST(ping_test, a_leaving_thread_ends_the_wait_for_it) {
     EXPECT_EQ(destroyed.load(), 1);
 }
 
+// A pinger answers pings while it waits (publish_on_ping.hpp, "Waiting"):
+// thread b, its signal blocked, waits in its round for thread c, which
+// publishes only when told; meanwhile b's publication count moves, and a
+// round of the main thread that pings b returns although b's handler never
+// runs. Without it, two threads that ping each other while their signals
+// are deferred (ThreadSanitizer defers a signal while the thread spins)
+// wait for each other forever. Kills ping_wait_answers_no_ping.
+TEST(ping_all, a_waiting_pinger_answers_pings_itself) {
+    using smr::detail::ping_subscriber;
+    const smr::hp_pop_domain domain(one_node_threshold());  // installs the handler
+    const int signo = domain.signal();
+    constexpr ping_subscriber::publish_fn publish_nothing = [](ping_subscriber&) noexcept {};
+    ping_subscriber main_slot, b, c;  // slots 0, 1 and 2
+    const auto slot = [&](int i) -> ping_subscriber& {
+        return i == 0 ? main_slot : (i == 1 ? b : c);
+    };
+    smr::detail::subscribe(main_slot, signo, publish_nothing);
+    smr::detail::go_offline(main_slot);  // b's round pings c alone
+    std::atomic<int> step{0};  // 1: c subscribed; 2: b pings; 3: c may answer; 4: b's round ended
+    const auto wait_until = [&step](int value) {
+        while (step.load(std::memory_order_acquire) < value) std::this_thread::sleep_for(1ms);
+    };
+    std::thread c_thread([&] {
+        smr::detail::subscribe(c, signo, publish_nothing);
+        set_blocked(signo, true);
+        step.store(1, std::memory_order_release);
+        wait_until(3);
+        smr::detail::publish_reservations(c);  // the owner answers b's ping
+        wait_until(4);
+        smr::detail::unsubscribe(c);  // a pending signal dies with the thread
+    });
+    wait_until(1);
+    std::thread b_thread([&] {
+        smr::detail::subscribe(b, signo, publish_nothing);
+        set_blocked(signo, true);
+        step.store(2, std::memory_order_release);
+        std::uint64_t seen[3] = {};
+        smr::detail::ping_all(
+            1, 3, signo, seen, slot, [](int) {}, true);
+        step.store(4, std::memory_order_release);
+        smr::detail::unsubscribe(b);
+    });
+    wait_until(2);
+    const auto deadline = std::chrono::steady_clock::now() + 10s;
+    while (b.publications.load() == 0 && std::chrono::steady_clock::now() < deadline) {
+        std::this_thread::sleep_for(1ms);
+    }
+    if (b.publications.load() == 0) {
+        ADD_FAILURE() << "a thread waiting in its round did not publish its own reservations";
+    } else {
+        std::uint64_t seen[2] = {};
+        smr::detail::ping_all(
+            0, 2, signo, seen, slot, [](int) {}, true);  // waits for b
+        EXPECT_EQ(step.load(), 2) << "b's round ended before c answered";
+    }
+    step.store(3, std::memory_order_release);
+    b_thread.join();
+    c_thread.join();
+    smr::detail::unsubscribe(main_slot);
+}
+
+// A pinged thread that goes offline ends the wait for it, although its
+// handler has not run (publish_on_ping.hpp, "Waiting"): a barrier waiting
+// for a thread queued behind it on its mutex (offline there) would wait
+// forever where the handler cannot run on a thread blocked in a lock (under
+// ThreadSanitizer). The subscriber only sets `offline`, without go_offline's
+// publication, so that nothing but the flag ends the wait. Kills
+// ping_waits_for_offline_threads.
+TEST(ping_all, a_pinged_thread_that_goes_offline_ends_the_wait) {
+    using smr::detail::ping_subscriber;
+    const smr::hp_pop_domain domain(one_node_threshold());  // installs the handler
+    const int signo = domain.signal();
+    constexpr ping_subscriber::publish_fn publish_nothing = [](ping_subscriber&) noexcept {};
+    ping_subscriber pinger, pinged;  // slots 0 and 1
+    const auto slot = [&](int i) -> ping_subscriber& { return i == 0 ? pinger : pinged; };
+    std::atomic<int> step{0};  // 1: pinged subscribed; 2: the round ended; 3: pinged may leave
+    const auto wait_until = [&step](int value) {
+        while (step.load(std::memory_order_acquire) < value) std::this_thread::sleep_for(1ms);
+    };
+    std::thread pinged_thread([&] {
+        smr::detail::subscribe(pinged, signo, publish_nothing);
+        set_blocked(signo, true);
+        step.store(1, std::memory_order_release);
+        wait_until(3);
+        smr::detail::unsubscribe(pinged);  // a pending signal dies with the thread
+    });
+    wait_until(1);
+    std::thread pinger_thread([&] {
+        smr::detail::subscribe(pinger, signo, publish_nothing);
+        std::uint64_t seen[2] = {};
+        smr::detail::ping_all(
+            0, 2, signo, seen, slot, [](int) {}, true);
+        step.store(2, std::memory_order_release);
+        smr::detail::unsubscribe(pinger);
+    });
+    std::this_thread::sleep_for(20ms);
+    EXPECT_EQ(step.load(), 1) << "the round did not wait for the pinged thread";
+    pinged.offline.store(true, std::memory_order_seq_cst);
+    const auto deadline = std::chrono::steady_clock::now() + 10s;
+    while (step.load() < 2 && std::chrono::steady_clock::now() < deadline) {
+        std::this_thread::sleep_for(1ms);
+    }
+    EXPECT_EQ(step.load(), 2) << "the round waited for a thread that went offline";
+    step.store(3, std::memory_order_release);  // its unsubscribe publishes: the round ends anyway
+    pinger_thread.join();
+    pinged_thread.join();
+}
+
 // The signal: refused where it would stop the process, and where NBR's
 // handler owns it in this process.
 TYPED_TEST(ping_test, its_signal_is_refused_where_another_owns_it) {

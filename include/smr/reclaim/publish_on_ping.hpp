@@ -68,6 +68,23 @@
 // registered threads only), and a thread that starts to leave counts a
 // publication of its cleared reservations, so a wait never outlives the
 // thread it waits for.
+//
+// Two more ways out of a wait, both for threads that cannot run their
+// handler soon. A pinged thread seen offline during the wait is not waited
+// for: the argument at go_offline holds for any load of `offline` after the
+// pinger's fence. A thread blocked on a barrier's mutex is offline (the
+// barrier takes it offline to wait), so the barrier that holds the mutex
+// does not wait for its handler. And a waiting pinger answers pings itself:
+// each time around its wait loop it publishes its own subscriptions, as its
+// handler would; a publication the thread runs in its own program order
+// copies the private cells as they stand at one point of that order, like a
+// handler run, so the argument above holds for it. Two threads that ping
+// each other at once then never wait on each other's handler. In a process
+// the kernel runs a handler even on a thread blocked in a futex, but
+// ThreadSanitizer runs it only when the thread enters a function it
+// intercepts, which neither a lock's wait nor sched_yield is: CI saw a
+// barrier wait forever for a thread queued behind it on the mutex.
+
 #pragma once
 
 #include <sched.h>
@@ -139,15 +156,22 @@ inline void publish_reservations(ping_subscriber& s) noexcept {
     s.publications.fetch_add(1, std::memory_order_seq_cst);
 }
 
-inline void ping_handler(int) {
-    const int saved_errno = errno;
-    // The handler runs on the interrupted thread, between two of its
-    // instructions: relaxed loads see the thread's own list as it stands.
+/// Publishes every subscription of the calling thread: what its handler
+/// does, and what a pinger does itself while it waits (ping_all).
+inline void publish_own_subscriptions() noexcept {
+    // Whether a handler or the thread's own code runs this, it runs on the
+    // thread, between two of its instructions: relaxed loads see the
+    // thread's own list as it stands.
     std::atomic_signal_fence(std::memory_order_seq_cst);
     for (ping_subscriber* s = ping_subscriptions.load(std::memory_order_relaxed); s != nullptr;
          s = s->next.load(std::memory_order_relaxed)) {
         publish_reservations(*s);
     }
+}
+
+inline void ping_handler(int) {
+    const int saved_errno = errno;
+    publish_own_subscriptions();
     errno = saved_errno;
 }
 
@@ -193,8 +217,8 @@ inline void unsubscribe(ping_subscriber& s) noexcept {
 /// On the subscribed thread, going offline between operations: publishes
 /// its (cleared) reservations, then stops being pinged. seq_cst: a pinger
 /// that reads `offline` true (seq_cst, after its fence) neither signals nor
-/// waits, and the thread's later coming online (go_online) follows that
-/// load in S, so the thread's next re-reads follow the pinger's fence and
+/// waits (or stops waiting, if it signalled before), and the thread's later coming online
+/// (go_online) follows that load in S, so the thread's next re-reads follow the pinger's fence and
 /// see its unlinks.
 inline void go_offline(ping_subscriber& s) noexcept {
     publish_reservations(s);
@@ -254,6 +278,15 @@ void ping_all(int self, int limit, int signo, std::uint64_t* seen, SubscriberOf&
             // Leaving: its last publication (unsubscribe) counted already,
             // or its slot is being handed over; nothing left to wait for.
             if (other.target.leaving()) break;
+            // Offline since (seq_cst, after the fence): as if it had been
+            // offline when we looked (go_offline; "Waiting" above).
+            if (other.offline.load(std::memory_order_seq_cst) &&
+                !SMR_MUTANT("ping_waits_for_offline_threads")) {
+                break;
+            }
+            // Answers whoever pings us meanwhile (the top of this file:
+            // "Waiting"), then lets the waited-for thread run.
+            if (!SMR_MUTANT("ping_wait_answers_no_ping")) publish_own_subscriptions();
             sched_yield();
         }
     }
