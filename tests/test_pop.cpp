@@ -65,6 +65,33 @@ void wait_for(const std::atomic<int>& step, int value) {
     while (step.load(std::memory_order_acquire) != value) std::this_thread::sleep_for(1ms);
 }
 
+/// Sleeps until `step` reaches `value` or beyond (acquire, as wait_for).
+void wait_at_least(const std::atomic<int>& step, int value) {
+    while (step.load(std::memory_order_acquire) < value) std::this_thread::sleep_for(1ms);
+}
+
+/// Whether `holds()` becomes true within 10 s (checked every millisecond).
+template <class Condition>
+bool eventually(Condition&& holds) {
+    const auto deadline = std::chrono::steady_clock::now() + 10s;
+    while (!holds() && std::chrono::steady_clock::now() < deadline) {
+        std::this_thread::sleep_for(1ms);
+    }
+    return holds();
+}
+
+/// The ping_all tests' subscribers hold no reservations of a scheme.
+void publish_nothing(smr::detail::ping_subscriber& /*subscriber*/) noexcept {}
+
+/// One ping round of slot `self` over slots 0 to `limit` - 1 (at most 3),
+/// waiting for the answers, as a scheme's reclaim runs it.
+template <class SubscriberOf>
+void ping_round(int self, int limit, int signo, SubscriberOf&& subscriber_of) {
+    std::uint64_t seen[3] = {};
+    smr::detail::ping_all(
+        self, limit, signo, seen, subscriber_of, [](int) {}, true);
+}
+
 /// The schemes that publish on ping; each test below runs on every one.
 template <class Domain>
 class ping_test : public ::testing::Test {};
@@ -215,7 +242,6 @@ TEST(ping_all, a_waiting_pinger_answers_pings_itself) {
     using smr::detail::ping_subscriber;
     const smr::hp_pop_domain domain(one_node_threshold());  // installs the handler
     const int signo = domain.signal();
-    constexpr ping_subscriber::publish_fn publish_nothing = [](ping_subscriber&) noexcept {};
     ping_subscriber main_slot, b, c;  // slots 0, 1 and 2
     const auto slot = [&](int i) -> ping_subscriber& {
         return i == 0 ? main_slot : (i == 1 ? b : c);
@@ -223,40 +249,29 @@ TEST(ping_all, a_waiting_pinger_answers_pings_itself) {
     smr::detail::subscribe(main_slot, signo, publish_nothing);
     smr::detail::go_offline(main_slot);  // b's round pings c alone
     std::atomic<int> step{0};  // 1: c subscribed; 2: b pings; 3: c may answer; 4: b's round ended
-    const auto wait_until = [&step](int value) {
-        while (step.load(std::memory_order_acquire) < value) std::this_thread::sleep_for(1ms);
-    };
     std::thread c_thread([&] {
         smr::detail::subscribe(c, signo, publish_nothing);
         set_blocked(signo, true);
         step.store(1, std::memory_order_release);
-        wait_until(3);
+        wait_at_least(step, 3);
         smr::detail::publish_reservations(c);  // the owner answers b's ping
-        wait_until(4);
+        wait_at_least(step, 4);
         smr::detail::unsubscribe(c);  // a pending signal dies with the thread
     });
-    wait_until(1);
+    wait_at_least(step, 1);
     std::thread b_thread([&] {
         smr::detail::subscribe(b, signo, publish_nothing);
         set_blocked(signo, true);
         step.store(2, std::memory_order_release);
-        std::uint64_t seen[3] = {};
-        smr::detail::ping_all(
-            1, 3, signo, seen, slot, [](int) {}, true);
+        ping_round(1, 3, signo, slot);
         step.store(4, std::memory_order_release);
         smr::detail::unsubscribe(b);
     });
-    wait_until(2);
-    const auto deadline = std::chrono::steady_clock::now() + 10s;
-    while (b.publications.load() == 0 && std::chrono::steady_clock::now() < deadline) {
-        std::this_thread::sleep_for(1ms);
-    }
-    if (b.publications.load() == 0) {
+    wait_at_least(step, 2);
+    if (!eventually([&b] { return b.publications.load() != 0; })) {
         ADD_FAILURE() << "a thread waiting in its round did not publish its own reservations";
     } else {
-        std::uint64_t seen[2] = {};
-        smr::detail::ping_all(
-            0, 2, signo, seen, slot, [](int) {}, true);  // waits for b
+        ping_round(0, 2, signo, slot);  // waits for b
         EXPECT_EQ(step.load(), 2) << "b's round ended before c answered";
     }
     step.store(3, std::memory_order_release);
@@ -276,37 +291,28 @@ TEST(ping_all, a_pinged_thread_that_goes_offline_ends_the_wait) {
     using smr::detail::ping_subscriber;
     const smr::hp_pop_domain domain(one_node_threshold());  // installs the handler
     const int signo = domain.signal();
-    constexpr ping_subscriber::publish_fn publish_nothing = [](ping_subscriber&) noexcept {};
     ping_subscriber pinger, pinged;  // slots 0 and 1
     const auto slot = [&](int i) -> ping_subscriber& { return i == 0 ? pinger : pinged; };
     std::atomic<int> step{0};  // 1: pinged subscribed; 2: the round ended; 3: pinged may leave
-    const auto wait_until = [&step](int value) {
-        while (step.load(std::memory_order_acquire) < value) std::this_thread::sleep_for(1ms);
-    };
     std::thread pinged_thread([&] {
         smr::detail::subscribe(pinged, signo, publish_nothing);
         set_blocked(signo, true);
         step.store(1, std::memory_order_release);
-        wait_until(3);
+        wait_at_least(step, 3);
         smr::detail::unsubscribe(pinged);  // a pending signal dies with the thread
     });
-    wait_until(1);
+    wait_at_least(step, 1);
     std::thread pinger_thread([&] {
         smr::detail::subscribe(pinger, signo, publish_nothing);
-        std::uint64_t seen[2] = {};
-        smr::detail::ping_all(
-            0, 2, signo, seen, slot, [](int) {}, true);
+        ping_round(0, 2, signo, slot);
         step.store(2, std::memory_order_release);
         smr::detail::unsubscribe(pinger);
     });
     std::this_thread::sleep_for(20ms);
     EXPECT_EQ(step.load(), 1) << "the round did not wait for the pinged thread";
     pinged.offline.store(true, std::memory_order_seq_cst);
-    const auto deadline = std::chrono::steady_clock::now() + 10s;
-    while (step.load() < 2 && std::chrono::steady_clock::now() < deadline) {
-        std::this_thread::sleep_for(1ms);
-    }
-    EXPECT_EQ(step.load(), 2) << "the round waited for a thread that went offline";
+    EXPECT_TRUE(eventually([&step] { return step.load() >= 2; }))
+        << "the round waited for a thread that went offline";
     step.store(3, std::memory_order_release);  // its unsubscribe publishes: the round ends anyway
     pinger_thread.join();
     pinged_thread.join();
