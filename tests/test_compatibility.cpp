@@ -177,6 +177,30 @@ static_assert(!smr::buildable<smr::ds::stm_hash_set<smr::he_domain>>());
 static_assert(smr::check<smr::ds::stm_rbtree<smr::qsbr_domain>>().safe);
 static_assert(!smr::buildable<smr::ds::stm_rbtree<smr::nbr_domain>>());
 
+// Crystalline-W's helpers keep the node a source lies in: it runs where the
+// structure names that node (passes_parents) and its readers validate, and
+// is refused elsewhere, with the reason that names what is missing.
+static_assert(smr::check<smr::ds::hm_list<smr::crystalline_domain>>().safe);
+static_assert(smr::check<smr::ds::ms_queue<smr::crystalline_domain>>().safe);
+static_assert(smr::check<smr::ds::cr_list<smr::crystalline_domain>>().safe);
+static_assert(smr::check<smr::ds::hash_set<smr::crystalline_domain>>().safe);
+static_assert(smr::check<smr::ds::cr_hash_set<smr::crystalline_domain>>().safe);
+static_assert(smr::check<smr::ds::lock_list<smr::crystalline_domain>>().safe);
+static_assert(smr::check<smr::ds::lazylist<smr::crystalline_domain>>().reason ==
+              smr::compatibility_reasons::reservation_no_parents);
+static_assert(smr::check<smr::ds::abtree<smr::crystalline_domain>>().reason ==
+              smr::compatibility_reasons::reservation_no_parents);
+// A structure that names parents but reads through unlinked nodes is still
+// refused as for every era scheme.
+struct parents_through_unlinked {
+    static constexpr std::string_view name = "parents_through_unlinked";
+    static constexpr bool traverses_unlinked_nodes = true;
+    static constexpr bool passes_parents = true;
+};
+static_assert(smr::check(smr::ds_traits_of<parents_through_unlinked>(),
+                         smr::crystalline_domain::traits)
+                  .reason == smr::compatibility_reasons::reservation_unlinked);
+
 // The template form agrees with the value form.
 static_assert(!smr::check<smr::ds::lazylist<smr::hp_domain>>().safe);
 static_assert(smr::check<smr::ds::hm_list<smr::hp_domain>>().safe);

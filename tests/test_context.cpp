@@ -362,4 +362,83 @@ TEST_F(hp_slots, more_pointers_than_slots_stop_the_program) {
     EXPECT_DEATH(hold_one_too_many(), "more guarded pointers alive than a thread's protect slots");
 }
 
+// ---- parents: smr::protect_in --------------------------------------------------
+
+/// A scheme whose protect takes parents and records the last one, with the
+/// slot it came through: what crystalline's helpers are handed.
+struct parent_local {
+    smr::core::limbo_bag retired;
+    const void* parent = nullptr;
+    int index = -1;
+};
+
+class parent_recording_domain : public smr::domain_base<parent_recording_domain, parent_local> {
+  public:
+    static constexpr smr::reclaimer_traits traits{
+        .name = "parent_recording",
+        .family = smr::reclaimer_family::reservation,
+        .garbage_bounded = true,
+        .needs_restart_from_root = false,
+        .uses_signals = false,
+        .needs_quiescent_states = false,
+        .protect_uses_slots = true,
+        .nests = false,
+        .protect_takes_parents = true,
+    };
+
+    using domain_base::domain_base;
+
+    template <class T>
+    T* on_protect(int tid, int index, const std::atomic<T*>& source) noexcept {
+        return on_protect_in(tid, index, source, static_cast<const void*>(nullptr));
+    }
+    template <class T, class Parent>
+    T* on_protect_in(int tid, int index, const std::atomic<T*>& source,
+                     const Parent* parent) noexcept {
+        local(tid).parent = parent;
+        local(tid).index = index;
+        return source.load(std::memory_order_acquire);
+    }
+    void on_end_op(int) noexcept {}
+    template <class T>
+    void on_retire(int tid, T* node) noexcept {
+        count_retired(tid, node);
+        local(tid).retired.push_back(node);
+    }
+    void hand_over_garbage(int tid) noexcept { orphans().give(local(tid).retired, 0); }
+    void on_thread_exit(int) noexcept {}
+
+    const parent_local& last(int tid) noexcept { return local(tid); }
+};
+
+// The parent reaches the scheme's protect from a guard, from a block's
+// reader (its slot shifted to the block's) and from the thread's reader;
+// a scheme without parents reads the same pointer through protect.
+TEST(protect_in, hands_the_parent_to_a_scheme_that_takes_parents) {
+    parent_recording_domain domain{smr::domain_config{}};
+    auto self = smr::attach(domain);
+    const int tid = smr::tid_of(self.lent());
+    struct node : parent_recording_domain::node_base {
+        std::atomic<node*> next{nullptr};
+    } parent, child;
+    parent.next.store(&child);
+    {
+        smr::op_guard op(domain, self);
+        const auto held = op.protect_in(parent.next, &parent);
+        EXPECT_EQ(held.get(), &child);
+        EXPECT_EQ(domain.last(tid).parent, &parent);
+        const auto block = smr::lend_slots<2>(op);
+        const auto reader = block.reader(domain);
+        EXPECT_EQ(smr::protect_in(reader, reader.slot(1), child.next, &child), nullptr);
+        EXPECT_EQ(domain.last(tid).parent, &child);
+        EXPECT_EQ(domain.last(tid).index, 2) << "the block starts after the guarded pointer's slot";
+        EXPECT_EQ(smr::protect_in(domain.reader(self.lent()), 0, parent.next, &parent), &child);
+        EXPECT_EQ(domain.last(tid).parent, &parent);
+    }
+    smr::debra_domain plain{smr::domain_config{}};
+    auto plain_self = smr::attach(plain);
+    smr::op_guard op(plain, plain_self);
+    EXPECT_EQ(op.protect_in(parent.next, &parent).get(), &child);
+}
+
 }  // namespace

@@ -630,7 +630,8 @@ TEST(measured_domains, order_and_names) {
     EXPECT_EQ(
         names,
         " none ebr nebr debra qsbr rcu qsbr_ibr token_naive token_passfirst token_periodic hp "
-        "hp_pop hp_pp he he_pop epoch_pop ibr wfe hyaline crystalline_l lfrc nbr nbrplus urcu_qsbr urcu_memb");
+        "hp_pop hp_pp he he_pop epoch_pop ibr wfe hyaline crystalline_l crystalline lfrc nbr "
+        "nbrplus urcu_qsbr urcu_memb");
     EXPECT_TRUE(smr::qsbr_domain::traits.needs_quiescent_states);
     EXPECT_FALSE(smr::ebr_domain::traits.needs_quiescent_states);
 }

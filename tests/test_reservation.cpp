@@ -56,6 +56,8 @@ using setups = ::testing::Types<
     setup<smr::hyaline_domain, smr::free_mode::amortized>,
     setup<smr::crystalline_l_domain, smr::free_mode::batch>,
     setup<smr::crystalline_l_domain, smr::free_mode::amortized>,
+    setup<smr::crystalline_domain, smr::free_mode::batch>,
+    setup<smr::crystalline_domain, smr::free_mode::amortized>,
     // Michael's full fences, both free modes, every scheme.
     setup<smr::hp_domain, smr::free_mode::batch, smr::fence_mode::symmetric>,
     setup<smr::hp_domain, smr::free_mode::amortized, smr::fence_mode::symmetric>,
@@ -67,7 +69,8 @@ using setups = ::testing::Types<
     setup<smr::wfe_domain, smr::free_mode::batch, smr::fence_mode::symmetric>,
     setup<smr::wfe_domain, smr::free_mode::amortized, smr::fence_mode::symmetric>,
     setup<smr::hyaline_domain, smr::free_mode::batch, smr::fence_mode::symmetric>,
-    setup<smr::crystalline_l_domain, smr::free_mode::batch, smr::fence_mode::symmetric>>;
+    setup<smr::crystalline_l_domain, smr::free_mode::batch, smr::fence_mode::symmetric>,
+    setup<smr::crystalline_domain, smr::free_mode::batch, smr::fence_mode::symmetric>>;
 
 struct setup_names {
     template <class S>
@@ -584,19 +587,22 @@ TYPED_TEST(reservation_test, treiber_stack_push_pop) {
     EXPECT_GT(stats.freed, 0u);
 }
 
-// ---- wfe's slow path and helping ---------------------------------------------
+// ---- the wait-free schemes' slow path and helping (wfe, crystalline) ---------
 
-// With one fast-path attempt and the era advancing at every allocation,
-// protect falls to the slow path constantly and allocating threads help it.
-TEST(wfe, slow_path_and_helping_stay_safe) {
+// With `attempts` fast-path attempts (wfe: 1; crystalline: 0, since its
+// fast path announces before it gives up) and the era advancing at every
+// allocation, protect falls to the slow path constantly and allocating
+// threads help it.
+template <class D, std::uint32_t attempts>
+void expect_slow_path_and_helping_safe() {
     for (smr::free_mode mode : {smr::free_mode::batch, smr::free_mode::amortized}) {
         bad_reads.store(0);
         smr::domain_config config = small_config(mode);
         config.epoch_freq = 1;
-        config.wfe_fast_attempts = 1;
-        smr::wfe_domain domain(config);
+        config.wfe_fast_attempts = attempts;
+        D domain(config);
         {
-            cells<smr::wfe_domain> shared(domain, 16);
+            cells<D> shared(domain, 16);
             const int threads = worker_count();
             run_workers(domain, shared, threads, 8'000);
             EXPECT_EQ(bad_reads.load(), 0u);
@@ -604,8 +610,8 @@ TEST(wfe, slow_path_and_helping_stay_safe) {
             expect_consistent_counts(domain, shared.retired(), shared.size());
             EXPECT_GT(domain.stats().freed, 0u);
         }
-        std::printf("wfe %s: %llu slow paths, %llu answered by helpers\n",
-                    std::string(smr::to_string(mode)).c_str(),
+        std::printf("%s %s: %llu slow paths, %llu answered by helpers\n",
+                    std::string(D::traits.name).c_str(), std::string(smr::to_string(mode)).c_str(),
                     static_cast<unsigned long long>(domain.slow_paths()),
                     static_cast<unsigned long long>(domain.helped()));
     }
@@ -617,14 +623,15 @@ TEST(wfe, slow_path_and_helping_stay_safe) {
 // reader preempted inside its slow path, which scheduling decides: the run
 // lasts at least 200,000 writer operations (not a duration) and goes on until
 // ten requests were answered; the deadline only stops a run that would hang.
-TEST(wfe, helpers_answer_preempted_slow_paths) {
+template <class D, std::uint32_t attempts>
+void expect_helpers_answer_preempted_slow_paths() {
     bad_reads.store(0);
     smr::domain_config config = small_config(smr::free_mode::batch);
     config.epoch_freq = 1;
-    config.wfe_fast_attempts = 1;
-    smr::wfe_domain domain(config);
+    config.wfe_fast_attempts = attempts;
+    D domain(config);
     {
-        cells<smr::wfe_domain> shared(domain, 16);
+        cells<D> shared(domain, 16);
         std::atomic<bool> stop{false};
         std::atomic<std::uint64_t> written{0};
         std::vector<std::thread> crew;
@@ -656,10 +663,24 @@ TEST(wfe, helpers_answer_preempted_slow_paths) {
         EXPECT_EQ(bad_reads.load(), 0u);
         EXPECT_GE(domain.helped(), 10u) << domain.slow_paths() << " slow paths";
         expect_consistent_counts(domain, shared.retired(), shared.size());
-        std::printf("wfe: %llu slow paths, %llu answered by helpers\n",
+        std::printf("%s: %llu slow paths, %llu answered by helpers\n",
+                    std::string(D::traits.name).c_str(),
                     static_cast<unsigned long long>(domain.slow_paths()),
                     static_cast<unsigned long long>(domain.helped()));
     }
+}
+
+TEST(wfe, slow_path_and_helping_stay_safe) {
+    expect_slow_path_and_helping_safe<smr::wfe_domain, 1>();
+}
+TEST(wfe, helpers_answer_preempted_slow_paths) {
+    expect_helpers_answer_preempted_slow_paths<smr::wfe_domain, 1>();
+}
+TEST(crystalline, slow_path_and_helping_stay_safe) {
+    expect_slow_path_and_helping_safe<smr::crystalline_domain, 0>();
+}
+TEST(crystalline, helpers_answer_preempted_slow_paths) {
+    expect_helpers_answer_preempted_slow_paths<smr::crystalline_domain, 0>();
 }
 
 // ---- the unsafe combinations still compile -----------------------------------

@@ -72,7 +72,7 @@ INSTANTIATE_TEST_SUITE_P(
                        "it: leave it out"},
         bad_input_case{"--reclaimer debra --bag-size 64",
                        "--bag-size is read only by rcu, qsbr_ibr, hp, hp_pop, hp_pp, he, he_pop, "
-                       "epoch_pop, ibr, wfe, hyaline, crystalline_l, "
+                       "epoch_pop, ibr, wfe, hyaline, crystalline_l, crystalline, "
                        "nbr, "
                        "nbrplus"},
         bad_input_case{"--reclaimer debra --quiescent-every 100",

@@ -1,6 +1,6 @@
 // Which reclaimer may run with which data structure, derived from what each
 // declares: the reclaimer's traits.family and the structure's
-// traverses_unlinked_nodes, names_frontiers, has_read_write_phases,
+// traverses_unlinked_nodes, names_frontiers, passes_parents, has_read_write_phases,
 // read_phases_start_at_root, counts_links, locks_every_access and transactional. The NBR paper's
 // Table 1 (Singh, Brown, Mashtizadeh, PPoPP 2021) is the source, extended to every reclaimer here;
 // docs/compatibility.md shows the resulting table (`smrbench --list
@@ -25,7 +25,7 @@
 namespace smr {
 
 /// What a data structure declares about itself: what the rules below need
-/// (the first six properties), and what a program that runs it must know (the
+/// (the first eight properties), and what a program that runs it must know (the
 /// rest: its operations, options and memory). The one description of a
 /// structure; smrbench reads every capability from here.
 struct ds_traits {
@@ -38,6 +38,10 @@ struct ds_traits {
     /// unlink names its frontier (smr::begin_unlink) and leaves the unlinked
     /// nodes' links frozen: HP++'s conditions (reclaim/unlink.hpp).
     bool names_frontiers = false;
+    /// Every protect whose source lies in a node names that node
+    /// (smr::protect_in; guard.protect_in): a scheme whose helpers read on a
+    /// stalled reader's behalf keeps it alive for them (Crystalline-W).
+    bool passes_parents = false;
     /// Every operation is a sequence of read phases (SMR_READ_PHASE_BEGIN ...
     /// read_phase_end: no shared writes, locks, allocation or destructors) and
     /// write phases that touch only the nodes reserved at read_phase_end.
@@ -85,6 +89,7 @@ constexpr ds_traits ds_traits_of() noexcept {
     t.name = DS::name;
     t.traverses_unlinked_nodes = DS::traverses_unlinked_nodes;
     if constexpr (requires { DS::names_frontiers; }) t.names_frontiers = DS::names_frontiers;
+    if constexpr (requires { DS::passes_parents; }) t.passes_parents = DS::passes_parents;
     if constexpr (requires { DS::has_read_write_phases; }) {
         t.has_read_write_phases = DS::has_read_write_phases;
     }
@@ -154,6 +159,10 @@ inline constexpr std::string_view reservation_no_frontier =
     "its readers follow links out of nodes that may be unlinked, and the structure does not name "
     "the node each step leaves or its unlinks' frontiers (names_frontiers), which HP++ needs to "
     "invalidate unlinked nodes and protect what they lead to (Jung, Lee, Kim, Kang, SPAA 2023).";
+inline constexpr std::string_view reservation_no_parents =
+    "its helpers read a stalled reader's source on the reader's behalf and must keep alive the "
+    "node that holds it, which the structure does not name (passes_parents: smr::protect_in) "
+    "(Crystalline-W: Nikolaev and Ravindran, DISC 2021).";
 inline constexpr std::string_view reservation_safe =
     "every node is dereferenced only after a validation showed it still reachable once the "
     "reservation was visible (protect's re-read of an unmarked predecessor in Michael's list, "
@@ -239,6 +248,9 @@ constexpr compatibility check(const ds_traits& ds, const reclaimer_traits& recla
         case reclaimer_family::external:
             return {true, why::external};
         case reclaimer_family::reservation:
+            if (reclaimer.protect_takes_parents && !ds.passes_parents) {
+                return {false, why::reservation_no_parents};
+            }
             if (!ds.traverses_unlinked_nodes) return {true, why::reservation_safe};
             if (!reclaimer.invalidates_unlinked) return {false, why::reservation_unlinked};
             if (!ds.names_frontiers) return {false, why::reservation_no_frontier};

@@ -47,10 +47,11 @@
     X(DS, smr::wfe_domain)                   \
     X(DS, smr::hyaline_domain)               \
     X(DS, smr::crystalline_l_domain)         \
+    X(DS, smr::crystalline_domain)           \
     X(DS, smr::nbr_domain)                   \
     X(DS, smr::nbrplus_domain)
 // The list above and lfrc are every reclaimer of the library.
-static_assert(std::tuple_size_v<smr::all_domains> == 22 + 1);
+static_assert(std::tuple_size_v<smr::all_domains> == 23 + 1);
 
 #define SMR_INSTANTIATE(DS, Domain) template class DS<Domain>;
 

@@ -91,6 +91,7 @@ def test_the_tunings_each_reclaimer_reads() -> None:
         "wfe",
         "hyaline",
         "crystalline_l",
+        "crystalline",
         "nbr",
         "nbrplus",
     }
@@ -104,6 +105,7 @@ def test_the_tunings_each_reclaimer_reads() -> None:
         "wfe",
         "hyaline",
         "crystalline_l",
+        "crystalline",
     }
     assert readers["nbr_low_watermark"] == ("hp_pop", "epoch_pop", "nbrplus")
     assert readers["nbr_high_watermark"] == ("hp_pop", "epoch_pop", "nbr", "nbrplus")

@@ -53,6 +53,7 @@ class bucket_table {
 
     // The bucket's declarations: the table reads and writes only through it.
     static constexpr bool traverses_unlinked_nodes = Bucket::traverses_unlinked_nodes;
+    static constexpr bool passes_parents = Bucket::passes_parents;
     static constexpr bool has_read_write_phases = Bucket::has_read_write_phases;
     static constexpr bool read_phases_start_at_root = Bucket::read_phases_start_at_root;
     static constexpr bool counts_links = Bucket::counts_links;

@@ -112,6 +112,8 @@ class cr_list {
     static constexpr std::string_view name = "cr_list";
     /// Readers walk through unlinked nodes unless they validate.
     static constexpr bool traverses_unlinked_nodes = !readers_validate;
+    /// Every protect out of a node names it (smr::protect_in).
+    static constexpr bool passes_parents = true;
     /// contains is one read phase starting at the head. The updates have no
     /// read phase: they hold the lock, so the nodes they touch are linked and
     /// cannot have been retired, reserved or not.
@@ -243,7 +245,7 @@ class cr_list {
             std::size_t slot = 1;
             bool removed_under_us = false;
             while (curr->key < key) {
-                node* next = reader.protect(slots[slot], curr->next);
+                node* next = smr::protect_in(reader, slots[slot], curr->next, curr);
                 if constexpr (readers_validate) {
                     if (detail::is_marked(next)) {  // curr was removed: its next is no guide
                         removed_under_us = true;

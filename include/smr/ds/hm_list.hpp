@@ -143,6 +143,8 @@ class hm_list {
     static constexpr std::string_view name = "hm_list";
     /// The traversal never follows a pointer out of a marked node.
     static constexpr bool traverses_unlinked_nodes = false;
+    /// Every protect out of a node names it (smr::protect_in).
+    static constexpr bool passes_parents = true;
     /// Every operation is a sequence of (read phase, write phase) pairs; the
     /// write phases touch only prev and curr, reserved at read_phase_end.
     static constexpr bool has_read_write_phases = true;
@@ -328,7 +330,7 @@ class hm_list {
             auto s1 = reader.slot(first);
             auto s2 = reader.slot(detail::third_slot(start.prev_slot, first));
             node* n0 = start.prev;
-            node* n1 = reader.protect(s1, start.prev->next);
+            node* n1 = smr::protect_in(reader, s1, start.prev->next, start.prev);
             node* n2 = nullptr;
             if (detail::is_marked(n1)) {
                 // Only when resuming: prev was marked since we held it. Its
@@ -343,7 +345,8 @@ class hm_list {
                     w = {p, c, nullptr, reader.index(ps), false};
                     return true;
                 }
-                n = reader.protect(SMR_MUTANT("hm_list_next_takes_curr_slot") ? cs : ns, c->next);
+                n = smr::protect_in(reader, SMR_MUTANT("hm_list_next_takes_curr_slot") ? cs : ns,
+                                    c->next, c);
                 if (detail::is_marked(n)) {  // c is deleted; do not follow its next
                     w = {p, c, detail::without_mark(n), reader.index(ps), true};
                     return true;

@@ -118,6 +118,8 @@ class ms_queue {
     /// Readers dereference only nodes that a root still held after the
     /// reservation (head re-checked after protecting head->next).
     static constexpr bool traverses_unlinked_nodes = false;
+    /// Every protect out of a node names it (guard.protect_in).
+    static constexpr bool passes_parents = true;
     /// One read phase and one write phase per attempt; the write phase
     /// touches only the nodes reserved at read_phase_end.
     static constexpr bool has_read_write_phases = true;
@@ -216,7 +218,7 @@ class ms_queue {
             // this load sees tail at h or beyond too (coherence), and
             // t != h means tail is past h.
             node* const t = tail_.load(std::memory_order_relaxed);
-            const auto next = guard.protect(h->next);
+            const auto next = guard.protect_in(h->next, h.get());
             // Head still h: h is still linked, so next was not retired when
             // the reservation of it became visible (protect's fence precedes
             // this load). relaxed: only compared. On failure the next attempt
@@ -272,7 +274,7 @@ class ms_queue {
         smr::guarded<node, Domain> h, next;
         for (;;) {
             h = guard.protect(head_);
-            next = guard.protect(h->next);
+            next = guard.protect_in(h->next, h.get());
             // Head still h: its successor was linked when protected (dequeue).
             if (head_.load(std::memory_order_relaxed) == h.get()) break;
         }

@@ -7,6 +7,7 @@
 #include <tuple>
 
 #include "smr/reclaim/crystalline.hpp"
+#include "smr/reclaim/crystalline_w.hpp"
 #include "smr/reclaim/debra.hpp"
 #include "smr/reclaim/ebr.hpp"
 #include "smr/reclaim/epoch_pop.hpp"
@@ -35,7 +36,7 @@ using all_domains =
     std::tuple<leak_domain, ebr_domain, nebr_domain, debra_domain, qsbr_domain, rcu_epoch_domain,
                qsbr_ibr_domain, token_naive_domain, token_passfirst_domain, token_periodic_domain,
                hp_domain, hp_pop_domain, hp_pp_domain, he_domain, he_pop_domain, epoch_pop_domain,
-               ibr_domain, wfe_domain, hyaline_domain, crystalline_l_domain, lfrc_domain,
-               nbr_domain, nbrplus_domain>;
+               ibr_domain, wfe_domain, hyaline_domain, crystalline_l_domain, crystalline_domain,
+               lfrc_domain, nbr_domain, nbrplus_domain>;
 
 }  // namespace smr

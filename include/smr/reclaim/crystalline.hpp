@@ -28,7 +28,7 @@
 // pushed or the owner released the slot); the end of an operation is
 // wait-free (one swap per held slot and a walk of what was pushed).
 // Crystalline-W, the paper's wait-free variant, adds helping to protect and
-// a swap-based push; it is not here yet. Memory: max(bag_threshold, 8T + 1)
+// a swap-based push: crystalline_w.hpp. Memory: max(bag_threshold, 8T + 1)
 // unsealed nodes per thread; a stalled thread's slots hold only the batches
 // with a node born at or before their eras.
 #pragma once

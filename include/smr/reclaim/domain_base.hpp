@@ -158,6 +158,19 @@ class domain_base {
     T* protect(lent self, int index, const std::atomic<T*>& source) noexcept {
         return derived().on_protect(tid_of(self), index, source);
     }
+    /// protect(self, index, source) for `source`, a link inside `parent`, a
+    /// node the thread holds protected (nullptr: a root, outside every node
+    /// the domain frees): on_protect_in where the scheme's traits say
+    /// protect_takes_parents, else protect.
+    template <class T, class Parent>
+    T* protect_in(lent self, int index, const std::atomic<T*>& source,
+                  const Parent* parent) noexcept {
+        if constexpr (Derived::traits.protect_takes_parents) {
+            return derived().on_protect_in(tid_of(self), index, source, parent);
+        } else {
+            return derived().protect(self, index, source);
+        }
+    }
     /// The thread's protect for one traversal: reader(self).protect(slot,
     /// source) is protect(self, slot, source). A traversal takes it once and
     /// protects each node through it, so what a reservation scheme's protect

@@ -126,16 +126,22 @@ class [[nodiscard]] op_guard {
             !Domain::traits.uses_signals || std::is_trivially_destructible_v<guarded<T, Domain>>,
             "a read phase left by siglongjmp runs no destructor");
         if constexpr (Domain::traits.protect_uses_slots) {
-            std::uint32_t& free = free_slots_.mask;
-            SMR_CHECK(free != 0,
-                      "op_guard::protect: more guarded pointers alive than a thread's "
-                      "protect slots (max_protect_slots)");
-            const int slot =
-                SMR_MUTANT("guarded_pointers_share_a_slot") ? 0 : std::countr_zero(free);
-            free &= free - 1;
+            const int slot = take_slot();
             return guarded<T, Domain>(domain_.protect(self_, slot, source), this, slot);
         } else {
             return guarded<T, Domain>(domain_.protect(self_, 0, source));
+        }
+    }
+    /// protect(source) for `source`, a link inside `parent`, a node this
+    /// guard holds (smr::protect_in, reader.hpp, says who needs it).
+    template <class T, class Parent>
+    guarded<T, Domain> protect_in(const std::atomic<T*>& source, const Parent* parent) noexcept {
+        if constexpr (!Domain::traits.protect_takes_parents) {
+            return protect(source);
+        } else {
+            static_assert(Domain::traits.protect_uses_slots);
+            const int slot = take_slot();
+            return guarded<T, Domain>(domain_.protect_in(self_, slot, source, parent), this, slot);
         }
     }
 
@@ -145,6 +151,17 @@ class [[nodiscard]] op_guard {
     int tid() const noexcept { return tid_of(self_); }
 
   private:
+    /// The slot a guarded pointer takes: the lowest free one.
+    int take_slot() noexcept {
+        std::uint32_t& free = free_slots_.mask;
+        SMR_CHECK(free != 0,
+                  "op_guard::protect: more guarded pointers alive than a thread's protect "
+                  "slots (max_protect_slots)");
+        const int slot = SMR_MUTANT("guarded_pointers_share_a_slot") ? 0 : std::countr_zero(free);
+        free &= free - 1;
+        return slot;
+    }
+
     template <class>
     friend class detail::guarded_slot;
     template <class, std::size_t>

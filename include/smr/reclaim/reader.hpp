@@ -79,6 +79,13 @@ class forwarding_reader
     T* protect(unused_slot /*slot*/, const std::atomic<T*>& source) const noexcept {
         return domain_->protect(self_, 0, source);
     }
+    /// protect for a link inside `parent` (smr::protect_in below), where
+    /// the scheme takes parents; elsewhere smr::protect_in calls protect.
+    template <class T, class Parent>
+    T* protect_in(int slot, const std::atomic<T*>& source, const Parent* parent) const noexcept
+        requires(Domain::traits.protect_takes_parents) {
+        return domain_->protect_in(self_, first_.index + slot, source, parent);
+    }
 
   private:
     struct first_slot {
@@ -123,6 +130,20 @@ class block_reader {
             return inner_.protect(slot, source);
         }
     }
+    /// A link inside a held node (smr::protect_in), where the inner reader
+    /// takes the node.
+    template <class T, class Parent>
+    T* protect_in(slot_type slot, const std::atomic<T*>& source,
+                  const Parent* parent) const noexcept requires requires(const Reader& inner) {
+        inner.protect_in(slot, source, parent);
+    }
+    {
+        if constexpr (std::is_same_v<slot_type, int>) {
+            return inner_.protect_in(checked(slot), source, parent);
+        } else {
+            return inner_.protect_in(slot, source, parent);
+        }
+    }
     /// A step out of a node that may be unlinked (smr::protect_from,
     /// unlink.hpp), where the inner reader checks it.
     template <class T, class From>
@@ -151,6 +172,23 @@ class block_reader {
 }  // namespace smr::detail
 
 namespace smr {
+
+/// reader.protect(slot, source) for `source`, a link inside `parent`, a node
+/// the traversal holds protected (nullptr: a root, outside every node the
+/// domain frees). A scheme whose helpers may read `source` on the reader's
+/// behalf (crystalline's wait-free protect) keeps `parent` alive for them
+/// while they do; every other reader protects as protect does, and the
+/// parent costs nothing. A structure passes the parent at every protect
+/// whose source lies in a node.
+template <class Reader, class Slot, class T, class Parent>
+inline T* protect_in(const Reader& reader, Slot slot, const std::atomic<T*>& source,
+                     const Parent* parent) noexcept {
+    if constexpr (requires { reader.protect_in(slot, source, parent); }) {
+        return reader.protect_in(slot, source, parent);
+    } else {
+        return reader.protect(slot, source);
+    }
+}
 
 /// Slots 0 to N - 1 of `reader`, asked once. A traversal that rotates over
 /// them by a run-time index (a std::size_t, slot ^= 1 hand over hand)

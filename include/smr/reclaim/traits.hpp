@@ -108,6 +108,11 @@ struct reclaimer_traits {
     /// (smr::protect_from, smr::begin_unlink: reclaim/unlink.hpp; HP++):
     /// safe with a structure that declares names_frontiers.
     bool invalidates_unlinked = false;
+    /// protect reads the node that holds its source (smr::protect_in,
+    /// reader.hpp): helpers that read on a reader's behalf keep that node
+    /// alive (crystalline's wait-free protect). Elsewhere the parent costs
+    /// nothing: protect_in is protect.
+    bool protect_takes_parents = false;
     /// Each thread begins epochs of its own: it moves to a new limbo bag when
     /// it sees the epoch change (debra, ebr, nebr, qsbr) or receives the token
     /// (token_*), and tells the domain (note_epoch_begun). The Epochs paper's

@@ -63,6 +63,7 @@ _RECLAIMER_ORDER = (
     "hp_pp",
     "hyaline",
     "crystalline_l",
+    "crystalline",
 )
 PALETTE = (
     "#4c72b0",
