@@ -347,8 +347,9 @@ class crystalline_domain
     /// wait: publish_request).
     void tick_clock(int tid) noexcept {
         if (clock_due(local(tid).allocations)) {
-            // acquire: pairs with the requester's increment, so its
-            // published request is seen below.
+            // seq_cst: a load that follows a requester's increment
+            // (publish_request) in the single total order sees it, and the
+            // request it published before.
             if (slow_paths_open_.load(std::memory_order_seq_cst) != 0 &&
                 !SMR_MUTANT("crystalline_era_moves_without_helping")) {
                 help_all(tid);
