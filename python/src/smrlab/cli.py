@@ -1,4 +1,5 @@
-"""The ``smrlab`` command: run, reproduce, plot, timeline, report, compare, export, merge.
+"""The ``smrlab`` command: run, reproduce, advise, plot, timeline, report, compare, export,
+merge.
 
 Bad input of any kind is one line on stderr and exit status 2 (like smrbench); failed trials are
 exit status 1; a run interrupted by Ctrl-C is 130 (SIGTERM 143, SIGHUP 129), stops the trial in
@@ -56,6 +57,19 @@ def _path(text: str) -> Path:
     if not text:
         raise argparse.ArgumentTypeError("an empty path")
     return Path(text)
+
+
+def _budget(text: str) -> float:
+    """A time budget: a finite number of seconds above 0, at most a day."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not math.isfinite(value) or not 0 < value <= 86400:
+        raise argparse.ArgumentTypeError(
+            f"must be a number of seconds above 0 and at most 86400 (a day): {text!r}"
+        )
+    return value
 
 
 def _milliseconds(text: str) -> float:
@@ -295,6 +309,35 @@ def _parser() -> argparse.ArgumentParser:
         "what the figures show)",
     )
 
+    advise = commands.add_parser(
+        "advise",
+        help="measure which reclaimer, free policy and allocator suit a workload",
+        description="Run a short grid on this machine for the workload a TOML file describes "
+        "([workload]: ds, key_range, insert, erase, threads, stalls, memory_budget_nodes, "
+        "latency_sensitive, allocators, reclaimers), within a time budget, and recommend a "
+        "(reclaimer, free policy, allocator) with its evidence: the ranked candidates with "
+        "confidence intervals, the ones indistinguishable within the noise, why each other "
+        "one lost, and the caveats. Stored results of an earlier advice are reused; the "
+        "advice is kept in the store for smrlab report. docs/advise.md explains the method.",
+    )
+    advise.add_argument("workload", type=_path, help="workload file (TOML, a [workload] table)")
+    advise.add_argument(
+        "--budget",
+        type=_budget,
+        default=180.0,
+        metavar="S",
+        help="seconds to spend measuring (default: 180)",
+    )
+    advise.add_argument(
+        "--db", type=_path, help=f"result store (default: {DEFAULT_DB} in the repo)"
+    )
+    advise.add_argument(
+        "--smrbench",
+        metavar="PATH",
+        help="smrbench binary (default: $SMRBENCH, else build/release/bench/smrbench)",
+    )
+    advise.add_argument("--json", action="store_true", help="print the advice as JSON")
+
     merge = commands.add_parser(
         "merge",
         help="join other stores into one, without duplicates, keeping their provenance",
@@ -318,6 +361,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _run(args)
         if args.command == "reproduce":
             return _reproduce(args)
+        if args.command == "advise":
+            return _advise(args)
         with stop_on_signals():  # SIGTERM and SIGHUP, like Ctrl-C, leave no half-written file
             if args.command == "plot":
                 return _plot(args)
@@ -430,6 +475,21 @@ def _run(args: argparse.Namespace) -> int:
         reuse_stored=args.reuse_stored,
     )
     return 1 if summary.failures else 0
+
+
+def _advise(args: argparse.Namespace) -> int:
+    from smrlab.advice_view import text
+    from smrlab.advise import advise
+    from smrlab.smrbench import Smrbench, locate, require
+
+    bench = Smrbench(require(locate(args.smrbench)))
+    advice = advise(args.workload, bench, args.db or _default_db(), budget=args.budget)
+    if args.json:
+        print(json.dumps(advice, indent=2))
+    else:
+        print(text(advice), end="")
+    failed = any(row["reason"].startswith("failed:") for row in advice["excluded"])
+    return 1 if failed else 0
 
 
 def _title(experiment: Any) -> str:

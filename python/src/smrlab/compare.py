@@ -111,6 +111,27 @@ def bootstrap_ratio(
     return Interval(float(np.median(second) / np.median(first)), float(low), float(high))
 
 
+def bootstrap_paired_ratio(
+    a: list[float],
+    b: list[float],
+    *,
+    confidence: float = CONFIDENCE,
+    resamples: int = RESAMPLES,
+    seed: int = 0,
+) -> Interval:
+    """The median of the pairs' ratios b[i] / a[i] with its percentile-bootstrap interval (the
+    pairs resampled whole), for two sides measured round by round: a round's drift moves both
+    sides of its pair, and the ratio cancels it where the unpaired medians would not."""
+    if len(a) != len(b):
+        raise ValueError(f"paired sides differ in length: {len(a)} and {len(b)}")
+    ratios = np.asarray(b, dtype=float) / np.asarray(a, dtype=float)
+    rng = np.random.default_rng(seed)
+    medians = np.median(ratios[rng.integers(0, len(ratios), (resamples, len(ratios)))], axis=1)
+    tail = (1.0 - confidence) / 2.0
+    low, high = np.quantile(medians, [tail, 1.0 - tail])
+    return Interval(float(np.median(ratios)), float(low), float(high))
+
+
 def _config(run: dict[str, Any], drop: str | None, by_machine: bool) -> str:
     options = {k: v for k, v in run["options"].items() if k not in ("trial", drop)}
     if by_machine:  # a machine's trials are never pooled with another's

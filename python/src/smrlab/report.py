@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from smrlab import __version__, frees, hart, provenance, stamp_plots, stm_plots, style
+from smrlab import __version__, advice_view, frees, hart, provenance, stamp_plots, stm_plots, style
 from smrlab.allocator_plots import by_facet, other_options, other_values
 from smrlab.errors import UsageError
 from smrlab.outputs import write_atomically
@@ -662,6 +662,12 @@ def write_report(
     scripts: list[str] = []
     toc: list[str] = []
     total_runs = 0
+    for advice in store.advice() if experiment is None else []:
+        plot = advice_view.figure(advice)
+        body.append(advice_view.html_section(advice, _svg(plot) if plot else ""))
+        name = advice["workload"]["name"]
+        anchor = html.escape(name)
+        toc.append(f'<li><a href="#advice-{anchor}">advice: {anchor}</a></li>')
     # Each study's experiments together, under their own heading.
     names = sorted(names, key=_study)
     for position, name in enumerate(names):

@@ -26,13 +26,14 @@ from typing import Any
 from smrlab.errors import UsageError
 from smrlab.provenance import UNKNOWN, Identity
 
-SCHEMA_VERSION = 6
+SCHEMA_VERSION = 7
 # Schema 2 adds the bounded pool (pool_nodes, on_empty) and the trial's status; schema 3 Hart et
 # al.'s measures (execution and CPU time per operation) and the CPUs a run could use; schema 4
 # the smrbench command that produced a run (set, threadtest, layout) and threadtest's and
 # layout's block size and objects; schema 5 the nodes freed and, for a run with
 # --count-remote-frees, how many of them another thread had allocated; schema 6 the machine and
-# the build a row was measured on and with, in its key. An older store is
+# the build a row was measured on and with, in its key; schema 7 the advice table (smrlab
+# advise). An older store is
 # migrated when opened, one step at a time: its runs had no pool, ended "ok", ran the set
 # benchmark, counted no remote frees and have an unknown identity (''), and their measures are
 # computed from the smrbench JSON each row keeps.
@@ -114,6 +115,12 @@ CREATE TABLE IF NOT EXISTS files (
     kind       TEXT NOT NULL,                -- timeline | garbage_series
     path       TEXT NOT NULL,                -- relative to the store's directory when inside it
     UNIQUE (experiment, config_key, machine_id, build_id, kind)
+);
+CREATE TABLE IF NOT EXISTS advice (
+    name        TEXT PRIMARY KEY,             -- the workload's name (experiment advise-NAME)
+    workload    TEXT NOT NULL,                -- the workload file's TOML text
+    advice_json TEXT NOT NULL,                -- smrlab advise --json, verbatim
+    updated     TEXT NOT NULL
 );
 """
 
@@ -287,6 +294,11 @@ def _table_definition(table: str) -> str:
     return _SCHEMA[start : _SCHEMA.index("\n);", start) + 3]
 
 
+def _migrate_from_6(db: sqlite3.Connection) -> None:
+    """Schema 6 → 7: the advice table (an older store holds no advice)."""
+    db.execute(_table_definition("advice"))
+
+
 # Each step brings a store from the version it is keyed by to the next one.
 _MIGRATIONS = {
     1: _migrate_from_1,
@@ -294,6 +306,7 @@ _MIGRATIONS = {
     3: _migrate_from_3,
     4: _migrate_from_4,
     5: _migrate_from_5,
+    6: _migrate_from_6,
 }
 
 
@@ -503,6 +516,16 @@ class Store:
                 (name, description, file, definition, now()),
             )
 
+    def record_advice(self, name: str, workload: str, advice_json: str) -> None:
+        """Keeps the newest advice for a workload (shown in the report)."""
+        with self._transaction() as db:
+            db.execute(
+                "INSERT INTO advice (name, workload, advice_json, updated) VALUES (?, ?, ?, ?) "
+                "ON CONFLICT (name) DO UPDATE SET workload = excluded.workload, "
+                "advice_json = excluded.advice_json, updated = excluded.updated",
+                (name, workload, advice_json, now()),
+            )
+
     def add_run(
         self,
         experiment: str,
@@ -627,6 +650,14 @@ class Store:
         """Names of experiments with stored results, in order of their first result."""
         rows = self.db.execute("SELECT experiment FROM runs GROUP BY experiment ORDER BY MIN(id)")
         return [row[0] for row in rows]
+
+    def advice(self) -> list[dict[str, Any]]:
+        """Every stored advice, parsed, oldest first."""
+        try:
+            rows = self.db.execute("SELECT advice_json FROM advice ORDER BY updated, name")
+        except sqlite3.OperationalError:  # a store from before schema 7, opened read-only
+            return []
+        return [json.loads(row[0]) for row in rows]
 
     def experiment_info(self, name: str) -> dict[str, str]:
         """Description and file of an experiment ({} if it was never recorded)."""
