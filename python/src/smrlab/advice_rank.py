@@ -17,8 +17,9 @@ The rules, in the order they apply (a configuration is judged by the first that 
    (``smrlab.compare.bootstrap_paired_ratio``: trial k of every configuration ran in one
    round, seconds apart, so a round's drift cancels). Groups are runs of the ranking: a
    configuration joins the group above while its interval against that group's leader covers
-   1.0. A latency-sensitive workload orders the first group by the free() latency tail
-   (p99.9), and its head is the recommendation.
+   1.0. A latency-sensitive workload puts first, among the first group's members within 10 %
+   of the best (LATENCY_NEAR), the one with the shortest free() latency tail (p99.9); the
+   head of the first group is the recommendation.
 7. A screened candidate the budget did not refine is listed apart, with its ratio to the
    screen's fastest over the screen's rounds (3: a range, not a confidence interval).
 
@@ -34,6 +35,9 @@ from typing import Any
 
 from smrlab.advice_workload import Workload
 from smrlab.compare import MIN_TRIALS, Interval, bootstrap_paired_ratio
+
+# A latency-sensitive workload trades at most this much throughput for a shorter free() tail.
+LATENCY_NEAR = 0.9
 
 # What a family pays per operation, said once where a slower scheme's line explains its loss.
 _FAMILY_COST = {
@@ -271,24 +275,29 @@ def _measures(config: Config) -> dict[str, Any]:
     }
 
 
+def by_rounds(configs: list[Config]) -> list[Config]:
+    """``configs`` best first, by rounds rather than by medians, which a round's drift moves:
+    each trial is divided by its round's median over every configuration, and the median of
+    a configuration's shares is its score. (Pairwise medians of ratios are not transitive; the
+    shares measure everyone with one yardstick.)"""
+    rounds = {k for config in configs for k in config.rounds}
+    level = {k: statistics.median(c.rounds[k] for c in configs if k in c.rounds) for k in rounds}
+
+    def score(config: Config) -> float:
+        return statistics.median(value / level[k] for k, value in config.rounds.items())
+
+    return sorted(configs, key=score, reverse=True)
+
+
 def _groups(ranked: list[Config], latency_sensitive: bool) -> list[dict[str, Any]]:
     """Ranked rows, best first: groups of configurations indistinguishable from their group's
     leader."""
     if not ranked:
         return []
-    # The ranking is by rounds, not by medians, which a round's drift moves: each trial is
-    # divided by its round's median over every configuration, and a configuration's score is
-    # the median of those shares. (Pairwise medians of ratios are not transitive; the shares
-    # order everyone against one yardstick.) One seed per configuration, so that its interval
-    # against the best is the same one that put it in the first group or kept it out.
+    # One seed per configuration, so that its interval against the best is the same one that
+    # put it in the first group or kept it out.
     seeds = {id(config): number for number, config in enumerate(ranked)}
-    rounds = {k for config in ranked for k in config.rounds}
-    level = {k: statistics.median(c.rounds[k] for c in ranked if k in c.rounds) for k in rounds}
-
-    def score(config: Config) -> float:
-        return statistics.median(value / level[k] for k, value in config.rounds.items())
-
-    remaining = sorted(ranked, key=score, reverse=True)
+    remaining = by_rounds(ranked)
     best = remaining[0]
     remaining = [config for config in remaining if config.rounds.keys() & best.rounds.keys()]
     # Group 1 is the best and whatever cannot be told from it (or beats it: the score and the
@@ -305,7 +314,14 @@ def _groups(ranked: list[Config], latency_sensitive: bool) -> list[dict[str, Any
         groups.append(members)
         remaining = [config for config in remaining if config not in members]
     if latency_sensitive:
-        groups[0].sort(key=lambda c: (_median(c.free_p999) is None, _median(c.free_p999) or 0))
+        # Among the first group's members within LATENCY_NEAR of the best (a wide interval can
+        # put a much slower one in the group), the shortest free() tail comes first.
+        def tail(config: Config) -> tuple[bool, bool, float]:
+            near = config.versus(best, seeds[id(config)]).ratio >= LATENCY_NEAR
+            p999 = _median(config.free_p999)
+            return (not near, p999 is None, p999 or 0.0)
+
+        groups[0].sort(key=tail)
     rows: list[dict[str, Any]] = []
     for group, members in enumerate(groups, 1):
         for config in members:
@@ -320,9 +336,9 @@ def _groups(ranked: list[Config], latency_sensitive: bool) -> list[dict[str, Any
 def _screened(rest: list[Config], pool: list[Config], refined: int) -> list[dict[str, Any]]:
     """The screened candidates not refined, against the fastest of ``pool`` (the screen's
     admissible configurations)."""
-    leader = max(pool, key=lambda config: config.median, default=None)
+    leader = by_rounds(pool)[0] if pool else None
     rows = []
-    for number, config in enumerate(sorted(rest, key=lambda c: -c.median)):
+    for number, config in enumerate(c for c in by_rounds(pool) if c in rest):
         if leader is None or not config.rounds.keys() & leader.rounds.keys():
             continue
         versus = config.versus(leader, number)
@@ -332,7 +348,8 @@ def _screened(rest: list[Config], pool: list[Config], refined: int) -> list[dict
         spread += f" (rounds {versus.low:.2f}–{versus.high:.2f})"
         if versus.covers(1.0):
             row["verdict"] = (
-                f"not refined (the budget refined the {refined} fastest): {spread}, "
+                f"not refined (the budget refined the {refined} ranked first at the screen): "
+                f"{spread}, "
                 "within the screen's noise"
             )
         else:

@@ -27,8 +27,9 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import sys
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -181,7 +182,7 @@ def _refine(session: Session, survivors: list[str]) -> None:
     """Measures the fastest admissible survivors with every free policy and allocator, to
     FINAL_TRIALS trials each, as many as the budget left affords."""
     ranked = rank(
-        session.workload,
+        replace(session.workload, latency_sensitive=False),  # leaders by throughput alone
         session.bench.listing,
         _runs(session, "stall probe") + _runs(session, "screen"),
         duration=session.duration,
@@ -245,6 +246,12 @@ def _run_stage(
     session.experiments[name] = f"advise-{workload.name}-{slug}-{digest[:8]}"
     text = _experiment_text(session.experiments[name], description, grid, fixed)
     experiment = parse_experiment(text, Path(f"<advise {workload.name}>"))
+    configurations = math.prod(len(values) for values in grid.values())
+    print(
+        f"smrlab advise: {name}: {configurations} configurations × {trials} trials of "
+        f"{session.duration:g} s ({max(0.0, session.left()):.0f} s of the budget left)",
+        file=sys.stderr,
+    )
     summary = run_experiment(experiment, session.bench, session.db_path)
     session.stages.append(Stage(name, summary.ran, summary.skipped, summary.seconds))
     if summary.ran:

@@ -17,7 +17,7 @@ import signal
 import sqlite3
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -40,16 +40,28 @@ def _default_db() -> Path:
 MAX_TIMEOUT_S = 7 * 24 * 3600.0
 
 
-def _timeout(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
-    if not math.isfinite(value) or not 0 < value <= MAX_TIMEOUT_S:
-        raise argparse.ArgumentTypeError(
-            f"must be a number of seconds above 0 and at most {MAX_TIMEOUT_S:g} (a week): {text!r}"
-        )
-    return value
+MAX_BUDGET_S = 24 * 3600.0  # the longest `advise --budget`: a day
+
+
+def _seconds_up_to(limit: float, named: str) -> Callable[[str], float]:
+    """An argparse type: a number of seconds above 0 and at most ``limit`` (``named``)."""
+
+    def seconds(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+        if not math.isfinite(value) or not 0 < value <= limit:
+            raise argparse.ArgumentTypeError(
+                f"must be a number of seconds above 0 and at most {limit:g} ({named}): {text!r}"
+            )
+        return value
+
+    return seconds
+
+
+_timeout = _seconds_up_to(MAX_TIMEOUT_S, "a week")
+_budget = _seconds_up_to(MAX_BUDGET_S, "a day")
 
 
 def _path(text: str) -> Path:
@@ -57,19 +69,6 @@ def _path(text: str) -> Path:
     if not text:
         raise argparse.ArgumentTypeError("an empty path")
     return Path(text)
-
-
-def _budget(text: str) -> float:
-    """A time budget: a finite number of seconds above 0, at most a day."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
-    if not math.isfinite(value) or not 0 < value <= 86400:
-        raise argparse.ArgumentTypeError(
-            f"must be a number of seconds above 0 and at most 86400 (a day): {text!r}"
-        )
-    return value
 
 
 def _milliseconds(text: str) -> float:

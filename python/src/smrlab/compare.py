@@ -106,9 +106,14 @@ def bootstrap_ratio(
     from_b = second[rng.integers(0, len(second), (resamples, len(second)))]
     with np.errstate(divide="ignore", invalid="ignore"):
         ratios = np.median(from_b, axis=1) / np.median(from_a, axis=1)
+    return _percentiles(float(np.median(second) / np.median(first)), ratios, confidence)
+
+
+def _percentiles(ratio: float, resampled: np.ndarray, confidence: float) -> Interval:
+    """``ratio`` with the middle ``confidence`` of its bootstrap resamples."""
     tail = (1.0 - confidence) / 2.0
-    low, high = np.quantile(ratios, [tail, 1.0 - tail])
-    return Interval(float(np.median(second) / np.median(first)), float(low), float(high))
+    low, high = np.quantile(resampled, [tail, 1.0 - tail])
+    return Interval(ratio, float(low), float(high))
 
 
 def bootstrap_paired_ratio(
@@ -127,9 +132,7 @@ def bootstrap_paired_ratio(
     ratios = np.asarray(b, dtype=float) / np.asarray(a, dtype=float)
     rng = np.random.default_rng(seed)
     medians = np.median(ratios[rng.integers(0, len(ratios), (resamples, len(ratios)))], axis=1)
-    tail = (1.0 - confidence) / 2.0
-    low, high = np.quantile(medians, [tail, 1.0 - tail])
-    return Interval(float(np.median(ratios)), float(low), float(high))
+    return _percentiles(float(np.median(ratios)), medians, confidence)
 
 
 def _config(run: dict[str, Any], drop: str | None, by_machine: bool) -> str:
