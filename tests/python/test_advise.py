@@ -13,7 +13,7 @@ import pytest
 
 from conftest import FAKE_SCRIPT
 from smrlab.advice_rank import rank, short_reason
-from smrlab.advice_view import text
+from smrlab.advice_view import figure, text
 from smrlab.advice_workload import parse_workload, resolve
 from smrlab.cli import main
 from smrlab.errors import UsageError
@@ -305,6 +305,8 @@ def test_real_smrbench_respects_the_stall_requirement(
         assert excluded[epoch].startswith("unbounded garbage under a stall: ")
     assert "nodes held after 0.25 s" in excluded["ebr"]
     assert text(advice).startswith("smrlab advise stalls: hm_list, 100 keys")
+    plot = figure(advice)
+    assert plot is not None and len(plot.figure.axes) == 2  # ratios, garbage under a stall
 
 
 def test_a_slower_variant_of_a_winner_is_blamed_on_its_allocator() -> None:

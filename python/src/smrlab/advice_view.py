@@ -142,8 +142,8 @@ def text(advice: dict[str, Any]) -> str:
 
 
 def figure(advice: dict[str, Any]) -> Plot | None:
-    """Throughput of every ranked configuration with its interval against the best, and where
-    threads may stall, the garbage each candidate held with a stalled thread."""
+    """Every ranked configuration's throughput relative to the best, with its interval, and
+    where threads may stall, the garbage each candidate held with a stalled thread."""
     ranked = advice["ranked"]
     stalled = [
         row
@@ -158,18 +158,17 @@ def figure(advice: dict[str, Any]) -> Plot | None:
     fig = style.figure(5.5 * panels, height)
     axes = fig.subplots(1, panels, squeeze=False)[0]
     if ranked:
-        best = ranked[0]["throughput"] / ranked[0]["ratio"]
         y = np.arange(len(ranked))[::-1]
-        medians = np.array([row["throughput"] / 1e6 for row in ranked])
-        low = np.array([row["interval"][0] * best / 1e6 for row in ranked])
-        high = np.array([row["interval"][1] * best / 1e6 for row in ranked])
+        ratios = np.array([row["ratio"] for row in ranked])
+        # The median of the rounds' ratios need not lie inside its bootstrap interval.
+        low = np.maximum(0.0, ratios - [row["interval"][0] for row in ranked])
+        high = np.maximum(0.0, [row["interval"][1] for row in ranked] - ratios)
         colors = [style.reclaimer_color(row["reclaimer"]) for row in ranked]
-        axes[0].barh(y, medians, color=colors, alpha=0.8)
-        axes[0].errorbar(
-            medians, y, xerr=[medians - low, high - medians], fmt="none", ecolor="black"
-        )
+        axes[0].barh(y, ratios, color=colors, alpha=0.8)
+        axes[0].errorbar(ratios, y, xerr=[low, high], fmt="none", ecolor="black")
+        axes[0].axvline(1.0, color="grey", linewidth=0.8)
         axes[0].set_yticks(y, [f"{label(row)} (g{row['group']})" for row in ranked])
-        axes[0].set_xlabel("throughput (Mops/s), 95% interval of the ratio to the best")
+        axes[0].set_xlabel("throughput / the best's (median of rounds, 95% interval)")
     if stalled:
         axis = axes[-1]
         y = np.arange(len(stalled))[::-1]
