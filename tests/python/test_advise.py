@@ -263,6 +263,10 @@ def test_a_tiny_budget_still_gives_a_complete_advice(tmp_path: Path, fake: Path,
     excluded = {row["reclaimer"]: row["reason"] for row in advice["excluded"]}
     assert excluded["ebr"].startswith("unbounded garbage under a stall: 100 nodes held")
     assert any("CPUs" in line for line in advice["caveats"])
+    assert advice["caveats"][0] == (
+        "The budget refined free=batch,amortized with glibc only (asked: free=batch,amortized "
+        "with glibc, jemalloc); a larger --budget measures the rest."
+    )
     with Store(db, write=False) as store:
         assert [stored["workload"]["name"] for stored in store.advice()] == ["mine"]
     # Asked again: everything is in the store, nothing runs.

@@ -83,6 +83,7 @@ class Session:
     failures: dict[str, str] = field(default_factory=dict)
     unmeasured: dict[str, str] = field(default_factory=dict)
     experiments: dict[str, str] = field(default_factory=dict)  # stage → experiment in the store
+    notes: list[str] = field(default_factory=list)  # what the budget cut, for the caveats
 
     def left(self) -> float:
         return self.budget - (time.monotonic() - self.started)
@@ -189,14 +190,20 @@ def _refine(session: Session, survivors: list[str]) -> None:
         failures=session.failures,
     )["ranked"]
     leaders = list(dict.fromkeys(row["reclaimer"] for row in ranked))[:REFINE_AT_MOST]
-    frees = list(session.bench.listing.get("free", ["batch"]))
-    allocators = list(session.workload.allocators)
+    wanted = (list(session.bench.listing.get("free", ["batch"])), list(session.workload.allocators))
+    frees, allocators = list(wanted[0]), list(wanted[1])
     while leaders:
         variants = len(frees) * len(allocators)
         trials = len(leaders) * variants * FINAL_TRIALS
         if trials * session.trial_cost() <= session.left():
             grid = {"reclaimer": leaders, "free": frees, "alloc": allocators}
             _run_stage(session, "refine", grid, stall=False, trials=FINAL_TRIALS)
+            if (frees, allocators) != wanted:
+                session.notes.append(
+                    f"The budget refined free={','.join(frees)} with "
+                    f"{', '.join(allocators)} only (asked: free={','.join(wanted[0])} with "
+                    f"{', '.join(wanted[1])}); a larger --budget measures the rest."
+                )
             return
         if len(allocators) > 1:
             allocators.pop()
@@ -206,8 +213,10 @@ def _refine(session: Session, survivors: list[str]) -> None:
             leaders.pop()
         else:
             break
-    session.unmeasured.setdefault(
-        "refine", "the budget left no time to measure free policies and allocators"
+    session.notes.append(
+        "The budget left no time to refine: the ranking is the screen's (3 rounds, batch free, "
+        f"{session.workload.allocators[0]}); a larger --budget compares free policies and "
+        "allocators."
     )
 
 
@@ -329,7 +338,7 @@ def _advice(session: Session, text: str) -> dict[str, Any]:
 
 def caveats(session: Session, advice: dict[str, Any]) -> list[str]:
     """What the measurement cannot say, as the papers teach it."""
-    workload, out = session.workload, []
+    workload, out = session.workload, list(session.notes)
     chosen = advice.get("recommendation")
     out.append(
         f"Measured on {session.cpus} CPUs. On a machine with many more cores the shared epoch "
