@@ -19,7 +19,7 @@ namespace smr::testing {
 struct crystalline_access {
     using domain = crystalline_domain;
     using job = domain::help_job;
-    using pair_value = detail::wfe_pair_value;
+    using pair_value = core::word_pair_value;
 
     template <class T>
     static std::uint64_t publish(domain& d, int tid, int s, const std::atomic<T*>& source,
@@ -46,7 +46,7 @@ struct crystalline_access {
     }
     /// The helper's answer alone, without moving the requester's slot.
     static bool answer_only(domain& d, int other, int s, const job& j, pair_value read) {
-        return detail::wfe_dcas(d.local(other).requests[s].result, j.last, read);
+        return core::dcas(d.local(other).requests[s].result, j.last, read);
     }
     static void finish(domain& d, int tid, int other, int s, const job& j, pair_value read) {
         d.finish(tid, d.local(other), s, j.last.second, read.first, read.second, j.batch_of);

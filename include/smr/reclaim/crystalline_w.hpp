@@ -75,11 +75,12 @@
 #include "smr/core/limbo_bag.hpp"
 #include "smr/core/mutant.hpp"
 #include "smr/core/padded.hpp"
+#include "smr/core/word_pair.hpp"
 #include "smr/reclaim/batch_counting.hpp"
 #include "smr/reclaim/domain_base.hpp"
+#include "smr/reclaim/help_request.hpp"
 #include "smr/reclaim/slots.hpp"
 #include "smr/reclaim/traits.hpp"
-#include "smr/reclaim/wfe.hpp"
 
 namespace smr {
 
@@ -174,10 +175,10 @@ wf_batch* wf_batch_of_as(std::uint64_t pointer) noexcept {
 
 /// One protect slot's help request.
 struct wf_request {
-    /// {pointer, era} once answered; {wfe_invalid, tag} while pending.
-    wfe_word_pair result;
+    /// {pointer, era} once answered; {help_pending, tag} while pending.
+    core::word_pair result;
     std::atomic<const void*> source{nullptr};
-    std::atomic<wfe_loader> loader{nullptr};
+    std::atomic<source_loader> loader{nullptr};
     std::atomic<wf_batch_of> batch_of{nullptr};
     std::atomic<const crystalline_header*> parent{nullptr};
     /// The parent's birth era, which a helper holds (read here, not in the
@@ -198,8 +199,8 @@ struct crystalline_w_local {
     /// {list word, list tag} and {era, era tag} per slot, read by every
     /// seal; the tags (protect slots only) are even outside a request's
     /// final transition (file comment).
-    alignas(core::false_sharing_range) wfe_word_pair heads[slot_count];
-    alignas(core::false_sharing_range) wfe_word_pair eras[slot_count];
+    alignas(core::false_sharing_range) core::word_pair heads[slot_count];
+    alignas(core::false_sharing_range) core::word_pair eras[slot_count];
     alignas(core::false_sharing_range) wf_request requests[protect_slots];
     /// The parent this thread's help reads through, until a requester
     /// steals it (handing over a reference) or the help ends.
@@ -222,7 +223,7 @@ class crystalline_domain
     : public domain_base<crystalline_domain, detail::crystalline_w_local, crystalline_header> {
     using base = domain_base<crystalline_domain, detail::crystalline_w_local, crystalline_header>;
     using local_type = detail::crystalline_w_local;
-    using pair_value = detail::wfe_pair_value;
+    using pair_value = core::word_pair_value;
     using batch = detail::wf_batch;
     static constexpr int protect_slots = local_type::protect_slots;
     static constexpr int slot_count = local_type::slot_count;
@@ -408,7 +409,7 @@ class crystalline_domain
     /// inactive: released), and drops what was pushed to it: one swap, so
     /// a push in between lands in what it takes (the artifact's
     /// swap-then-store could lose one).
-    void take_list(int tid, detail::wfe_word_pair& head, std::uintptr_t keep) noexcept {
+    void take_list(int tid, core::word_pair& head, std::uintptr_t keep) noexcept {
         // acq_rel: acquire, the pushers' cells; release, our reads under
         // the slot before the frees the walk may cause.
         const std::uintptr_t list = head.first.exchange(keep, std::memory_order_acq_rel);
@@ -440,7 +441,7 @@ class crystalline_domain
 
     /// Pushes `cell` (for `b`) onto `head`: true if the slot's owner will
     /// drop it, false if the slot was released (nothing of `b` read).
-    bool push(int tid, detail::wfe_word_pair& head, batch* b, detail::wf_cell* cell) noexcept {
+    bool push(int tid, core::word_pair& head, batch* b, detail::wf_cell* cell) noexcept {
         cell->batch = b;
         cell->next.store(0, std::memory_order_relaxed);
         const auto mine = reinterpret_cast<std::uintptr_t>(cell);
@@ -535,7 +536,7 @@ class crystalline_domain
             }
             // acquire: pairs with the helper's CAS of the result.
             if (me.requests[s].result.first.load(std::memory_order_acquire) !=
-                detail::wfe_invalid) {
+                detail::help_pending) {
                 result = reinterpret_cast<T*>(static_cast<std::uintptr_t>(take_answer(me, s, tag)));
                 break;
             }
@@ -564,14 +565,14 @@ class crystalline_domain
         // release (all): a helper that reads the pending result (full
         // barrier) reads these after it.
         request.source.store(&source, std::memory_order_release);
-        request.loader.store(&detail::wfe_load_as<T>, std::memory_order_release);
+        request.loader.store(&detail::load_source_as<T>, std::memory_order_release);
         request.batch_of.store(&detail::wf_batch_of_as<T>, std::memory_order_release);
         request.parent.store(parent, std::memory_order_release);
         request.parent_era.store(parent != nullptr ? parent->birth_era : 0,
                                  std::memory_order_release);
         // Full barrier. Only we move the result off a non-pending value.
-        const pair_value pending{detail::wfe_invalid, tag};
-        while (!detail::wfe_dcas(request.result, detail::wfe_dload(request.result), pending)) {
+        const pair_value pending{detail::help_pending, tag};
+        while (!core::dcas(request.result, core::dload(request.result), pending)) {
         }
         // seq_cst: a thread whose check of the count (tick_clock) follows
         // this sees the request. One whose check came before may still move
@@ -585,8 +586,7 @@ class crystalline_domain
     /// did first: no helper moved the slot (one moves it only after
     /// answering), so we end the request's tags ourselves.
     static bool answer_own(local_type& me, int s, std::uint64_t tag, std::uint64_t era) noexcept {
-        if (!detail::wfe_dcas(me.requests[s].result, {detail::wfe_invalid, tag}, {0, 0}))
-            return false;
+        if (!core::dcas(me.requests[s].result, {detail::help_pending, tag}, {0, 0})) return false;
         // release: a helper that reads a tag (acquire) knows it is over.
         me.eras[s].second.store(tag + 2, std::memory_order_release);
         me.heads[s].second.store(tag + 2, std::memory_order_release);
@@ -601,15 +601,15 @@ class crystalline_domain
                       std::uint64_t era) noexcept {
         auto& me = local(tid);
         const pair_value list{me.heads[s].first.load(std::memory_order_acquire), tag};
-        if (list.first != 0 && detail::wfe_dcas(me.heads[s], list, {0, tag})) walk(tid, list.first);
-        detail::wfe_dcas(me.eras[s], {prev, tag}, {era, tag});
+        if (list.first != 0 && core::dcas(me.heads[s], list, {0, tag})) walk(tid, list.first);
+        core::dcas(me.eras[s], {prev, tag}, {era, tag});
     }
 
     /// A helper's answer: it moves the slot to cover the pointer (finish)
     /// and holds it in its read slot until then. The slot's next protect
     /// or release closes the request.
     static std::uint64_t take_answer(local_type& me, int s, std::uint64_t tag) noexcept {
-        const pair_value answer = detail::wfe_dload(me.requests[s].result);
+        const pair_value answer = core::dload(me.requests[s].result);
         me.announced[s] = 0;
         me.open_request[s] = tag + 1;
         return answer.first;
@@ -648,7 +648,7 @@ class crystalline_domain
             for (int s = 0; s < protect_slots; ++s) {
                 // acquire: pairs with the requester's publication.
                 if (local(i).requests[s].result.first.load(std::memory_order_acquire) ==
-                    detail::wfe_invalid) {
+                    detail::help_pending) {
                     help_thread(tid, i, s);
                 }
             }
@@ -661,7 +661,7 @@ class crystalline_domain
         bool pending = false;
         pair_value last{};
         const void* source = nullptr;
-        detail::wfe_loader loader = nullptr;
+        detail::source_loader loader = nullptr;
         detail::wf_batch_of batch_of = nullptr;
         const crystalline_header* parent = nullptr;
     };
@@ -677,7 +677,7 @@ class crystalline_domain
                     break;
                 }
                 prev = read.second;
-                if (!(detail::wfe_dload(local(other).requests[s].result) == job.last)) break;
+                if (!(core::dload(local(other).requests[s].result) == job.last)) break;
             }
         }
         end_help(tid, job);
@@ -691,8 +691,8 @@ class crystalline_domain
         auto& me = local(tid);
         auto& request = local(other).requests[s];
         help_job job;
-        job.last = detail::wfe_dload(request.result);  // full barrier
-        if (job.last.first != detail::wfe_invalid) return job;
+        job.last = core::dload(request.result);  // full barrier
+        if (job.last.first != detail::help_pending) return job;
         // acquire: the requester's release stores; a later request's values
         // make the pending check below fail.
         job.source = request.source.load(std::memory_order_acquire);
@@ -708,7 +708,7 @@ class crystalline_domain
         }
         // seq_cst: before the pending check, against hand_parent_off's steal.
         me.helping.store(job.parent, std::memory_order_seq_cst);
-        job.pending = detail::wfe_dload(request.result) == job.last && job.loader != nullptr;
+        job.pending = core::dload(request.result) == job.last && job.loader != nullptr;
         return job;
     }
 
@@ -727,7 +727,7 @@ class crystalline_domain
     /// Answers with `read` ({pointer, era}) unless someone answered first;
     /// then moves the requester's slot to cover it.
     void answer(int tid, int other, int s, const help_job& job, pair_value read) noexcept {
-        if (!detail::wfe_dcas(local(other).requests[s].result, job.last, read)) return;
+        if (!core::dcas(local(other).requests[s].result, job.last, read)) return;
         helped_.fetch_add(1, std::memory_order_relaxed);
         finish(tid, local(other), s, job.last.second, read.first, read.second, job.batch_of);
     }
@@ -756,17 +756,15 @@ class crystalline_domain
         if (!eras.second.compare_exchange_strong(expected, tag + 1, std::memory_order_acq_rel))
             return;
         // 2. What the slot covered before is let go (the requester gave it up).
-        for (pair_value old = detail::wfe_dload(head); old.second == tag;
-             old = detail::wfe_dload(head)) {
-            if (detail::wfe_dcas(head, old, {0, tag + 1})) {
+        for (pair_value old = core::dload(head); old.second == tag; old = core::dload(head)) {
+            if (core::dcas(head, old, {0, tag + 1})) {
                 if (old.first != inactive) walk(tid, old.first);
                 break;
             }
         }
         // 3. The answer's era, and the era tag even.
-        for (pair_value old = detail::wfe_dload(eras); old.second == tag + 1;
-             old = detail::wfe_dload(eras)) {
-            if (detail::wfe_dcas(eras, old, {era, tag + 2})) break;
+        for (pair_value old = core::dload(eras); old.second == tag + 1; old = core::dload(eras)) {
+            if (core::dcas(eras, old, {era, tag + 2})) break;
         }
         // 4. The list tag even, holding a reference to the answer's batch
         // if it was retired already.
@@ -776,9 +774,9 @@ class crystalline_domain
             // Our read slot covers ptr: its batch lives.
             retired->refs.fetch_add(1, std::memory_order_relaxed);
             const auto reference = reinterpret_cast<std::uintptr_t>(retired) | detail::wf_reference;
-            for (pair_value old = detail::wfe_dload(head); old.second == tag + 1;
-                 old = detail::wfe_dload(head)) {
-                if (detail::wfe_dcas(head, old, {reference, tag + 2})) {
+            for (pair_value old = core::dload(head); old.second == tag + 1;
+                 old = core::dload(head)) {
+                if (core::dcas(head, old, {reference, tag + 2})) {
                     walk(tid, old.first);
                     return;
                 }
@@ -787,9 +785,8 @@ class crystalline_domain
             return;
         }
         bool opened = false;
-        for (pair_value old = detail::wfe_dload(head); old.second == tag + 1;
-             old = detail::wfe_dload(head)) {
-            if (detail::wfe_dcas(head, old, {old.first, tag + 2})) {
+        for (pair_value old = core::dload(head); old.second == tag + 1; old = core::dload(head)) {
+            if (core::dcas(head, old, {old.first, tag + 2})) {
                 opened = true;
                 break;
             }

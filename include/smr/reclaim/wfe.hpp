@@ -82,7 +82,9 @@
 #include "smr/core/mutant.hpp"
 #include "smr/core/padded.hpp"
 #include "smr/core/unrolled.hpp"
+#include "smr/core/word_pair.hpp"
 #include "smr/reclaim/era_domain.hpp"
+#include "smr/reclaim/help_request.hpp"
 #include "smr/reclaim/reservation_common.hpp"
 #include "smr/reclaim/traits.hpp"
 
@@ -90,82 +92,19 @@ namespace smr {
 
 namespace detail {
 
-/// Two 64-bit words updated together by a double-width CAS, and each alone by
-/// plain 64-bit atomics (the layout the WFE artifact uses too).
-struct alignas(16) wfe_word_pair {
-    std::atomic<std::uint64_t> first{0};
-    std::atomic<std::uint64_t> second{0};
-};
-
-struct wfe_pair_value {
-    std::uint64_t first;
-    std::uint64_t second;
-    friend bool operator==(const wfe_pair_value&, const wfe_pair_value&) = default;
-};
-
-#if defined(__x86_64__)
-#define SMR_WFE_CX16 __attribute__((target("cx16")))
-#else
-#define SMR_WFE_CX16
-#endif
-
-/// Double-width CAS: seq_cst, a full barrier (lock cmpxchg16b on x86-64).
-SMR_WFE_CX16 inline bool wfe_dcas(wfe_word_pair& word, wfe_pair_value expected,
-                                  wfe_pair_value desired) noexcept {
-    using u128 = core::uint128;
-    const u128 e = (static_cast<u128>(expected.second) << 64) | expected.first;
-    const u128 d = (static_cast<u128>(desired.second) << 64) | desired.first;
-    auto* target = reinterpret_cast<u128*>(&word);
-#if defined(__x86_64__)
-    return __sync_bool_compare_and_swap(target, e, d);
-#else
-    u128 expect = e;
-    return __atomic_compare_exchange_n(target, &expect, d, false, __ATOMIC_SEQ_CST,
-                                       __ATOMIC_SEQ_CST);
-#endif
-}
-
-/// Atomic 128-bit load: a CAS of {0, 0} by {0, 0} that returns the value it
-/// found (writes only if the word was already zero). Used on help paths only.
-SMR_WFE_CX16 inline wfe_pair_value wfe_dload(wfe_word_pair& word) noexcept {
-    using u128 = core::uint128;
-    auto* target = reinterpret_cast<u128*>(&word);
-#if defined(__x86_64__)
-    const u128 v = __sync_val_compare_and_swap(target, u128{0}, u128{0});
-#else
-    u128 v = 0;
-    __atomic_compare_exchange_n(target, &v, u128{0}, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
-#endif
-    return {static_cast<std::uint64_t>(v), static_cast<std::uint64_t>(v >> 64)};
-}
-
-#undef SMR_WFE_CX16
-
-/// result.first while a request waits for its pointer.
-inline constexpr std::uint64_t wfe_invalid = std::numeric_limits<std::uint64_t>::max();
-
-using wfe_loader = std::uint64_t (*)(const void* source) noexcept;
-
-template <class T>
-std::uint64_t wfe_load_as(const void* source) noexcept {
-    // acquire: pairs with the release (or CAS) that published the node.
-    T* p = static_cast<const std::atomic<T*>*>(source)->load(std::memory_order_acquire);
-    return reinterpret_cast<std::uintptr_t>(p);
-}
-
 /// One slot's help request.
 struct wfe_request {
-    /// {pointer, era} once answered; {wfe_invalid, tag} while pending.
-    wfe_word_pair result;
+    /// {pointer, era} once answered; {help_pending, tag} while pending.
+    core::word_pair result;
     /// The source the requester reads and how to load it (type-erased T*).
     std::atomic<const void*> source{nullptr};
-    std::atomic<wfe_loader> loader{nullptr};
+    std::atomic<source_loader> loader{nullptr};
 };
 
 struct wfe_reservations {
     /// Reservations {era, tag}: era no_era when unused; the tag counts this
     /// slot's finished slow paths. Read by every scan.
-    alignas(core::false_sharing_range) wfe_word_pair slots[max_protect_slots];
+    alignas(core::false_sharing_range) core::word_pair slots[max_protect_slots];
     /// Helper slots: the requester's eras mirrored while helping it (the
     /// paper's parent-era slot), and the era of the helper's own read.
     alignas(core::false_sharing_range) std::atomic<std::uint64_t> mirror[max_protect_slots] = {};
@@ -182,7 +121,7 @@ using wfe_local = era_thread_state<wfe_reservations, era_set>;
 class wfe_domain : public era_domain<wfe_domain, detail::wfe_local> {
     using base = era_domain<wfe_domain, detail::wfe_local>;
     friend base;
-    using pair_value = detail::wfe_pair_value;
+    using pair_value = core::word_pair_value;
 
   public:
     static constexpr reclaimer_traits traits{
@@ -256,7 +195,7 @@ class wfe_domain : public era_domain<wfe_domain, detail::wfe_local> {
               fences_(domain.fences_) {}
 
         wfe_domain* domain_;
-        detail::wfe_word_pair* slots_;
+        core::word_pair* slots_;
         int tid_;
         std::uint32_t attempts_;
         core::fence_pair fences_;
@@ -299,14 +238,14 @@ class wfe_domain : public era_domain<wfe_domain, detail::wfe_local> {
         // release (both): a helper that reads these (acquire) after seeing
         // a later value also sees our tag change (see help_thread).
         request.source.store(&source, std::memory_order_release);
-        request.loader.store(&detail::wfe_load_as<T>, std::memory_order_release);
+        request.loader.store(&detail::load_source_as<T>, std::memory_order_release);
         const std::uint64_t tag = reservation.second.load(std::memory_order_relaxed);  // ours
         // Publish the request. Only we move result away from a non-pending
         // value, so the CAS against its current value succeeds at once.
         // Full barrier: pairs with the helper's atomic load of result, which
         // then sees source, loader and our slots.
-        const pair_value pending{detail::wfe_invalid, tag};
-        while (!detail::wfe_dcas(request.result, detail::wfe_dload(request.result), pending)) {
+        const pair_value pending{detail::help_pending, tag};
+        while (!core::dcas(request.result, core::dload(request.result), pending)) {
         }
         for (;;) {
             // acquire: as in the fast path.
@@ -316,7 +255,7 @@ class wfe_domain : public era_domain<wfe_domain, detail::wfe_local> {
             if (era == prev) {
                 // Our slot holds `era` and was fenced before this read: the
                 // fast path's success, provided no helper answered first.
-                if (detail::wfe_dcas(request.result, pending, {0, 0})) {
+                if (core::dcas(request.result, pending, {0, 0})) {
                     // release: a helper that still reads tag (acquire) after
                     // this knows the request is over.
                     reservation.second.store(tag + 1, std::memory_order_release);
@@ -329,14 +268,14 @@ class wfe_domain : public era_domain<wfe_domain, detail::wfe_local> {
             // Announce the new era unless a helper already installed one
             // (then the tag is tag + 1 and this CAS fails). Full barrier: the
             // announcement precedes the next source load.
-            detail::wfe_dcas(reservation, {prev, tag}, {era, tag});
+            core::dcas(reservation, {prev, tag}, {era, tag});
             prev = era;
             // acquire: pairs with the helper's CAS of the result.
-            if (request.result.first.load(std::memory_order_acquire) != detail::wfe_invalid) break;
+            if (request.result.first.load(std::memory_order_acquire) != detail::help_pending) break;
         }
         // A helper answered {pointer, era}; it reserved that era in its help
         // slot until it installed it in ours (or saw our tag move).
-        const pair_value answer = detail::wfe_dload(request.result);
+        const pair_value answer = core::dload(request.result);
         // seq_cst: the era is announced before our tag says "done", so a
         // helper still holding its help slot keeps covering the pointer
         // until then.
@@ -361,7 +300,7 @@ class wfe_domain : public era_domain<wfe_domain, detail::wfe_local> {
                 for (int j = 0; j < max_protect_slots; ++j) {
                     // acquire: pairs with the requester's publication.
                     if (local(i).requests[j].result.first.load(std::memory_order_acquire) ==
-                        detail::wfe_invalid) {
+                        detail::help_pending) {
                         help_thread(i, j, tid);
                     }
                 }
@@ -374,13 +313,13 @@ class wfe_domain : public era_domain<wfe_domain, detail::wfe_local> {
         auto& me = local(tid);
         auto& them = local(other);
         auto& request = them.requests[index];
-        const pair_value last = detail::wfe_dload(request.result);  // full barrier
-        if (last.first != detail::wfe_invalid) return;
+        const pair_value last = core::dload(request.result);  // full barrier
+        if (last.first != detail::help_pending) return;
         const std::uint64_t tag = last.second;
         // acquire: pair with the requester's release stores; if we see a
         // later request's values, the tag check below fails.
         const void* source = request.source.load(std::memory_order_acquire);
-        const detail::wfe_loader loader = request.loader.load(std::memory_order_acquire);
+        const detail::source_loader loader = request.loader.load(std::memory_order_acquire);
         // Keep the node that holds `source` alive: mirror the requester's
         // eras (one of them covers it while the request is pending).
         for (int s = 0; s < max_protect_slots; ++s) {
@@ -406,21 +345,21 @@ class wfe_domain : public era_domain<wfe_domain, detail::wfe_local> {
                 // seq_cst: as in protect.
                 const std::uint64_t era = global_era_.load(std::memory_order_seq_cst);
                 if (era == prev) {
-                    if (detail::wfe_dcas(request.result, last, {ptr, era})) {
+                    if (core::dcas(request.result, last, {ptr, era})) {
                         helped_.fetch_add(1, std::memory_order_relaxed);
                         // Install the era in the requester's slot unless it
                         // finished on its own (then its tag moved on).
                         pair_value old{them.slots[index].first.load(std::memory_order_acquire),
                                        them.slots[index].second.load(std::memory_order_acquire)};
                         while (old.second == tag &&
-                               !detail::wfe_dcas(them.slots[index], old, {era, tag + 1})) {
-                            old = detail::wfe_dload(them.slots[index]);
+                               !core::dcas(them.slots[index], old, {era, tag + 1})) {
+                            old = core::dload(them.slots[index]);
                         }
                     }
                     break;
                 }
                 prev = era;
-            } while (detail::wfe_dload(request.result) == last);
+            } while (core::dload(request.result) == last);
             // release: our reads end before a scan that sees the slot free.
             me.help_era.store(detail::no_era, std::memory_order_release);
         }
