@@ -129,15 +129,20 @@ sys.exit(0 if valid else 1)
 '''
 
 
-@pytest.fixture
-def fake_smrbench(tmp_path: Path) -> Path:
-    """A fake smrbench script; the argv of each trial it runs is appended to <path>.log."""
-    path = tmp_path / "fake-smrbench"
+def write_fake_smrbench(path: Path, listing: dict[str, Any]) -> Path:
+    """Writes a fake smrbench script at ``path`` whose --list --json is ``listing``; the argv
+    of each trial it runs is appended to <path>.log."""
     path.write_text(
-        FAKE_SCRIPT.format(python=sys.executable, listing=FAKE_LISTING, log=str(path) + ".log")
+        FAKE_SCRIPT.format(python=sys.executable, listing=listing, log=str(path) + ".log")
     )
     path.chmod(path.stat().st_mode | stat.S_IEXEC)
     return path
+
+
+@pytest.fixture
+def fake_smrbench(tmp_path: Path) -> Path:
+    """A fake smrbench script with FAKE_LISTING (write_fake_smrbench)."""
+    return write_fake_smrbench(tmp_path / "fake-smrbench", FAKE_LISTING)
 
 
 def fake_result(

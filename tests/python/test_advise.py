@@ -4,14 +4,12 @@ the command end to end (a fake smrbench for the structure, the real one for a pl
 from __future__ import annotations
 
 import json
-import stat
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from conftest import FAKE_SCRIPT
+from conftest import write_fake_smrbench
 from smrlab.advice_rank import rank, short_reason
 from smrlab.advice_view import figure, text
 from smrlab.advice_workload import parse_workload, resolve
@@ -236,12 +234,8 @@ def test_too_few_trials_are_not_placed() -> None:
 
 @pytest.fixture
 def fake(tmp_path: Path) -> Path:
-    path = tmp_path / "fake-smrbench"
-    path.write_text(
-        FAKE_SCRIPT.format(python=sys.executable, listing=LISTING, log=str(path) + ".log")
-    )
-    path.chmod(path.stat().st_mode | stat.S_IEXEC)
-    return path
+    """A fake smrbench with this file's LISTING: every trial instant, every result equal."""
+    return write_fake_smrbench(tmp_path / "fake-smrbench", LISTING)
 
 
 def test_a_tiny_budget_still_gives_a_complete_advice(tmp_path: Path, fake: Path, capsys) -> None:
