@@ -348,8 +348,9 @@ def caveats(session: Session, advice: dict[str, Any]) -> list[str]:
     )
     out.append(
         f"Allocators measured: {', '.join(workload.allocators)}. The allocator changes the "
-        "ranking: batch freeing is cheap or harmful depending on it (Costa et al., 'Are Your "
-        "Epochs Too Epic?'), and it can reverse a comparison (the allocator/STM study)."
+        "ranking: batch freeing is cheap or harmful depending on it (Kim, Brown and Singh, "
+        "PPoPP 2024), and it can reverse a comparison (Baldassin, Borin and Araujo, TRANSACT "
+        "2014)."
     )
     if session.threads > session.cpus:
         out.append(
