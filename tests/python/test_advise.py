@@ -369,3 +369,23 @@ def test_the_example_workloads_are_valid() -> None:
     for path in files:
         parsed = parse_workload(path.read_text(), path)
         assert resolve(parsed, LISTING, path).ds in LISTING["data_structures"]
+
+
+def test_a_stall_probe_over_the_budget_spares_the_screen(
+    tmp_path: Path, fake: Path, capsys
+) -> None:
+    spec = tmp_path / "tight.toml"
+    spec.write_text(
+        '[workload]\nds = "set"\nthreads = 2\nstalls = true\nmemory_budget_nodes = 50\n'
+    )
+    argv = ["advise", str(spec), "--budget", "20", "--db", str(tmp_path / "s.db"), "--json"]
+    assert main([*argv, "--smrbench", str(fake)]) == 0
+    advice = json.loads(capsys.readouterr().out)
+    assert [stage["name"] for stage in advice["stages"]] == ["stall probe"]
+    assert advice["recommendation"] is None and advice["ranked"] == []
+    reasons = {row["reclaimer"]: row["reason"] for row in advice["excluded"]}
+    for bounded in ("hp", "nbrplus"):  # the fake holds 100 nodes under a stall
+        assert (
+            reasons[bounded] == "over the memory budget: garbage peak 100 under a stall, budget 50"
+        )
+    assert "No candidate meets this workload's requirements" in text(advice)

@@ -119,6 +119,11 @@ def node_count(count: float) -> str:
     return f"{nodes(count)} node" + ("" if count == 1 else "s")
 
 
+def bounded_garbage(listing: dict[str, Any]) -> dict[str, bool]:
+    """Whether each reclaimer bounds its garbage when a thread stalls (smrbench's listing)."""
+    return {r["name"]: bool(r.get("garbage_bounded")) for r in listing.get("reclaimers", [])}
+
+
 def collect(
     runs: list[dict[str, Any]], listing: dict[str, Any], default_alloc: str
 ) -> list[Config]:
@@ -200,8 +205,7 @@ def rank(
     ``excluded`` (one reason each). ``screen_runs`` hold the stall probe's and the screen's
     trials, ``refine_runs`` the refine stage's; ``failures`` maps a reclaimer to its failed
     trial's message, ``unmeasured`` a candidate the run left out to why."""
-    reclaimers = {r["name"]: r for r in listing.get("reclaimers", [])}
-    bounded = {name: bool(r.get("garbage_bounded")) for name, r in reclaimers.items()}
+    bounded = bounded_garbage(listing)
     default_alloc = workload.allocators[0]
     screen = collect(list(screen_runs), listing, default_alloc)
     refine = collect(list(refine_runs), listing, default_alloc)

@@ -33,7 +33,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from smrlab.advice_rank import collect, exclusion, rank
+from smrlab.advice_rank import bounded_garbage, collect, exclusion, rank
 from smrlab.advice_workload import Workload, load_workload, resolve
 from smrlab.errors import UsageError
 from smrlab.grid import machine_cpus, parse_experiment, parse_threads
@@ -107,7 +107,7 @@ def advise(path: Path, bench: Any, db_path: Path, budget: float = DEFAULT_BUDGET
     candidates = _candidates(workload, bench.listing)
     if not candidates:
         raise UsageError(f"{path}: no reclaimer this smrbench has is safe on {workload.ds}")
-    bounded = {r["name"]: bool(r.get("garbage_bounded")) for r in bench.listing["reclaimers"]}
+    bounded = bounded_garbage(bench.listing)
     screened = [r for r in candidates if bounded.get(r, False) or not workload.stalls]
     probed = candidates if workload.stalls else []
     screened = _fit_screen(session, screened, len(probed))
@@ -167,16 +167,20 @@ def _full_budget(session: Session, screened: list[str], probes: int) -> int:
 
 
 def _survivors(session: Session, screened: list[str]) -> list[str]:
-    """The screened candidates the stall probe did not already rule out (memory budget)."""
+    """The screened candidates the stall probe did not already rule out (garbage under a
+    stall over the memory budget), by the rule the ranking applies."""
     if not session.workload.stalls:
         return screened
-    configs = _configs(session)
-    out = []
-    for name in screened:
-        config = next((c for c in configs if c.reclaimer == name), None)
-        if config is None or not exclusion(config, session.workload, {name: True}, 0.0):
-            out.append(name)
-    return out
+    listing = session.bench.listing
+    probes = collect(_runs(session, "stall probe"), listing, session.workload.allocators[0])
+    probed = {config.reclaimer: config for config in probes}
+    bounded = bounded_garbage(listing)
+    return [
+        name
+        for name in screened
+        if name not in probed
+        or not exclusion(probed[name], session.workload, bounded, session.duration)
+    ]
 
 
 def _refine(session: Session, survivors: list[str]) -> None:
@@ -296,11 +300,6 @@ def _runs(session: Session, stage: str) -> list[dict[str, Any]]:
         for run in runs
         if run["machine_id"] == ident.machine_id and run["build_id"] == ident.build_id
     ]
-
-
-def _configs(session: Session) -> list[Any]:
-    runs = _runs(session, "stall probe")
-    return collect(runs, session.bench.listing, session.workload.allocators[0])
 
 
 def _advice(session: Session, text: str) -> dict[str, Any]:
